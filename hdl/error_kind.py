@@ -1,0 +1,46 @@
+"""The kinds of error the decoder, the encoder and the reference model report."""
+
+from amaranth.lib import enum
+
+
+__all__ = ["ErrorKind"]
+
+
+class ErrorKind(enum.Enum, shape=3):
+    """Why an output is an error (``NONE`` for a correctly decoded or encoded scalar value).
+
+    Decoder (one kind per *maximal subpart*; the byte that ends the subpart decides):
+
+    ``OVERLONG``
+        C0 or C1 (always overlong); E0 followed by 80..9F; F0 followed by 80..8F.
+    ``SURROGATE``
+        ED followed by A0..BF (would encode U+D800..U+DFFF).
+    ``TOO_LARGE``
+        F4 followed by 90..BF; any of F5..FD (legacy leads of values above U+10FFFF).
+    ``INVALID_BYTE``
+        FE or FF (never part of any UTF-8 form).
+    ``UNEXPECTED_CONTINUATION``
+        A continuation byte 80..BF that no lead byte covers.
+    ``TRUNCATED``
+        A well-formed prefix (a lead C2..F4 and the continuation bytes it allowed) cut short by a
+        byte that cannot continue it, or by the end of the message.
+
+    Encoder (per input code unit):
+
+    ``SURROGATE``
+        U+D800..U+DFFF (except U+DC80..U+DCFF, the escapes, with ``errors="surrogateescape"``).
+    ``TOO_LARGE``
+        A value of 0x110000 or more.
+    """
+    NONE                    = 0
+    OVERLONG                = 1
+    SURROGATE               = 2
+    TOO_LARGE               = 3
+    INVALID_BYTE            = 4
+    UNEXPECTED_CONTINUATION = 5
+    TRUNCATED               = 6
+
+    @property
+    def label(self):
+        """Lower-case name used in reports and JSON (``"too_large"``, ...)."""
+        return self.name.lower()

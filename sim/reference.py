@@ -1,0 +1,275 @@
+"""Reference model of UTF-8 decoding and encoding, written from the Unicode Standard.
+
+This is the executable specification the gateware is checked against. It is written from
+RFC 3629 and The Unicode Standard, section 3.9 (Table 3-7, "Well-Formed UTF-8 Byte Sequences",
+and the "maximal subpart" practice of U+FFFD substitution) -- not by calling Python's codec.
+CPython's codec is the independent oracle the tests compare this model with.
+
+Decoding
+--------
+Well-formed sequences (Table 3-7)::
+
+    U+0000..U+007F      00..7F
+    U+0080..U+07FF      C2..DF  80..BF
+    U+0800..U+0FFF      E0      A0..BF  80..BF
+    U+1000..U+CFFF      E1..EC  80..BF  80..BF
+    U+D000..U+D7FF      ED      80..9F  80..BF
+    U+E000..U+FFFF      EE..EF  80..BF  80..BF
+    U+10000..U+3FFFF    F0      90..BF  80..BF  80..BF
+    U+40000..U+FFFFF    F1..F3  80..BF  80..BF  80..BF
+    U+100000..U+10FFFF  F4      80..8F  80..BF  80..BF
+
+The decoder keeps a *pending prefix*: a lead byte C2..F4 and the continuation bytes it has
+accepted so far. Each byte either extends the prefix (and completes a scalar value when the
+sequence is full) or, if it is not an allowed next byte, ends the prefix's *maximal subpart*
+(one error) and is then examined again as the start of a new sequence. A byte examined as a new
+start is ASCII (a scalar), a lead (a new prefix) or an error of its own. At the end of the input
+(``finish``) a pending prefix is one ``TRUNCATED`` error.
+
+Error kinds (:class:`~utf8_gateware.hdl.error_kind.ErrorKind`), exactly:
+
+* ``OVERLONG``: C0 or C1; a lone E0 ended by 80..9F; a lone F0 ended by 80..8F.
+* ``SURROGATE``: a lone ED ended by A0..BF.
+* ``TOO_LARGE``: a lone F4 ended by 90..BF; any of F5..FD.
+* ``INVALID_BYTE``: FE or FF.
+* ``UNEXPECTED_CONTINUATION``: 80..BF examined as a new start.
+* ``TRUNCATED``: a prefix ended by a byte that is not a continuation byte, or by the end of input
+  (a prefix of two or more bytes can only be ended that way: every later position allows all of
+  80..BF).
+
+With ``errors="replace"`` an error is one U+FFFD; with ``errors="surrogateescape"`` (PEP 383)
+each byte ``b`` of the subpart becomes U+DC00+b (always U+DC80..U+DCFF: an undecodable byte is
+never ASCII). Every output of an error carries its kind. The result equals CPython's
+``bytes.decode("utf-8", errors)``.
+
+Encoding
+--------
+Input is a sequence of UTF-32 code units (any 32-bit value). A scalar value encodes to 1..4
+bytes (the inverse of the table above). Surrogates U+D800..U+DFFF (``SURROGATE``) and values of
+0x110000 and more (``TOO_LARGE``) are errors:
+
+* ``errors="replace"``: EF BF BD (U+FFFD).
+* ``errors="strict"``: no bytes; the error is reported.
+* ``errors="surrogateescape"``: U+DC80..U+DCFF become the single byte 0x80..0xFF (not an error:
+  this undoes the decoder's escapes); every other error as ``replace``.
+
+So ``encode(decode(b, "surrogateescape"), "surrogateescape") == b`` for every byte string ``b``.
+"""
+
+from typing import NamedTuple, Sequence
+
+from ..hdl.error_kind import ErrorKind
+
+
+__all__ = [
+    "DECODE_ERRORS", "ENCODE_ERRORS", "REPLACEMENT_CHARACTER",
+    "Decoded", "Decoder", "decode", "decode_to_str",
+    "Encoded", "encode_unit", "encode", "count_errors",
+    "sequence_length", "second_byte_range",
+]
+
+
+DECODE_ERRORS = ("replace", "surrogateescape")
+ENCODE_ERRORS = ("replace", "strict", "surrogateescape")
+
+REPLACEMENT_CHARACTER = 0xFFFD
+_REPLACEMENT_BYTES    = b"\xef\xbf\xbd"
+_ESCAPE_BASE          = 0xDC00
+
+
+def _check_errors(errors, allowed):
+    if not isinstance(errors, str):
+        raise TypeError(f"errors must be a string, not {errors!r}")
+    if errors not in allowed:
+        raise ValueError(f"errors must be one of {', '.join(map(repr, allowed))}, not {errors!r}")
+
+
+def sequence_length(lead):
+    """Length of the well-formed sequence that ``lead`` starts (1..4), or 0 if ``lead`` cannot
+    start one (a continuation byte 80..BF, or C0, C1, F5..FF)."""
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    if 0xF0 <= lead <= 0xF4:
+        return 4
+    return 0
+
+
+def second_byte_range(lead):
+    """The inclusive range ``(lo, hi)`` of second bytes that lead ``lead`` (C2..F4) allows."""
+    return {
+        0xE0: (0xA0, 0xBF),  # below: overlong
+        0xED: (0x80, 0x9F),  # above: surrogates
+        0xF0: (0x90, 0xBF),  # below: overlong
+        0xF4: (0x80, 0x8F),  # above: beyond U+10FFFF
+    }.get(lead, (0x80, 0xBF))
+
+
+# Why a lone lead fails when a continuation byte outside its second-byte range follows it.
+_SECOND_BYTE_ERROR = {
+    0xE0: ErrorKind.OVERLONG,
+    0xF0: ErrorKind.OVERLONG,
+    0xED: ErrorKind.SURROGATE,
+    0xF4: ErrorKind.TOO_LARGE,
+}
+
+
+def _start_error(byte):
+    """The error of ``byte`` examined as a new start, or ``None`` if it is ASCII or a lead."""
+    if byte < 0x80:
+        return None
+    if byte <= 0xBF:
+        return ErrorKind.UNEXPECTED_CONTINUATION
+    if byte <= 0xC1:
+        return ErrorKind.OVERLONG
+    if byte <= 0xF4:
+        return None
+    if byte <= 0xFD:
+        return ErrorKind.TOO_LARGE
+    return ErrorKind.INVALID_BYTE
+
+
+def _scalar(sequence):
+    """The scalar value of a well-formed sequence of 2..4 bytes."""
+    value = sequence[0] & (0x7F >> len(sequence))
+    for byte in sequence[1:]:
+        value = (value << 6) | (byte & 0x3F)
+    return value
+
+
+class Decoded(NamedTuple):
+    """One output of the decoder: a scalar value (``error`` is ``NONE``), or an error output
+    (U+FFFD or a U+DC80..U+DCFF escape) and its kind."""
+    codepoint: int
+    error: ErrorKind = ErrorKind.NONE
+
+    def __repr__(self):
+        if self.error is ErrorKind.NONE:
+            return f"U+{self.codepoint:04X}"
+        return f"U+{self.codepoint:04X}!{self.error.label}"
+
+
+class Decoder:
+    """Incremental UTF-8 decoder.
+
+    Feed chunks with :meth:`feed`; call :meth:`finish` at the end of the stream (a pending prefix
+    becomes a ``TRUNCATED`` error). After :meth:`finish` the decoder can start a new stream.
+    """
+    def __init__(self, errors="replace"):
+        _check_errors(errors, DECODE_ERRORS)
+        self.errors = errors
+        self._pending = bytearray()
+
+    @property
+    def pending(self):
+        """The well-formed prefix that still waits for continuation bytes."""
+        return bytes(self._pending)
+
+    def _error(self, subpart, kind, out):
+        if self.errors == "replace":
+            out.append(Decoded(REPLACEMENT_CHARACTER, kind))
+        else:
+            out.extend(Decoded(_ESCAPE_BASE + byte, kind) for byte in subpart)
+
+    def feed(self, data):
+        """Decode the bytes ``data``; returns the outputs they complete, in order."""
+        out = []
+        pending = self._pending
+        for byte in bytes(data):
+            if pending:
+                lo, hi = second_byte_range(pending[0]) if len(pending) == 1 else (0x80, 0xBF)
+                if lo <= byte <= hi:
+                    pending.append(byte)
+                    if len(pending) == sequence_length(pending[0]):
+                        out.append(Decoded(_scalar(pending)))
+                        pending.clear()
+                    continue
+                # `byte` ends the maximal subpart held in `pending`.
+                if len(pending) == 1 and 0x80 <= byte <= 0xBF:
+                    kind = _SECOND_BYTE_ERROR[pending[0]]
+                else:
+                    kind = ErrorKind.TRUNCATED
+                self._error(pending, kind, out)
+                pending.clear()
+            # `byte` is examined as the start of a new sequence.
+            kind = _start_error(byte)
+            if kind is not None:
+                self._error((byte,), kind, out)
+            elif byte < 0x80:
+                out.append(Decoded(byte))
+            else:
+                pending.append(byte)
+        return out
+
+    def finish(self):
+        """End the stream: returns the ``TRUNCATED`` error(s) of a pending prefix, if any."""
+        out = []
+        if self._pending:
+            self._error(self._pending, ErrorKind.TRUNCATED, out)
+            self._pending.clear()
+        return out
+
+
+def decode(data, errors="replace"):
+    """Decode the whole buffer ``data``; returns a list of :class:`Decoded`."""
+    decoder = Decoder(errors)
+    return decoder.feed(data) + decoder.finish()
+
+
+def decode_to_str(data, errors="replace"):
+    """Decode ``data`` to a :class:`str` (for comparison with ``bytes.decode``)."""
+    return "".join(chr(output.codepoint) for output in decode(data, errors))
+
+
+def count_errors(kinds):
+    """Count error kinds: ``{label: count}`` for every kind but ``NONE`` (zeros included)."""
+    counts = {kind.label: 0 for kind in ErrorKind if kind is not ErrorKind.NONE}
+    for kind in kinds:
+        if kind is not ErrorKind.NONE:
+            counts[kind.label] += 1
+    return counts
+
+
+class Encoded(NamedTuple):
+    """The result of :func:`encode`: the bytes, and ``(index, kind)`` for each invalid unit."""
+    data: bytes
+    errors: list
+
+
+def encode_unit(unit, errors="replace"):
+    """Encode one UTF-32 code unit; returns ``(bytes, ErrorKind)``."""
+    _check_errors(errors, ENCODE_ERRORS)
+    if not isinstance(unit, int) or not 0 <= unit < 1 << 32:
+        raise ValueError(f"a UTF-32 code unit is an integer in 0..0xFFFFFFFF, not {unit!r}")
+    if 0xD800 <= unit <= 0xDFFF:
+        if errors == "surrogateescape" and 0xDC80 <= unit <= 0xDCFF:
+            return bytes([unit - _ESCAPE_BASE]), ErrorKind.NONE
+        kind = ErrorKind.SURROGATE
+    elif unit >= 0x110000:
+        kind = ErrorKind.TOO_LARGE
+    elif unit < 0x80:
+        return bytes([unit]), ErrorKind.NONE
+    elif unit < 0x800:
+        return bytes([0xC0 | unit >> 6, 0x80 | unit & 0x3F]), ErrorKind.NONE
+    elif unit < 0x10000:
+        return bytes([0xE0 | unit >> 12, 0x80 | unit >> 6 & 0x3F,
+                      0x80 | unit & 0x3F]), ErrorKind.NONE
+    else:
+        return bytes([0xF0 | unit >> 18, 0x80 | unit >> 12 & 0x3F,
+                      0x80 | unit >> 6 & 0x3F, 0x80 | unit & 0x3F]), ErrorKind.NONE
+    return (b"" if errors == "strict" else _REPLACEMENT_BYTES), kind
+
+
+def encode(units: Sequence[int], errors="replace"):
+    """Encode a sequence of UTF-32 code units; returns :class:`Encoded`."""
+    _check_errors(errors, ENCODE_ERRORS)
+    chunks, errs = [], []
+    for index, unit in enumerate(units):
+        chunk, kind = encode_unit(unit, errors)
+        chunks.append(chunk)
+        if kind is not ErrorKind.NONE:
+            errs.append((index, kind))
+    return Encoded(b"".join(chunks), errs)
