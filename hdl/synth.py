@@ -389,14 +389,24 @@ def synthesize(design, *, name="top", seed=1, build_dir=None, freq_mhz=None, pcf
 
 def synth_target(target, *, errors=None, seed=1, build_dir=None, freq_mhz=None, timeout=None):
     """Synthesise ``target`` (one of :data:`TARGETS`) inside :class:`PortHarness`; returns the
-    :func:`synthesize` report plus ``target``, ``params``, ``harness`` (registered bits)."""
+    :func:`synthesize` report plus ``target``, ``params``, ``harness`` (registered bits and the
+    harness's own logic cells) and ``core_lc``.
+
+    ``lc`` counts the whole placed design. ``core_lc`` is ``lc`` less the harness's cells: one
+    per input shift-register bit, two per output bit (capture and shift registers) and the two
+    pin registers; none of these can share a cell with the core's logic. A core output that is a
+    LUT of flip-flops (not a flip-flop itself) is packed into the harness's capture cell, so its
+    LUT is not in ``core_lc``."""
     core, params = make_target(target, errors=errors)
     harness = PortHarness(core)
     report = synthesize(harness, name=f"{target}_harness", seed=seed, build_dir=build_dir,
                         freq_mhz=freq_mhz, pcf=_HARNESS_PCF, ports=harness.ports,
                         timeout=timeout)
+    harness_lc = harness.in_bits + 2 * harness.out_bits + 2
     return {"target": target, "params": params,
-            "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits}, **report}
+            "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits,
+                        "lc": harness_lc},
+            "core_lc": report["lc"] - harness_lc, **report}
 
 
 # -------------------------------------------------------------------------------------------------
@@ -410,6 +420,8 @@ def format_report(report):
     lines = [
         f"{title}: fmax {fmax}, {report['lc']} LCs"
         + (f" of {report['lc_available']}" if report.get("lc_available") else "")
+        + (f" ({report['core_lc']} in the core, {report['harness']['lc']} in the harness)"
+           if "core_lc" in report else "")
         + f", {report['ram']} RAM, seed {report['seed']}",
     ]
     path = report.get("critical_path")

@@ -1,0 +1,344 @@
+"""Streaming UTF-8 encoder: UTF-32 code units in, UTF-8 bytes out."""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .error_kind import ErrorKind
+from .layouts import EncodedByteLayout, UnitLayout
+
+
+__all__ = ["ENCODE_ERRORS", "CarriedUnitLayout", "Utf8Encoder"]
+
+
+# The most flip-flops one copy of the pipeline's clock enable drives.
+CE_FANOUT = 15
+
+
+#: Error policies of :class:`Utf8Encoder`.
+ENCODE_ERRORS = ("replace", "strict", "surrogateescape")
+
+#: Input layout of :class:`Utf8Encoder` with ``carry_error=True``: a code unit and an error kind
+#: to report on the unit's first output beat.
+CarriedUnitLayout = data.StructLayout({
+    "codepoint": 32,
+    "error":     ErrorKind,
+    "last":      1,
+})
+
+
+class Utf8Encoder(wiring.Component):
+    """Streaming UTF-8 encoder.
+
+    Accepts a stream of UTF-32 code units (any 32-bit value) and produces their UTF-8 encoding
+    as a stream of bytes, one byte per cycle. The output equals
+    :func:`utf8_gateware.sim.reference.encode` for every input.
+
+    Parameters
+    ----------
+    errors : ``"replace"``, ``"strict"`` or ``"surrogateescape"``
+        What to do with an invalid unit (see below).
+    carry_error : bool
+        If set, the input payload has an extra ``error`` field
+        (:data:`CarriedUnitLayout`) which is reported on the first output beat of its unit
+        (unless the unit is itself invalid). :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`
+        uses it to pass the decoder's errors on.
+
+    Ports
+    -----
+    ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
+    ``o``: :data:`~utf8_gateware.hdl.layouts.EncodedByteLayout` stream (``data: 8``,
+    ``error: ErrorKind``, ``last``). ``error`` is ``SURROGATE`` or ``TOO_LARGE`` on the *first*
+    beat produced for an invalid unit and ``NONE`` on every other beat. ``last`` is set on the
+    final beat produced for a unit with ``last``: exactly one ``last`` beat per message.
+
+    Error policy
+    ------------
+    ``"replace"``
+        A surrogate U+D800..U+DFFF (``SURROGATE``) or a value of 0x110000 or more
+        (``TOO_LARGE``) becomes EF BF BD (U+FFFD); the error is flagged on the EF beat.
+    ``"strict"``
+        An invalid unit produces no bytes but one *marker beat*: ``error`` set, ``data`` 0. The
+        marker beat is not an output byte (consumers drop it); it makes the error visible and
+        carries ``last`` if the invalid unit ends its message.
+    ``"surrogateescape"``
+        U+DC80..U+DCFF become the single raw byte 0x80..0xFF (not an error: the inverse of the
+        decoder's escapes); every other invalid unit as with ``"replace"``.
+
+    Latency and throughput
+    ----------------------
+    The first byte of a unit is valid on ``o`` 3 cycles after the cycle in which the unit was
+    transferred on ``i`` (unit register, byte register, output slot). An n-byte character takes
+    n cycles on ``o`` with no idle cycle between characters: the next unit moves up while the
+    last byte of the current one goes to the output slot. The sustained rate is one byte per
+    cycle whenever input is available and the sink is ready; a new unit is accepted every n
+    cycles (every cycle for ASCII). After the sink refuses a byte, the pipeline pauses for one
+    cycle (the byte waits in a skid register); nothing is lost, duplicated or reordered.
+
+    Timing
+    ------
+    The pipeline moves in the cycles in which ``adv``, a flip-flop, is high; it falls for the
+    cycle after one in which the sink refused a byte. So no logic depends on ``o.ready`` in the
+    same cycle: ``i.ready`` is one LUT of three flip-flops, ``o.valid`` and ``o.payload`` are one
+    LUT (a 2:1 multiplexer: the output slot, or the skid register) of flip-flops, and the clock
+    enables come from copies of ``adv`` that drive at most 15 flip-flops each. Between
+    flip-flops there are at most two LUT levels: the unit register holds six class flags of the
+    unit (functions of groups of four bits), the byte register the precomputed lead byte and
+    continuation payloads of the character, and the output slot the byte selected from them.
+    """
+
+    def __init__(self, errors="replace", *, carry_error=False):
+        if not isinstance(errors, str):
+            raise TypeError(f"errors must be a string, not {errors!r}")
+        if errors not in ENCODE_ERRORS:
+            raise ValueError(f"errors must be one of {', '.join(map(repr, ENCODE_ERRORS))}, "
+                             f"not {errors!r}")
+        if not isinstance(carry_error, bool):
+            raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
+        self._errors = errors
+        self._carry_error = carry_error
+        super().__init__({
+            "i": In(stream.Signature(CarriedUnitLayout if carry_error else UnitLayout)),
+            "o": Out(stream.Signature(EncodedByteLayout)),
+        })
+
+    @property
+    def errors(self):
+        """The error policy (``"replace"``, ``"strict"`` or ``"surrogateescape"``)."""
+        return self._errors
+
+    @property
+    def carry_error(self):
+        """Whether the input carries an error kind for the first output beat of its unit."""
+        return self._carry_error
+
+    def elaborate(self, platform):
+        m = Module()
+
+        strict = self._errors == "strict"
+        escape = self._errors == "surrogateescape"
+        # The error bit: the low bits of EF (replace) or of the strict marker 00.
+        e = 0 if strict else 1
+
+        # The bytes of a unit u, by class (the first that matches):
+        #
+        #   class  condition                         bytes
+        #   C1     u < 0x80, or an escape            u[7:0]
+        #   C2     u < 0x800                         110 u[10:6], 10 u[5:0]
+        #   error  a surrogate (not an escape)       EF BF BD; strict: the marker beat 00
+        #   C3     u < 0x10000                       1110 u[15:12], 10 u[11:6], 10 u[5:0]
+        #   C4     u < 0x110000                      11110 u[20:18], 10 u[17:12], 10 u[11:6],
+        #                                            10 u[5:0]
+        #   error  u >= 0x110000                     as above
+        #
+        # Stage A, the unit register, holds u[20:0] and six flags that classify the unit. Each
+        # flag is a function of one of three bit fields of the unit (u[31:21], u[20:16],
+        # u[15:7]), written as an AND/OR of functions of at most four bits (two LUT levels):
+        #
+        #   z21  u[31:21] == 0
+        #   zl   u[20:16] == 0              z21 & zl: the unit is in the BMP (u[31:16] == 0)
+        #   r4   u[20:16] in 1..16          z21 & r4: C4
+        #   h0   u[15:11] == 0, or an escape (surrogateescape)
+        #   hs   a surrogate error; with strict also C1 (a single-beat unit)
+        #   lw   u[10:7] == 0, or (u[11] set) u[10:7] == 1001 (surrogateescape)
+        #
+        # In the BMP: C1 = h0 & lw, C2 = h0 & ~lw, C3 = ~h0 & ~hs, surrogate error = ~h0 & hs.
+        # Outside the BMP: C4 = z21 & r4, else TOO_LARGE.
+        a_valid = Signal()
+        a_last  = Signal()
+        a_u     = Signal(21)
+        a_z21   = Signal()
+        a_zl    = Signal()
+        a_r4    = Signal()
+        a_h0    = Signal()
+        a_hs    = Signal()
+        a_lw    = Signal()
+        a_error = Signal(ErrorKind)                      # carried from the input (carry_error)
+
+        # Stage B, the byte register, holds the character being output: its lead byte and the
+        # payloads of its continuation bytes (c0 = u[17:12], c1 = u[11:6], c2 = u[5:0]).
+        # `b_first` marks that the lead byte is still to go; `b_rem` is one-hot, the number of
+        # bytes left including the current one (bit 0: the current byte is the last). With a
+        # continuation byte current, b_rem picks its payload: 3 -> c0, 2 -> c1, 1 -> c2.
+        # Invariant: b_rem[0] is set whenever the register is empty.
+        b_valid = Signal()
+        b_last  = Signal()
+        b_lead  = Signal(8)
+        b_c0    = Signal(6)
+        b_c1    = Signal(6)
+        b_c2    = Signal(6)
+        b_error = Signal(ErrorKind)
+        b_first = Signal()
+        b_rem   = Signal(4, init=0b0001)
+
+        # Two LUT levels between flip-flops: the first-level functions (of at most four bits) are
+        # `term`s, signals marked `keep` so that synthesis maps each to one LUT and does not
+        # restructure the logic across them (sharing sub-terms would cost a third level).
+        def term(name, value):
+            sig = Signal(name=name, attrs={"keep": 1})
+            m.d.comb += sig.eq(value)
+            return sig
+
+        # Handshake. `adv` (a flip-flop) is high in the cycles in which the pipeline moves: the
+        # output slot takes the next byte, the byte register moves on or takes the next unit, and
+        # the unit register may take the next unit. It falls for the cycle after one in which the
+        # sink refused a byte; the skid register `k_p` keeps that byte and offers it while `adv` is
+        # low. So no clock enable depends on `o.ready` in the same cycle, and `i.ready` not at all.
+        # The clock enables come from copies of `adv`, each driving at most CE_FANOUT flip-flops
+        # (a net with more users is moved to a global buffer or routed far, which costs ns).
+        adv = Signal(init=1)
+        adv_copies = []
+
+        def advance(pairs, cond=lambda adv: adv):
+            """For each `(register, value)` of `pairs`: `register` takes `value` in the cycles in
+            which `cond(adv)`, with one copy of `adv` per CE_FANOUT flip-flops."""
+            groups, room = [], 0
+            for register, value in pairs:
+                register, value = Value.cast(register), Value.cast(value)
+                start = 0
+                while start < len(register):
+                    if not room:
+                        groups.append([])
+                        room = CE_FANOUT
+                    stop = min(len(register), start + room)
+                    groups[-1].append(register[start:stop].eq(value[start:stop]))
+                    room -= stop - start
+                    start = stop
+            for group in groups:
+                copy = Signal(init=1, name=f"adv_ce{len(adv_copies)}")
+                adv_copies.append(copy)
+                with m.If(cond(copy)):
+                    m.d.sync += group
+
+        # -- stage A ------------------------------------------------------------------------------
+        # Each flag is a function of groups of at most four bits (one LUT each), combined by one
+        # more LUT.
+        u = self.i.p.codepoint
+        u11    = u[11]
+        hi0    = term("a_hi0",    u[12:16] == 0)          # u[15:12] == 0000
+        hi1101 = term("a_hi1101", u[12:16] == 0b1101)     # u[15:12] == 1101
+        low0   = term("a_low0",   u[7:11] == 0)           # u[10:7] == 0000
+        nz4    = term("a_nz4",    u[16:20] != 0)
+        z21    = (term("a_z31", u[28:32] == 0) & term("a_z27", u[24:28] == 0) &
+                  term("a_z23", u[21:24] == 0))
+        if escape:
+            # An escape is DC80..DCFF: u[15:11] == 11011 and u[10:7] == 1001. lw matters only
+            # when h0 is set; u[11] tells a unit with u[15:11] == 00000 from an escape.
+            low_esc = term("a_low_esc", u[7:11] == 0b1001)
+            h0 = Mux(u11, hi1101 & low_esc, hi0)
+            hs = u11 & hi1101 & ~low_esc
+            lw = u11 | low0
+        elif strict:
+            h0 = ~u11 & hi0
+            hs = Mux(u11, hi1101, hi0 & low0)            # a surrogate, or C1
+            lw = low0
+        else:
+            h0 = ~u11 & hi0
+            hs = u11 & hi1101
+            lw = low0
+        # The unit register takes a unit when it is empty or its unit moves on.
+        m.d.comb += self.i.ready.eq(~a_valid | (adv & b_rem[0]))
+        advance([
+            (a_valid, self.i.valid),
+            (a_last, self.i.p.last),
+            (a_u, u[:21]),
+            (a_z21, z21),
+            (a_zl, ~nz4 & ~u[20]),
+            (a_r4, nz4 ^ u[20]),
+            (a_h0, h0),
+            (a_hs, hs),
+            (a_lw, lw),
+            *([(a_error, self.i.p.error)] if self._carry_error else []),
+        ], cond=lambda adv: ~a_valid | (adv & b_rem[0]))
+
+        # -- stage B ------------------------------------------------------------------------------
+        # Every bit is a function of at most four terms (the `term`s, and A bits).
+        bmp   = term("b_bmp",  a_z21 & a_zl)                        # in the BMP
+        four  = term("b_four", a_z21 & a_r4)                        # C4
+        large = term("b_large", ~a_z21 | (~a_zl & ~a_r4))           # TOO_LARGE
+        if strict:
+            single = term("b_single", (bmp & a_hs) | large)         # C1 or an error: one beat
+            sur    = a_z21 & a_zl & ~a_h0 & a_hs
+            n3     = term("b_n3", a_z21 & a_zl & ~a_h0 & ~a_hs)     # C3
+        else:
+            single = term("b_single", a_z21 & a_zl & a_h0 & a_lw)   # C1
+            sur    = a_z21 & a_zl & a_hs
+            error  = term("b_error", sur | large)
+            n3     = term("b_n3", (a_z21 & a_zl & ~a_h0) | large)   # C3, or EF BF BD
+        n2 = term("b_n2", a_z21 & a_zl & a_h0 & ~a_lw)              # C2
+
+        # Lead byte. In the BMP: h0 ? (lw ? C1 : C2) : (hs ? error : C3); outside: C4 or error.
+        # Bits 0..4 in the BMP: t_c12 | t_c3s, t_c12 = h0 & (lw ? C1 : C2) and
+        # t_c3s = ~h0 & (hs ? e : C3).
+        lead = Signal(8)
+        for j in range(5):
+            t_c12 = term(f"b_lead{j}_c12", a_h0 & Mux(a_lw, a_u[j], a_u[6 + j]))
+            if j < 3:
+                t_c3s = term(f"b_lead{j}_c3s", ~a_h0 & Mux(a_hs, e, a_u[12 + j]))
+                t_out = term(f"b_lead{j}_out", Mux(a_z21 & a_r4, a_u[18 + j], e))
+            elif j == 3:
+                t_c3s = term(f"b_lead{j}_c3s", ~a_h0 & Mux(a_hs, e, a_u[15]))
+                t_out = term(f"b_lead{j}_out", ~(a_z21 & a_r4) & e)
+            else:
+                t_c3s = 0                                               # 1110 xxxx, EF, 00
+                t_out = four
+            m.d.comb += lead[j].eq(Mux(bmp, t_c12 | t_c3s, t_out))
+        for j in range(5, 8):
+            # C1: u[j]; C2: 0 (bit 5) or 1; C3: 1; error: e.
+            t_bmp = term(f"b_lead{j}_bmp", Mux(a_h0, Mux(a_lw, a_u[j], int(j > 5)),
+                                                    Mux(a_hs, e, 1)))
+            m.d.comb += lead[j].eq(Mux(bmp, t_bmp, four | e))
+
+        if strict:
+            c1, c2 = a_u[6:12], a_u[0:6]
+        else:
+            c1     = Mux(error, 0x3F, a_u[6:12])         # BF
+            c2     = Mux(error, 0x3D, a_u[0:6])          # BD
+
+        # The byte register takes the next unit (or a bubble) when its current byte is its last
+        # (or it is empty), else it moves on to its next byte.
+        advance([
+            (b_valid, a_valid),
+            (b_last, a_last),
+            (b_lead, lead),
+            (b_c0, a_u[12:18]),
+            (b_c1, c1),
+            (b_c2, c2),
+            (b_error, Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a_error))),
+        ], cond=lambda adv: adv & b_rem[0])
+        on_adv = [
+            (b_first, b_rem[0]),
+            (b_rem, Mux(b_rem[0], Cat(~a_valid | single, n2, n3, four), b_rem >> 1)),
+        ]
+
+        # -- output register ----------------------------------------------------------------------
+        # The byte: the lead byte (b_first), else 10 and the payload b_rem picks.
+        low6 = Signal(6)
+        for j in range(6):
+            t_lead_c0 = term(f"o_data{j}_lead_c0", Mux(b_first, b_lead[j], b_c0[j]))
+            t_c1_c2   = term(f"o_data{j}_c1_c2",   Mux(b_rem[1], b_c1[j], b_c2[j]))
+            m.d.comb += low6[j].eq(Mux(b_first | b_rem[2], t_lead_c0, t_c1_c2))
+        high2 = Mux(b_first, b_lead[6:8], 0b10)
+        s_valid = Signal()
+        s_p     = Signal(EncodedByteLayout)
+        k_p     = Signal(EncodedByteLayout)
+        on_adv += [
+            (s_valid, b_valid),
+            (s_p.data, Cat(low6, high2)),
+            (s_p.error, Mux(b_first, b_error, ErrorKind.NONE)),
+            (s_p.last, b_last & b_rem[0]),
+        ]
+        # The skid register takes the slot in every cycle that `adv` is high; it is offered (and
+        # keeps its byte) while `adv` is low.
+        on_adv += [(k_p, s_p)]
+        advance(on_adv)
+        for reg in (adv, *adv_copies):
+            # Each copy is computed from its own value, which also keeps synthesis from merging
+            # the copies.
+            m.d.sync += reg.eq(self.o.ready | (reg & ~s_valid))
+        m.d.comb += [
+            self.o.valid.eq(~adv | s_valid),
+            self.o.payload.eq(Mux(adv, s_p, k_p)),
+        ]
+
+        return m

@@ -1,0 +1,109 @@
+"""Streaming UTF-8 sanitiser: bytes in, well-formed UTF-8 (or the same bytes) out."""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .decoder import Utf8Decoder
+from .encoder import Utf8Encoder
+from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
+
+
+__all__ = ["SANITIZE_ERRORS", "Utf8Sanitizer"]
+
+
+#: Error policies of :class:`Utf8Sanitizer`.
+SANITIZE_ERRORS = ("replace", "surrogateescape")
+
+
+class Utf8Sanitizer(wiring.Component):
+    """Streaming UTF-8 sanitiser: :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` followed by
+    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`, both with the same ``errors``.
+
+    ``errors="replace"``
+        The output is the input made well-formed: every maximal subpart of an ill-formed
+        sequence becomes EF BF BD (U+FFFD), everything else passes unchanged. The output equals
+        ``data.decode("utf-8", "replace").encode("utf-8")``.
+    ``errors="surrogateescape"``
+        The output bytes are exactly the input bytes (the decoder escapes every byte of an
+        ill-formed subpart as U+DC80..U+DCFF, the encoder turns the escape back into the byte);
+        the cores only mark where the input is ill-formed.
+
+    Ports
+    -----
+    ``i``: :data:`~utf8_gateware.hdl.layouts.ByteLayout` stream (``data: 8``, ``last``).
+    ``o``: :data:`~utf8_gateware.hdl.layouts.EncodedByteLayout` stream (``data: 8``,
+    ``error: ErrorKind``, ``last``). ``error`` reports the decoder's
+    :class:`~utf8_gateware.hdl.error_kind.ErrorKind` of an ill-formed subpart on the first byte
+    produced for each decoder output that stands for it: with ``"replace"`` on the EF of its
+    EF BF BD, with ``"surrogateescape"`` on every byte of the subpart (each byte is one escape).
+    Every other byte has ``error`` ``NONE``; the encoder's own errors (surrogates, values above
+    U+10FFFF) cannot occur, as the decoder never produces them. ``last`` is set on the final
+    byte of each message: every message of at least one byte yields at least one byte with
+    ``last``.
+
+    Latency and throughput
+    ----------------------
+    A decoder output goes through a register (the adapter) into the encoder: the first byte
+    produced for it is valid on ``o`` 4 cycles after the decoder output, at most 10 cycles with
+    ``"replace"`` and 12 with ``"surrogateescape"`` after the input byte that determines it.
+    Text whose characters all have the same length flows at one byte per cycle (the decoder
+    takes a byte every cycle, the encoder emits an n-byte character in n cycles). Where the
+    length changes from one character to the next, the decoder may offer a character before the
+    encoder has room for it; random mixtures of 1- to 4-byte characters run at about 0.95 bytes
+    per cycle. An ill-formed subpart replaced by EF BF BD takes 3 output cycles however short it
+    is.
+
+    Ready
+    -----
+    ``i.ready`` is the decoder's (from flip-flops). ``o.valid`` and ``o.payload`` are the
+    encoder's (one LUT of flip-flops). Nothing depends on ``o.ready`` in the same cycle but the
+    encoder's pipeline-advance flip-flops.
+    """
+
+    i: In(stream.Signature(ByteLayout))
+    o: Out(stream.Signature(EncodedByteLayout))
+
+    def __init__(self, errors="replace"):
+        if not isinstance(errors, str):
+            raise TypeError(f"errors must be a string, not {errors!r}")
+        if errors not in SANITIZE_ERRORS:
+            raise ValueError(f"errors must be one of {', '.join(map(repr, SANITIZE_ERRORS))}, "
+                             f"not {errors!r}")
+        self._errors = errors
+        super().__init__()
+
+    @property
+    def errors(self):
+        """The error policy (``"replace"`` or ``"surrogateescape"``)."""
+        return self._errors
+
+    def elaborate(self, platform):
+        m = Module()
+
+        m.submodules.decoder = decoder = Utf8Decoder(errors=self._errors)
+        m.submodules.encoder = encoder = Utf8Encoder(errors=self._errors, carry_error=True)
+
+        # The adapter: a register that holds one decoder output (a 21-bit code point and its
+        # error kind), offered to the encoder as a unit whose error kind the encoder carries to
+        # the first byte it produces for it. The register cuts the path from the decoder's
+        # output multiplexer into the encoder's classification, and its slot smooths the rates
+        # where character lengths change.
+        r_valid = Signal()
+        r_p     = Signal(CodepointLayout)
+        m.d.comb += decoder.o.ready.eq(~r_valid | encoder.i.ready)
+        with m.If(decoder.o.ready):
+            m.d.sync += [
+                r_valid.eq(decoder.o.valid),
+                r_p    .eq(decoder.o.payload),
+            ]
+        m.d.comb += [
+            encoder.i.valid      .eq(r_valid),
+            encoder.i.p.codepoint.eq(r_p.codepoint),
+            encoder.i.p.error    .eq(r_p.error),
+            encoder.i.p.last     .eq(r_p.last),
+        ]
+        wiring.connect(m, wiring.flipped(self.i), decoder.i)
+        wiring.connect(m, encoder.o, wiring.flipped(self.o))
+
+        return m
