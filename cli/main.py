@@ -206,6 +206,15 @@ def build_parser():
         help="write codepoints_in, bytes_out, errors per kind (and cycles) as JSON")
     encode.set_defaults(handler=cmd_encode)
 
+    from .hdl.synth import add_synth_parser
+    add_synth_parser(commands)
+
+    # Board commands (build, program, stream): boards/cli.py.
+    from .boards import cli as board_cli
+    board_cli.add_build_parser(commands)
+    board_cli.add_program_parser(commands)
+    board_cli.add_stream_parser(commands)
+
     return parser
 
 

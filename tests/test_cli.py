@@ -123,3 +123,45 @@ def test_console_script_with_pipes():
     assert result.stdout == BAD.decode("utf-8", "replace").encode()
     result = subprocess.run([script, "decode", "/nonexistent"], capture_output=True, timeout=60)
     assert result.returncode == 2 and b"Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_gateware_engines_match_the_model(tmp_path, capsys, engine):
+    data = BAD + "ok €😀".encode() + b"\xe1\xa0"
+    (tmp_path / "in").write_bytes(data)
+    for errors in ("replace", "surrogateescape"):
+        status, _ = run(capsys, "decode", tmp_path / "in", "-o", tmp_path / "out", "--errors",
+                        errors, "--engine", engine, "--stats", tmp_path / "s.json")
+        assert status == 0
+        want = data.decode("utf-8", errors).encode("utf-8", "surrogateescape")
+        assert (tmp_path / "out").read_bytes() == want
+        stats = json.loads((tmp_path / "s.json").read_text())
+        assert stats["engine"] == engine and stats["cycles"] >= len(data)
+    units = [0x41, 0xDC80, 0x1F600, 0x110000]
+    (tmp_path / "units").write_bytes(struct.pack("<4I", *units))
+    status, err = run(capsys, "encode", tmp_path / "units", "-o", tmp_path / "out",
+                      "--errors", "strict", "--engine", engine)
+    assert status == 1 and "index 1" in err
+    assert (tmp_path / "out").read_bytes() == "A😀".encode()
+
+
+def test_compiled_engine_falls_back_without_a_compiler(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CXX", "/nonexistent/c++")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (tmp_path / "in").write_bytes(b"abc")
+    status, err = run(capsys, "decode", tmp_path / "in", "-o", tmp_path / "out")
+    assert status == 0
+    assert (tmp_path / "out").read_bytes() == b"abc"
+    assert "Traceback" not in err
+
+
+def test_asking_for_the_compiled_engine_without_a_compiler_notes_the_fallback(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CXX", "/nonexistent/c++")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (tmp_path / "in").write_bytes(b"abc")
+    status, err = run(capsys, "decode", tmp_path / "in", "-o", tmp_path / "out",
+                      "--engine", "compiled", "--stats", tmp_path / "s.json")
+    assert status == 0
+    assert err.startswith("utf8-gateware: note: ") and len(err.strip().splitlines()) == 1
+    assert json.loads((tmp_path / "s.json").read_text())["engine"] == "python"

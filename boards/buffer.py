@@ -1,0 +1,174 @@
+"""Byte ring buffer in a single-port RAM, with optional commit/rollback of writes.
+
+One RAM port serves both sides, so a 32 KiB buffer can live in one of the iCE40 UP5K's
+single-port ``SB_SPRAM256KA`` (16 Ki x 16 bits): :class:`ByteRAM` instantiates them when the
+platform is an iCE40 UltraPlus and the depth is a multiple of 32768 (Yosys does not infer SPRAM from a
+memory with initial contents, which Amaranth memories always have), and is a plain
+:class:`~amaranth.lib.memory.Memory` otherwise (simulation, block RAM).
+"""
+
+from amaranth.hdl import Array, Cat, ClockSignal, Instance, Module, Mux, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+
+__all__ = ["ByteRAM", "RingBuffer"]
+
+
+SPRAM_BYTES = 32768
+
+
+class ByteRAM(wiring.Component):
+    """A single-port RAM of ``depth`` bytes: a request either writes ``wdata`` at ``addr``
+    (``we``) or reads ``addr`` (``re``); ``we`` and ``re`` must not both be high. Requests are
+    registered before they reach the RAM (the SPRAMs sit in the corners of the die, far from
+    the logic), so a write lands a cycle later and ``rdata`` is valid two cycles after ``re``,
+    and holds until the next read."""
+    def __init__(self, depth):
+        self.depth = depth
+        super().__init__({
+            "addr": In(range(depth)),
+            "we": In(1), "wdata": In(8),
+            "re": In(1), "rdata": Out(8),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        addr = Signal.like(self.addr)
+        we = Signal()
+        wdata = Signal(8)
+        re = Signal()
+        m.d.sync += [addr.eq(self.addr), we.eq(self.we), wdata.eq(self.wdata), re.eq(self.re)]
+        device = getattr(platform, "device", "")
+        if device.startswith("iCE40UP") and self.depth % SPRAM_BYTES == 0:
+            # Each SB_SPRAM256KA is 16 Ki x 16: address bit 0 picks the byte lane (nibble write
+            # mask), bits 1..14 the word, the bits above the bank.
+            banks = self.depth // SPRAM_BYTES
+            lane = Signal()
+            bank = Signal(range(banks))
+            outputs = []
+            for index in range(banks):
+                dataout = Signal(16, name=f"dataout{index}")
+                selected = (addr[15:] == index) if banks > 1 else 1
+                m.submodules[f"spram{index}"] = Instance("SB_SPRAM256KA",
+                    i_ADDRESS=addr[1:15], i_DATAIN=Cat(wdata, wdata),
+                    i_MASKWREN=Mux(addr[0], 0b1100, 0b0011), i_WREN=we,
+                    i_CHIPSELECT=(we | re) & selected, i_CLOCK=ClockSignal(),
+                    i_STANDBY=0, i_SLEEP=0, i_POWEROFF=1,
+                    o_DATAOUT=dataout)
+                outputs.append(dataout)
+            with m.If(re):
+                m.d.sync += lane.eq(addr[0])
+                if banks > 1:
+                    m.d.sync += bank.eq(addr[15:])
+            word = Signal(16)
+            m.d.comb += word.eq(Array(outputs)[bank] if banks > 1 else outputs[0])
+            m.d.comb += self.rdata.eq(Mux(lane, word[8:], word[:8]))
+        else:
+            m.submodules.mem = mem = Memory(shape=8, depth=self.depth, init=[])
+            wport = mem.write_port()
+            rport = mem.read_port(transparent_for=())
+            m.d.comb += [
+                wport.addr.eq(addr), wport.data.eq(wdata), wport.en.eq(we),
+                rport.addr.eq(addr), rport.en.eq(re), self.rdata.eq(rport.data),
+            ]
+        return m
+
+
+class RingBuffer(wiring.Component):
+    """A FIFO of bytes, ``depth`` (a power of 2) deep, in one single-port RAM.
+
+    Ports
+    -----
+    ``w``: In(stream.Signature(8))
+        Bytes in. ``ready`` is low when the buffer is full (counting uncommitted bytes) or the
+        RAM port is given to the read side this cycle; it depends on registers only.
+    ``o``: Out(stream.Signature(8))
+        Bytes out, in order; only committed bytes are read.
+    ``commit``: In(1)
+        (``transactional`` only) make every byte written so far (including one written in the
+        same cycle) readable.
+    ``rollback``: In(1)
+        (``transactional`` only) forget the bytes written since the last commit.
+    ``level``: Out(range(depth + 1))
+        Committed bytes not yet read from the RAM, one cycle late (for status and tests).
+
+    Throughput: the port alternates between the sides when both want it; a read is issued only
+    when the output register is empty and no read is under way, so ``o`` delivers at most one
+    byte every three cycles, and ``w`` accepts at least one byte every two cycles. Latency: a
+    committed byte is offered three to four cycles after it was written or committed. ``w.ready`` comes from a registered "at least two
+    free" flag (so the buffer holds at most ``depth - 1`` bytes) and the arbitration.
+    """
+    def __init__(self, depth, *, transactional=False):
+        self._MustUse__silence = True     # a bad parameter must not also warn "never used"
+        if isinstance(depth, bool) or not isinstance(depth, int):
+            raise TypeError(f"depth must be an integer, not {depth!r}")
+        if depth < 2 or depth & (depth - 1):
+            raise ValueError(f"depth must be a power of 2 of at least 2, not {depth}")
+        self.depth = depth
+        self.transactional = bool(transactional)
+        self._MustUse__silence = False
+        super().__init__({
+            "w": In(stream.Signature(8)),
+            "o": Out(stream.Signature(8)),
+            "commit": In(1),
+            "rollback": In(1),
+            "level": Out(range(depth + 1)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        bits = (self.depth - 1).bit_length()
+        m.submodules.ram = ram = ByteRAM(self.depth)
+
+        wptr = Signal(bits + 1)      # next write (tentative)
+        cptr = Signal(bits + 1)      # end of committed data
+        rptr = Signal(bits + 1)      # next read
+        last_read = Signal()         # the port went to the read side last time both wanted it
+        inflight = Signal()          # a read was issued last cycle (its data comes next cycle)
+
+        # `avail` is one cycle late; that is exact when it matters: right after the last byte
+        # is read, the output register is full, which blocks the next read for that cycle.
+        avail = Signal()
+        m.d.sync += avail.eq(cptr != rptr)
+        want_read = avail & ~self.o.valid & ~inflight
+        # At most one write per cycle: two free entries one cycle ago is one free entry now.
+        space = Signal()
+        m.d.sync += space.eq((wptr - rptr)[:bits + 1] < self.depth - 1)
+        read_wins = want_read & (~(self.w.valid & space) | ~last_read)
+
+        m.d.comb += [
+            self.w.ready.eq(space & ~(want_read & ~last_read)),
+            self.o.payload.eq(ram.rdata),
+            ram.wdata.eq(self.w.payload),
+        ]
+
+        do_write = self.w.valid & self.w.ready
+        wptr_next = Signal.like(wptr)
+        m.d.comb += wptr_next.eq(wptr + do_write)
+
+        m.d.sync += inflight.eq(read_wins)
+        with m.If(inflight):
+            m.d.sync += self.o.valid.eq(1)
+        with m.Elif(self.o.valid & self.o.ready):
+            m.d.sync += self.o.valid.eq(0)
+        with m.If(read_wins):
+            m.d.comb += [ram.addr.eq(rptr[:bits]), ram.re.eq(1)]
+            m.d.sync += rptr.eq(rptr + 1)
+        with m.Else():
+            m.d.comb += [ram.addr.eq(wptr[:bits]), ram.we.eq(do_write)]
+        with m.If(want_read & self.w.valid & space):
+            m.d.sync += last_read.eq(read_wins)
+
+        if self.transactional:
+            with m.If(self.rollback):
+                m.d.sync += wptr.eq(cptr)
+            with m.Else():
+                m.d.sync += wptr.eq(wptr_next)
+                with m.If(self.commit):
+                    m.d.sync += cptr.eq(wptr_next)
+        else:
+            m.d.sync += [wptr.eq(wptr_next), cptr.eq(wptr_next)]
+        m.d.sync += self.level.eq(cptr - rptr)
+        return m

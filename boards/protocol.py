@@ -1,0 +1,270 @@
+"""The framed, credit-based protocol between a host and the board's UART (constants + host codec).
+
+Frames (both directions)
+------------------------
+::
+
+    A5 | type | len (u16 LE) | payload (len bytes) | CRC-16 (big-endian)
+
+``A5`` is the sync byte; the CRC is CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no
+reflection, no final XOR; ``binascii.crc_hqx(..., 0xFFFF)``) over ``type``, ``len`` and the
+payload. Overhead: :data:`OVERHEAD` = 6 bytes per frame. All multi-byte fields are little-endian
+except the CRC (big-endian, so that the receiver's CRC over a whole frame has a fixed residue).
+
+A receiver that meets a bad CRC, an unknown type, a length not allowed for the type, a UART
+framing error or a frame left incomplete for :data:`FRAME_TIMEOUT_S` discards the frame, reports
+it (the board sends an ``ERROR`` frame) and hunts for the next sync byte (it resynchronises at the
+byte after the bad frame's sync byte).
+
+Host -> board
+-------------
+``HELLO`` (0x01, empty)
+    Abort whatever is going on (resets the board's datapath) and reply ``HELLO_ACK``.
+``START`` (0x02, ``mode`` u8, ``window`` u32)
+    Begin a message in ``mode`` (:class:`Mode`); ``window``: the host accepts output payload bytes
+    up to this count. Reply: ``CREDIT``.
+``DATA`` (0x03, 1..``max_payload`` bytes)
+    Message input. The host never sends past the last ``CREDIT`` it received.
+``END`` (0x04, empty)
+    End of the message's input. When all output is out, the board sends ``STATUS``.
+``WINDOW`` (0x05, u32)
+    Raise the host's receive window (cumulative output payload bytes it accepts).
+
+Board -> host
+-------------
+``HELLO_ACK`` (0x81): ``version`` u8, 0 u8, ``max_payload`` u16, ``clock_hz`` u32,
+    ``baud`` u32, ``in_capacity`` u32, ``out_capacity`` u32.
+``CREDIT`` (0x82): u32, cumulative: the host may send input payload bytes up to this count.
+``DATA`` (0x83): output payload bytes (in order).
+``STATUS`` (0x84): 14 x u32, see :data:`STATUS_FIELDS`.
+``ERROR`` (0x85): ``code`` u8 (:class:`ErrorCode`), ``aborted`` u8 (a message was aborted).
+
+Flow control (overrun is impossible in both directions)
+-------------------------------------------------------
+*Host -> board.* The board grants cumulative input credit. With ``consumed`` input bytes taken
+by the datapath, ``pending`` output bytes in the output buffer and the mode's worst-case
+expansion ``k`` output bytes per input byte (:data:`EXPANSION`), the credit is at most::
+
+    min(consumed + in_capacity,  consumed + (out_capacity - pending - slack) // k)
+
+so every byte the host may send fits in the input buffer *and* its worst-case output fits in
+the output buffer (``slack`` covers what the cores still hold). The credit never decreases; the
+board announces it after ``START``, whenever it has grown by :data:`CREDIT_STEP` bytes, and when
+the line from the host has been silent for 32 byte times (the host may be waiting for it). With
+32 KiB of input buffer and 64 KiB of output buffer (SPRAM) the host is granted 16..32 KiB ahead,
+several frames, so it never waits for a round trip: the busier direction of the line carries
+payload more than 99 % of the time (``DATA`` frames of 4 KiB cost 0.15 %, ``CREDIT`` frames
+10 bytes per 4 KiB of input).
+
+A DATA frame is checked (CRC) before its bytes are released to the cores; a bad frame aborts
+the message (``ERROR`` with ``aborted`` = 1), and the host starts over (``HELLO``).
+
+*Board -> host.* The host grants a receive window (``START``, ``WINDOW``); the board never sends
+output beyond it. A host that keeps reading grants ahead and never throttles the board.
+
+Modes
+-----
+``transcode`` (0): UTF-8 in, sanitised UTF-8 out (decoder -> encoder, ``errors="replace"``).
+``decode`` (1): UTF-8 in, one u32 LE per decoder output: bits 0..20 the code point, bits 24..26
+    the :class:`~utf8_gateware.hdl.error_kind.ErrorKind`.
+``encode`` (2): UTF-32LE in, UTF-8 out (``errors="replace"``). A trailing partial unit (1..3
+    bytes) becomes one U+FFFD and counts as one ``truncated`` error.
+``validate`` (3): UTF-8 in, no output; only the ``STATUS`` counters.
+"""
+
+import binascii
+import enum
+import struct
+
+
+__all__ = [
+    "SYNC", "OVERHEAD", "VERSION", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
+    "HostFrame", "BoardFrame", "Mode", "ErrorCode", "EXPANSION", "STATUS_FIELDS",
+    "ERROR_FIELDS", "crc16", "encode_frame", "FrameParser", "Hello", "Status",
+]
+
+
+SYNC = 0xA5
+HEADER = 4
+OVERHEAD = 6
+VERSION = 1
+#: Largest payload of a DATA frame (either direction): 6 bytes of framing per 4 KiB is 0.15 %.
+MAX_PAYLOAD = 4096
+#: The board announces a new credit when it has grown by this much.
+CREDIT_STEP = 4096
+#: A frame left incomplete for this long is discarded (the board's inter-byte timeout).
+FRAME_TIMEOUT_S = 0.005
+
+
+class HostFrame(enum.IntEnum):
+    HELLO  = 0x01
+    START  = 0x02
+    DATA   = 0x03
+    END    = 0x04
+    WINDOW = 0x05
+
+
+class BoardFrame(enum.IntEnum):
+    HELLO_ACK = 0x81
+    CREDIT    = 0x82
+    DATA      = 0x83
+    STATUS    = 0x84
+    ERROR     = 0x85
+
+
+class Mode(enum.IntEnum):
+    TRANSCODE = 0
+    DECODE    = 1
+    ENCODE    = 2
+    VALIDATE  = 3
+
+    @property
+    def label(self):
+        return self.name.lower()
+
+
+#: Worst-case output payload bytes per input payload byte (transcode is at most 3; 4 keeps the
+#: division a shift). ``validate`` has no output.
+EXPANSION = {Mode.TRANSCODE: 4, Mode.DECODE: 4, Mode.ENCODE: 1, Mode.VALIDATE: 0}
+
+
+class ErrorCode(enum.IntEnum):
+    """Why the board rejected a frame (payload of ``ERROR``)."""
+    CRC          = 1   # bad CRC (corrupted frame)
+    UNKNOWN_TYPE = 2   # a type the board does not know
+    BAD_LENGTH   = 3   # a length not allowed for the type
+    FRAMING      = 4   # UART framing error (bad stop bit) inside a frame
+    TIMEOUT      = 5   # frame left incomplete (the host stopped mid-frame)
+    NO_MESSAGE   = 6   # DATA or END without START
+    BUSY         = 7   # START while a message is in progress
+    OVERRUN      = 8   # DATA beyond the granted credit, or a UART overrun
+    BAD_MODE     = 9   # START with an unknown mode
+
+    @property
+    def description(self):
+        return {
+            ErrorCode.CRC: "a frame arrived with a bad CRC (corrupted on the line)",
+            ErrorCode.UNKNOWN_TYPE: "a frame of unknown type arrived",
+            ErrorCode.BAD_LENGTH: "a frame arrived with a length not allowed for its type",
+            ErrorCode.FRAMING: "UART framing error (wrong baud rate or a noisy line)",
+            ErrorCode.TIMEOUT: "a frame stopped arriving midway (the host went away?)",
+            ErrorCode.NO_MESSAGE: "data arrived outside a message",
+            ErrorCode.BUSY: "a message was started while another was in progress",
+            ErrorCode.OVERRUN: "data arrived beyond the granted credit (or a UART overrun)",
+            ErrorCode.BAD_MODE: "a message was started with an unknown mode",
+        }[self]
+
+
+#: The u32 fields of STATUS, in order. ``rx_first``/``rx_last``: the message's cycle counter when
+#: the first DATA frame's sync byte and the END frame's last byte were received; ``tx_first``,
+#: ``tx_status``: when the first output DATA frame and the STATUS frame started to be sent.
+STATUS_FIELDS = (
+    "mode", "bytes_in", "bytes_out", "codepoints",
+    "overlong", "surrogate", "too_large", "invalid_byte", "unexpected_continuation", "truncated",
+    "rx_first", "rx_last", "tx_first", "tx_status",
+)
+ERROR_FIELDS = STATUS_FIELDS[4:10]
+HELLO_FORMAT = "<BBHIIII"
+HELLO_SIZE = struct.calcsize(HELLO_FORMAT)
+STATUS_SIZE = 4 * len(STATUS_FIELDS)
+
+#: Allowed payload lengths: (min, max) per type.
+HOST_LENGTHS = {
+    HostFrame.HELLO: (0, 0), HostFrame.START: (5, 5), HostFrame.DATA: (1, MAX_PAYLOAD),
+    HostFrame.END: (0, 0), HostFrame.WINDOW: (4, 4),
+}
+BOARD_LENGTHS = {
+    BoardFrame.HELLO_ACK: (HELLO_SIZE, HELLO_SIZE), BoardFrame.CREDIT: (4, 4),
+    BoardFrame.DATA: (1, MAX_PAYLOAD), BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE),
+    BoardFrame.ERROR: (2, 2),
+}
+
+
+def crc16(data, crc=0xFFFF):
+    """CRC-16/CCITT-FALSE of ``data``."""
+    return binascii.crc_hqx(data, crc)
+
+
+def encode_frame(kind, payload=b""):
+    """The bytes of one frame of type ``kind`` with ``payload``."""
+    payload = bytes(payload)
+    if len(payload) > 0xFFFF:
+        raise ValueError(f"payload of {len(payload)} bytes is too long for a frame")
+    body = bytes([int(kind)]) + len(payload).to_bytes(2, "little") + payload
+    return bytes([SYNC]) + body + crc16(body).to_bytes(2, "big")
+
+
+class Hello:
+    """Parameters the board announces in ``HELLO_ACK``."""
+    def __init__(self, payload):
+        (self.version, _, self.max_payload, self.clock_hz, self.baud, self.in_capacity,
+         self.out_capacity) = struct.unpack(HELLO_FORMAT, payload)
+
+    def __repr__(self):
+        return (f"Hello(version={self.version}, max_payload={self.max_payload}, "
+                f"clock_hz={self.clock_hz}, baud={self.baud}, in_capacity={self.in_capacity}, "
+                f"out_capacity={self.out_capacity})")
+
+
+class Status:
+    """The counters of a ``STATUS`` frame (attributes named as in :data:`STATUS_FIELDS`)."""
+    def __init__(self, payload):
+        values = struct.unpack(f"<{len(STATUS_FIELDS)}I", payload)
+        for name, value in zip(STATUS_FIELDS, values):
+            setattr(self, name, value)
+
+    @property
+    def errors(self):
+        return {name: getattr(self, name) for name in ERROR_FIELDS}
+
+    def __repr__(self):
+        return "Status(" + ", ".join(f"{name}={getattr(self, name)}"
+                                     for name in STATUS_FIELDS) + ")"
+
+
+class FrameParser:
+    """Incremental parser of a byte stream into frames (the host's receiver).
+
+    :meth:`feed` returns a list of ``(type, payload)`` for good frames and ``(None, reason)`` for
+    discarded ones (bad CRC, bad length, unknown type, stray bytes between frames).
+    """
+    def __init__(self, lengths=BOARD_LENGTHS):
+        self.lengths = {int(kind): limits for kind, limits in lengths.items()}
+        self.buffer = bytearray()
+        self.stray = 0
+
+    def feed(self, data):
+        self.buffer += data
+        out = []
+        buf = self.buffer
+        while buf:
+            if buf[0] != SYNC:
+                start = buf.find(SYNC)
+                skipped = len(buf) if start < 0 else start
+                del buf[:skipped]
+                self.stray += skipped
+                out.append((None, f"{skipped} stray byte(s) between frames"))
+                continue
+            if len(buf) < HEADER:
+                break
+            kind, length = buf[1], buf[2] | buf[3] << 8
+            limits = self.lengths.get(kind)
+            if limits is None:
+                del buf[:1]
+                out.append((None, f"unknown frame type 0x{kind:02x}"))
+                continue
+            if not limits[0] <= length <= limits[1]:
+                del buf[:1]
+                out.append((None, f"bad length {length} for frame type 0x{kind:02x}"))
+                continue
+            if len(buf) < HEADER + length + 2:
+                break
+            body = bytes(buf[1:HEADER + length])
+            crc = buf[HEADER + length] << 8 | buf[HEADER + length + 1]
+            if crc16(body) != crc:
+                del buf[:1]
+                out.append((None, f"bad CRC in a frame of type 0x{kind:02x}"))
+                continue
+            del buf[:HEADER + length + 2]
+            out.append((kind, body[3:]))
+        return out

@@ -1,0 +1,110 @@
+"""The virtual board: the board's gateware compiled with CXXRTL, its UART on a pseudo-terminal.
+
+:class:`VirtualBoard` builds (once; cached by :func:`~utf8_gateware.sim.compiled.build_cxxrtl`)
+the same :class:`~utf8_gateware.boards.board.BoardCore` that the iCEBreaker bitstream contains,
+with the PLL replaced by the simulation clock, runs it in a child process and gives the path of
+a pty (:attr:`VirtualBoard.port`) that a host opens with pyserial like a USB-UART. The C++
+driver (``virtual_board.cc``) bit-bangs the UART at the simulated baud rate; line utilisation
+measured by the board's cycle counters is in simulated time.
+"""
+
+import importlib.resources
+import os
+import re
+import subprocess
+import tty
+
+from ..sim import compiled
+
+
+__all__ = ["VirtualBoardError", "build_virtual_board", "VirtualBoard"]
+
+
+_DRIVER = "virtual_board.cc"
+
+
+class VirtualBoardError(RuntimeError):
+    """The virtual board cannot be built or run (one-line message)."""
+
+
+def build_virtual_board(core):
+    """Compile ``core`` (a :class:`BoardCore`) with the pty driver; returns the executable path.
+
+    Raises :class:`VirtualBoardError` (no C++ compiler, or a failed step)."""
+    if os.name != "posix":
+        raise VirtualBoardError("the virtual board needs a POSIX system (pseudo-terminals)")
+    driver = (importlib.resources.files(__package__) / _DRIVER).read_text()
+    try:
+        return compiled.build_cxxrtl(core, driver, "virtual-board", top="top")
+    except compiled.CompilerNotFoundError as error:
+        raise VirtualBoardError(str(error)) from None
+    except compiled.CompiledSimError as error:
+        raise VirtualBoardError(f"cannot build the virtual board: {error}") from None
+
+
+class VirtualBoard:
+    """A running virtual board (a context manager).
+
+    ``core``: the :class:`BoardCore` to run (default: the iCEBreaker's configuration, see
+    :func:`~utf8_gateware.boards.icebreaker.board_core`). After :meth:`start`, :attr:`port` is
+    the pty path to open with pyserial (any baud rate setting works; the simulated line runs at
+    ``core.baud``). :meth:`stop` ends the child process and returns its statistics
+    (``cycles``, ``elapsed_ns``, ``framing_errors``).
+    """
+    def __init__(self, core=None):
+        if core is None:
+            from .icebreaker import board_core
+            core = board_core()
+        self.core = core
+        self.port = None
+        self.process = None
+        self.stats = None
+
+    @property
+    def baud(self):
+        return self.core.clk_freq / self.core.divisor
+
+    def start(self):
+        executable = build_virtual_board(self.core)
+        master, slave = os.openpty()
+        try:
+            tty.setraw(slave)   # no echo, no line editing, 8-bit clean
+            self.port = os.ttyname(slave)
+            self.process = subprocess.Popen(
+                [str(executable), str(master), str(self.core.divisor)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(master, slave), close_fds=True)
+        except OSError as error:
+            raise VirtualBoardError(f"cannot start the virtual board: {error}") from None
+        finally:
+            os.close(master)
+            os.close(slave)
+        return self
+
+    def stop(self, timeout=10):
+        if self.process is None:
+            return self.stats
+        process, self.process = self.process, None
+        try:
+            out, err = process.communicate(input=b"", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+        match = re.search(rb"cycles=(\d+) elapsed_ns=(\d+) framing_errors=(\d+)", out or b"")
+        if match:
+            self.stats = {"cycles": int(match.group(1)), "elapsed_ns": int(match.group(2)),
+                          "framing_errors": int(match.group(3))}
+        elif process.returncode not in (0, None, -9):
+            message = (err or b"").decode(errors="replace").strip().splitlines()
+            raise VirtualBoardError("the virtual board failed: " +
+                                    (message[-1] if message else f"exit {process.returncode}"))
+        return self.stats
+
+    def alive(self):
+        return self.process is not None and self.process.poll() is None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc_info):
+        self.stop()

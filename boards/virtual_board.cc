@@ -1,0 +1,226 @@
+// The virtual board: a CXXRTL model of the board's gateware whose UART pins are bridged to a
+// pseudo-terminal, so that a host program (pyserial) talks to it exactly as to the real board.
+//
+// Compiled in one translation unit after the generated design (see `build_cxxrtl` in
+// sim/compiled.py), which defines CXXRTL_TOP; the design's ports are `clk`, `rst`, `rx`, `tx`,
+// `led_activity`, `led_error`.
+//
+// Usage: virtual_board MASTER_FD DIVISOR
+//
+//   MASTER_FD  an open file descriptor of the pty master (the parent also passes the slave, kept
+//              open so that the master never reports a hang-up between two host connections)
+//   DIVISOR    clock cycles per UART bit
+//
+// The driver plays the USB-UART bridge: bytes the host writes to the pty are sent on the board's
+// `rx` pin (8N1, back to back), and characters the board sends on `tx` are sampled mid-bit and
+// written to the pty. Simulated time is the cycle count; it advances while the host is idle too
+// (so the board's timeouts fire), but then in slices of 3000 bit times between sleeps in poll(2)
+// that grow to 20 ms, so an idle board costs little CPU. The driver stops when its standard input reaches end of file (the
+// parent closes it) and prints `cycles=C elapsed_ns=E framing_errors=F` on standard output.
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+namespace {
+
+template<class T, class = void>
+struct has_prev_clk : std::false_type {};
+template<class T>
+struct has_prev_clk<T, std::void_t<decltype(std::declval<T &>().prev_p_clk)>> : std::true_type {};
+
+[[noreturn]] void fail(const char *message) {
+	std::fprintf(stderr, "virtual board: %s\n", message);
+	std::exit(2);
+}
+
+long parse_long(const char *text) {
+	char *end = nullptr;
+	long value = std::strtol(text, &end, 0);
+	if (end == text || *end != '\0' || value < 0)
+		fail("bad argument");
+	return value;
+}
+
+}
+
+int main(int argc, char **argv) {
+	if (argc != 3)
+		fail("usage: virtual_board MASTER_FD DIVISOR");
+	int master = (int)parse_long(argv[1]);
+	long divisor = parse_long(argv[2]);
+	if (divisor < 4)
+		fail("divisor must be at least 4");
+	if (fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK) < 0)
+		fail("cannot make the pty master non-blocking");
+
+	CXXRTL_TOP top;
+	auto tick = [&]() {
+		if constexpr (has_prev_clk<CXXRTL_TOP>::value) {
+			// Only rising edges matter (no logic is sensitive to the falling edge), so make
+			// one: the design compares `p_clk` with the value it saw at the last commit. This
+			// halves the evaluations per cycle.
+			top.prev_p_clk = cxxrtl::value<1>{0u};
+			top.p_clk.set<bool>(true);
+			top.step();
+		} else {
+			top.p_clk.set<bool>(false);
+			top.step();
+			top.p_clk.set<bool>(true);
+			top.step();
+		}
+	};
+	top.p_rx.set<bool>(true);
+	top.p_rst.set<bool>(true);
+	for (int i = 0; i < 4; i++)
+		tick();
+	top.p_rst.set<bool>(false);
+
+	std::deque<uint8_t> to_board;
+	std::vector<uint8_t> to_host;
+	size_t to_host_sent = 0;
+
+	// host -> board (drives `rx`)
+	int tx_bits = 0;
+	long tx_timer = 0;
+	uint32_t tx_shreg = 0;
+	// board -> host (samples `tx`)
+	enum { IDLE, START, DATA, STOP, BREAK } rx_state = IDLE;
+	long rx_timer = 0;
+	int rx_bit = 0;
+	uint32_t rx_value = 0;
+	uint64_t framing_errors = 0;
+
+	uint64_t cycle = 0, last_activity = 0;
+	const uint64_t busy_chunk = 2048;
+	const uint64_t idle_chunk = 3000 * (uint64_t)divisor;  // 1 ms of board time at 3 Mbaud
+	const uint64_t idle_after = 40 * 10 * (uint64_t)divisor;
+	int idle_timeout_ms = 0;
+	bool stdin_open = true;
+	auto started = std::chrono::steady_clock::now();
+	std::vector<uint8_t> buffer(1 << 16);
+
+	while (stdin_open) {
+		// Service the pty.
+		for (;;) {
+			ssize_t count = read(master, buffer.data(), buffer.size());
+			if (count > 0) {
+				to_board.insert(to_board.end(), buffer.begin(), buffer.begin() + count);
+				continue;
+			}
+			break;  // EAGAIN, or EIO while no host has the slave open
+		}
+		while (to_host_sent < to_host.size()) {
+			ssize_t count = write(master, to_host.data() + to_host_sent,
+			                      to_host.size() - to_host_sent);
+			if (count <= 0)
+				break;  // the host is not reading: keep the bytes (like the bridge's FIFO)
+			to_host_sent += count;
+		}
+		if (to_host_sent == to_host.size()) {
+			to_host.clear();
+			to_host_sent = 0;
+		}
+
+		bool idle = to_board.empty() && tx_bits == 0 && rx_state == IDLE &&
+		            cycle - last_activity > idle_after;
+		struct pollfd fds[2] = {{0, POLLIN, 0}, {master, POLLIN, 0}};
+		if (idle) {
+			if (poll(fds, 2, idle_timeout_ms) > 0 && (fds[1].revents & POLLIN))
+				idle_timeout_ms = 0;
+			else
+				idle_timeout_ms = idle_timeout_ms < 1 ? 1 : (idle_timeout_ms * 2 > 20 ? 20 : idle_timeout_ms * 2);
+		} else {
+			idle_timeout_ms = 0;
+			if (poll(fds, 1, 0) < 0)
+				fds[0].revents = 0;
+		}
+		if (fds[0].revents & (POLLIN | POLLHUP)) {
+			char dummy[256];
+			if (read(0, dummy, sizeof(dummy)) <= 0)
+				stdin_open = false;
+		}
+
+		uint64_t chunk = idle ? idle_chunk : busy_chunk;
+		for (uint64_t n = 0; n < chunk; n++) {
+			if (tx_bits == 0 && !to_board.empty()) {
+				tx_shreg = (1u << 9) | ((uint32_t)to_board.front() << 1);
+				to_board.pop_front();
+				tx_bits = 10;
+				tx_timer = divisor;
+			}
+			top.p_rx.set<bool>(tx_bits ? (tx_shreg & 1) : true);
+			tick();
+			cycle++;
+			if (tx_bits) {
+				last_activity = cycle;
+				if (--tx_timer == 0) {
+					tx_shreg >>= 1;
+					tx_bits--;
+					tx_timer = divisor;
+				}
+			}
+			bool line = top.p_tx.get<bool>();
+			switch (rx_state) {
+			case IDLE:
+				if (!line) {
+					rx_state = START;
+					rx_timer = divisor / 2;
+				}
+				break;
+			case START:
+				if (--rx_timer == 0) {
+					if (line) {
+						rx_state = IDLE;
+					} else {
+						rx_state = DATA;
+						rx_bit = 0;
+						rx_value = 0;
+						rx_timer = divisor;
+					}
+				}
+				break;
+			case DATA:
+				if (--rx_timer == 0) {
+					rx_value |= (uint32_t)line << rx_bit;
+					rx_timer = divisor;
+					if (++rx_bit == 8)
+						rx_state = STOP;
+				}
+				break;
+			case STOP:
+				if (--rx_timer == 0) {
+					if (line) {
+						to_host.push_back((uint8_t)rx_value);
+						rx_state = IDLE;
+					} else {
+						framing_errors++;
+						rx_state = BREAK;
+					}
+				}
+				break;
+			case BREAK:
+				if (line)
+					rx_state = IDLE;
+				break;
+			}
+			if (rx_state != IDLE)
+				last_activity = cycle;
+		}
+	}
+	auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(
+		std::chrono::steady_clock::now() - started).count();
+	std::printf("cycles=%llu elapsed_ns=%lld framing_errors=%llu\n", (unsigned long long)cycle,
+	            (long long)elapsed, (unsigned long long)framing_errors);
+	return 0;
+}

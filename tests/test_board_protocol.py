@@ -1,0 +1,267 @@
+"""The board protocol: the host codec, and the gateware framer in Amaranth's simulator.
+
+The framer tests run the whole :class:`BoardCore` (UART, frame receiver and transmitter,
+buffers, credits, datapath) with a 4-cycle bit time and 1 KiB buffers, a host bit-banging its
+``rx`` pin and sampling ``tx``. The datapath gets a tiny stand-in decoder (ASCII passes, any
+other byte becomes U+FFFD ``invalid_byte``): these tests are about framing; the cores are
+tested on their own and end to end on the virtual board.
+"""
+
+import struct
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+from amaranth.sim import Simulator
+
+from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
+from utf8_gateware.boards.board import BoardCore
+from utf8_gateware.boards.protocol import (
+    SYNC, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
+    encode_frame, HOST_LENGTHS)
+
+
+# -- host codec ----------------------------------------------------------------------------------
+
+def test_crc_matches_amaranth_catalog():
+    from amaranth.lib.crc import catalog
+    data = b"123456789"
+    assert crc16(data) == 0x29B1 == catalog.CRC16_CCITT_FALSE(data_width=8).compute(data)
+
+
+def test_frame_round_trip():
+    frames = [(BoardFrame.CREDIT, b"\x01\x02\x03\x04"), (BoardFrame.DATA, bytes(range(256))),
+              (BoardFrame.ERROR, b"\x01\x00")]
+    stream_ = b"".join(encode_frame(kind, payload) for kind, payload in frames)
+    parser = FrameParser()
+    got = []
+    for index in range(0, len(stream_), 7):       # arbitrary chunking
+        got += parser.feed(stream_[index:index + 7])
+    assert got == [(int(kind), payload) for kind, payload in frames]
+
+
+def test_parser_resynchronises():
+    good = encode_frame(BoardFrame.CREDIT, b"\x10\x00\x00\x00")
+    bad = bytearray(encode_frame(BoardFrame.DATA, b"hello"))
+    bad[5] ^= 1
+    got = FrameParser().feed(b"\x00\x01" + bytes(bad) + good)
+    kinds = [kind for kind, _ in got]
+    assert kinds[-1] == BoardFrame.CREDIT and got[-1][1] == b"\x10\x00\x00\x00"
+    assert None in kinds                               # the bad CRC and stray bytes reported
+
+
+# -- gateware framer -----------------------------------------------------------------------------
+
+class StandinDecoder(wiring.Component):
+    i: In(stream.Signature(ByteLayout))
+    o: Out(stream.Signature(CodepointLayout))
+
+    def __init__(self, errors="replace"):
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
+        with m.If(self.o.ready):
+            m.d.sync += self.o.valid.eq(0)
+        with m.If(self.i.valid & self.i.ready):
+            m.d.sync += [self.o.valid.eq(1), self.o.payload.last.eq(self.i.payload.last)]
+            with m.If(self.i.payload.data[7]):
+                m.d.sync += [self.o.payload.codepoint.eq(0xFFFD),
+                             self.o.payload.error.eq(ErrorKind.INVALID_BYTE)]
+            with m.Else():
+                m.d.sync += [self.o.payload.codepoint.eq(self.i.payload.data),
+                             self.o.payload.error.eq(ErrorKind.NONE)]
+        return m
+
+
+DIVISOR = 4
+
+
+def make_core(**kwargs):
+    options = dict(clk_freq=4_000_000, baud=1_000_000, in_depth=1024, out_depth=1024,
+                   max_payload=64, credit_step=64, frame_timeout=0.0005,
+                   decoder=StandinDecoder)
+    options.update(kwargs)
+    return BoardCore(**options)
+
+
+def run_board(host_bytes, *, extra_cycles=3000, core=None, gap_after=None):
+    """Bit-bang ``host_bytes`` into a BoardCore; returns the frames it sent back.
+
+    ``gap_after``: {byte index: idle cycles} inserted after that byte."""
+    dut = core or make_core()
+    out = bytearray()
+    gap_after = gap_after or {}
+
+    async def host_tx(ctx):
+        ctx.set(dut.rx, 1)
+        await ctx.tick().repeat(20)
+        for index, byte in enumerate(host_bytes):
+            for bit in [0] + [(byte >> i) & 1 for i in range(8)] + [1]:
+                ctx.set(dut.rx, bit)
+                await ctx.tick().repeat(DIVISOR)
+            if index in gap_after:
+                await ctx.tick().repeat(gap_after[index])
+        await ctx.tick().repeat(extra_cycles)
+
+    async def host_rx(ctx):
+        state, timer, bit, value = "idle", 0, 0, 0
+        async for _, _, line in ctx.tick().sample(dut.tx):
+            if state == "idle":
+                if not line:
+                    state, timer = "start", DIVISOR // 2
+            else:
+                timer -= 1
+                if timer:
+                    continue
+                timer = DIVISOR
+                if state == "start":
+                    state, bit, value = "data", 0, 0
+                elif state == "data":
+                    value |= line << bit
+                    bit += 1
+                    if bit == 8:
+                        state = "stop"
+                else:
+                    assert line, "framing error on the board's tx"
+                    out.append(value)
+                    state = "idle"
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(host_tx)
+    sim.add_testbench(host_rx, background=True)
+    sim.run()
+    frames = FrameParser().feed(bytes(out))
+    assert all(kind is not None for kind, _ in frames), frames
+    return frames
+
+
+def start(mode, window=1 << 20):
+    return encode_frame(HostFrame.START, bytes([mode]) + struct.pack("<I", window))
+
+
+def message(mode, data, chunk=64):
+    frames = [start(mode)]
+    for index in range(0, len(data), chunk):
+        frames.append(encode_frame(HostFrame.DATA, data[index:index + chunk]))
+    frames.append(encode_frame(HostFrame.END))
+    return b"".join(frames)
+
+
+def errors_in(frames):
+    return [(ErrorCode(payload[0]), payload[1]) for kind, payload in frames
+            if kind == BoardFrame.ERROR]
+
+
+def test_hello():
+    frames = run_board(encode_frame(HostFrame.HELLO), extra_cycles=1500)
+    assert [kind for kind, _ in frames] == [BoardFrame.HELLO_ACK]
+    hello = Hello(frames[0][1])
+    assert (hello.version, hello.max_payload, hello.clock_hz, hello.baud, hello.in_capacity,
+            hello.out_capacity) == (1, 64, 4_000_000, 1_000_000, 1024, 1024)
+
+
+def test_message_transcode_and_decode():
+    data = b"Hello, board!\n\xffok" * 4
+    first = encode_frame(HostFrame.HELLO) + message(Mode.TRANSCODE, data)
+    host = first + message(Mode.DECODE, data[:20])
+    # The next START waits for the first STATUS (a START during a message is refused).
+    frames = run_board(host, extra_cycles=7000, gap_after={len(first) - 1: 6000})
+    kinds = [kind for kind, _ in frames]
+    assert kinds.count(BoardFrame.STATUS) == 2
+    first = kinds.index(BoardFrame.STATUS)
+    out1 = b"".join(p for k, p in frames[:first] if k == BoardFrame.DATA)
+    out2 = b"".join(p for k, p in frames[first:] if k == BoardFrame.DATA)
+    assert out1 == data.replace(b"\xff", b"\xef\xbf\xbd")
+    assert out2 == b"".join(struct.pack("<I", 0xFFFD | ErrorKind.INVALID_BYTE.value << 24
+                                        if b >= 0x80 else b) for b in data[:20])
+    status = Status(frames[first][1])
+    assert (status.mode, status.bytes_in, status.bytes_out, status.codepoints,
+            status.invalid_byte) == (Mode.TRANSCODE, len(data), len(out1), len(data), 4)
+    assert status.rx_first < status.rx_last and status.tx_first < status.tx_status
+    # Credits: never more than the input buffer, nor a quarter of the output buffer (x4 modes).
+    credits = [struct.unpack("<I", p)[0] for k, p in frames if k == BoardFrame.CREDIT]
+    assert credits and credits[0] <= (1024 - 64) // 4
+
+
+def test_empty_message_and_encode():
+    units = struct.pack("<4I", 0x41, 0xD800, 0x110000, 0x1F600) + b"\x42"
+    first = message(Mode.VALIDATE, b"")
+    host = first + message(Mode.ENCODE, units)
+    frames = run_board(host, extra_cycles=4000, gap_after={len(first) - 1: 3000})
+    statuses = [Status(p) for k, p in frames if k == BoardFrame.STATUS]
+    assert len(statuses) == 2
+    assert (statuses[0].bytes_in, statuses[0].codepoints) == (0, 0)
+    out = b"".join(p for k, p in frames if k == BoardFrame.DATA)
+    assert out == b"A" + b"\xef\xbf\xbd" * 2 + "\U0001F600".encode() + b"\xef\xbf\xbd"
+    s = statuses[1]
+    assert (s.codepoints, s.surrogate, s.too_large, s.truncated) == (5, 1, 1, 1)
+
+
+def test_corrupted_frame_gets_an_error_and_the_board_resynchronises():
+    data = b"abcdefgh" * 4
+    bad = bytearray(encode_frame(HostFrame.DATA, data))
+    bad[10] ^= 0x04
+    host = (start(Mode.TRANSCODE) + bytes(bad) + encode_frame(HostFrame.END) +
+            encode_frame(HostFrame.HELLO) + message(Mode.TRANSCODE, b"again"))
+    frames = run_board(host, extra_cycles=5000)
+    errors = errors_in(frames)
+    assert errors[0] == (ErrorCode.CRC, 1)                 # the message was aborted
+    assert (ErrorCode.NO_MESSAGE, 0) in errors             # its END arrived after the abort
+    kinds = [kind for kind, _ in frames]
+    assert BoardFrame.HELLO_ACK in kinds
+    statuses = [Status(p) for k, p in frames if k == BoardFrame.STATUS]
+    assert len(statuses) == 1 and statuses[0].bytes_in == 5
+    assert frames[kinds.index(BoardFrame.STATUS) - 1] == (BoardFrame.DATA, b"again")
+
+
+def test_protocol_errors():
+    unknown = bytes([SYNC, 0x33, 0, 0]) + crc16(bytes([0x33, 0, 0])).to_bytes(2, "big")
+    bad_length = bytes([SYNC, HostFrame.END, 3, 0, 1, 2, 3, 0, 0])
+    host = (b"\x00\x17" + unknown + bad_length +
+            encode_frame(HostFrame.DATA, b"x") +                          # no message
+            start(Mode.DECODE, window=0) + start(Mode.DECODE) +            # busy
+            encode_frame(HostFrame.DATA, b"y" * 64) * 4)   # the credit is (1024 - 64) / 4
+    frames = run_board(host, extra_cycles=3000)
+    codes = [code for code, _ in errors_in(frames)]
+    assert codes[:5] == [ErrorCode.UNKNOWN_TYPE, ErrorCode.BAD_LENGTH, ErrorCode.NO_MESSAGE,
+                         ErrorCode.BUSY, ErrorCode.OVERRUN]
+
+
+def test_lengths_table_matches_the_gateware():
+    # The host-side table documents what the gateware accepts.
+    assert HOST_LENGTHS[HostFrame.START] == (5, 5)
+    assert HOST_LENGTHS[HostFrame.WINDOW] == (4, 4)
+
+
+def test_incomplete_frame_times_out():
+    frame = encode_frame(HostFrame.DATA, b"z" * 40)
+    host = start(Mode.TRANSCODE) + frame[:20]
+    frames = run_board(host, extra_cycles=4000)
+    assert errors_in(frames) == [(ErrorCode.TIMEOUT, 1)]
+
+
+def test_host_window_limits_output():
+    data = b"w" * 100
+    host = (encode_frame(HostFrame.START, bytes([Mode.TRANSCODE]) + struct.pack("<I", 30)) +
+            encode_frame(HostFrame.DATA, data[:64]) + encode_frame(HostFrame.DATA, data[64:]) +
+            encode_frame(HostFrame.END))
+    # The WINDOW frame comes late (after a pause): nothing beyond 30 bytes may come before it.
+    window = encode_frame(HostFrame.WINDOW, struct.pack("<I", 100))
+    frames = run_board(host + window, gap_after={len(host) - 1: 2000}, extra_cycles=9000)
+    out = [p for k, p in frames if k == BoardFrame.DATA]
+    assert len(out[0]) <= 30 and b"".join(out) == data
+    assert sum(1 for k, _ in frames if k == BoardFrame.STATUS) == 1
+
+
+def test_parameter_checks():
+    with pytest.raises(ValueError, match="power of 2"):
+        make_core(in_depth=1000)
+    with pytest.raises(ValueError, match="max_payload"):
+        make_core(max_payload=4096)
+    with pytest.raises(ValueError, match="off by"):
+        make_core(baud=900_000)

@@ -1,0 +1,189 @@
+"""End to end through the virtual board: the board's gateware compiled with CXXRTL, its UART
+bridged to a pseudo-terminal, the host side (pyserial, framing, credits) exactly as with a real
+board, every output byte checked against the reference model."""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import corpora
+from utf8_gateware.boards.host import BoardError, Link, expected_output, stream
+from utf8_gateware.boards.protocol import BoardFrame, ErrorCode, FrameParser, Mode
+from utf8_gateware.sim import compiled
+
+
+pytestmark = pytest.mark.skipif(not compiled.have_compiler() or os.name != "posix",
+                                reason="the virtual board needs a C++ compiler and ptys")
+
+CLI = [sys.executable, "-m", "utf8_gateware"]
+SAMPLE = (Path(__file__).resolve().parents[1] / "cli" / "samples" / "sample.txt").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def board():
+    from utf8_gateware.boards.virtual import VirtualBoard
+    with VirtualBoard() as virtual:
+        yield virtual
+
+
+@pytest.fixture
+def link(board):
+    with Link(board.port, timeout=20) as connection:
+        connection.connect()
+        yield connection
+
+
+def utf32(units):
+    return struct.pack(f"<{len(units)}I", *units)
+
+
+def check(link, mode, data):
+    report, output = stream(link, mode, data)
+    assert report["match"], report["problems"]
+    assert output == expected_output(mode, data)[0]
+    return report
+
+
+# -- messages ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", [Mode.TRANSCODE, Mode.DECODE, Mode.VALIDATE])
+def test_sample(link, mode):
+    report = check(link, mode, SAMPLE)
+    assert sum(report["errors"].values()) > 0           # the sample has ill-formed sequences
+
+
+def test_encode_units(link):
+    text = SAMPLE.decode("utf-8", "replace")
+    units = [ord(char) for char in text] + [0xD800, 0xDFFF, 0x110000, 0xFFFFFFFF, 0x10FFFF, 0]
+    report = check(link, Mode.ENCODE, utf32(units) + b"\x41\x42")   # + a partial unit
+    assert report["errors"]["surrogate"] == 2 and report["errors"]["too_large"] == 2
+    assert report["errors"]["truncated"] == 1
+
+
+def test_small_and_empty_messages(link):
+    for data in [b"", b"a", b"\xc3", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\xff" * 3]:
+        for mode in (Mode.TRANSCODE, Mode.DECODE, Mode.VALIDATE):
+            check(link, mode, data)
+    for data in [b"", b"\x41\x00\x00\x00", b"\x00\xd8\x00\x00", b"\x01"]:
+        check(link, Mode.ENCODE, data)
+
+
+def test_corpora_every_mode(link):
+    corpora.require()
+    cases = corpora.decode_cases()
+    # Cases as messages of their own (message boundaries: truncation at the end).
+    for case in cases[:40]:
+        for mode in (Mode.TRANSCODE, Mode.DECODE):
+            check(link, mode, case.data)
+    # Every case in one stream; with Kuhn's and Flenniken's files too where the output is small.
+    joined = b"".join(case.data for case in cases)
+    check(link, Mode.DECODE, joined)
+    whole = joined + corpora.kuhn() + corpora.flenniken_whole_file()[0]
+    for mode in (Mode.TRANSCODE, Mode.VALIDATE):
+        check(link, mode, whole)
+    flenniken, replaced = corpora.flenniken_whole_file()
+    report, output = stream(link, Mode.TRANSCODE, flenniken)
+    assert output == replaced and report["match"]
+    # Encoder cases: UTF-32LE in, the corpus's UTF-8 out.
+    for case in corpora.encode_cases():
+        report, output = stream(link, Mode.ENCODE, utf32(case.units))
+        assert output == case.expected and report["match"], case.id
+
+
+# -- faults --------------------------------------------------------------------------------------
+
+def test_corrupted_frame(board):
+    with Link(board.port, timeout=20) as link:
+        link.connect()
+        with pytest.raises(BoardError, match="bad CRC.*aborted"):
+            link.run(Mode.TRANSCODE, SAMPLE * 2, corrupt_frame=0)
+        # The board resynchronised: a new session works.
+        link.connect()
+        check(link, Mode.TRANSCODE, SAMPLE)
+
+
+def test_host_disconnects_mid_message(board):
+    # A listener opens the port first (pyserial flushes the input when it opens a port), but
+    # reads only once the first host is gone, so it takes nothing from it.
+    with Link(board.port, timeout=20) as listener:
+        with Link(board.port, timeout=20) as link:
+            link.connect()
+            assert link.run(Mode.DECODE, SAMPLE * 4, stop_after=3000) is None
+        # The host is gone in the middle of a frame. The board times out (5 ms of board
+        # time), reports it, and is ready again.
+        frames = []
+        deadline = time.monotonic() + 20
+        parser = FrameParser()
+        while time.monotonic() < deadline and not any(
+                kind == BoardFrame.ERROR for kind, _ in frames):
+            frames += parser.feed(listener.serial.read(4096))
+        errors = [(ErrorCode(payload[0]), payload[1]) for kind, payload in frames
+                  if kind == BoardFrame.ERROR]
+        assert errors == [(ErrorCode.TIMEOUT, 1)]          # the message was aborted
+        listener.connect()
+        check(listener, Mode.DECODE, SAMPLE)
+
+
+# -- line utilisation ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode, size", [
+    (Mode.TRANSCODE, 64 << 10), (Mode.DECODE, 16 << 10), (Mode.ENCODE, 64 << 10),
+    (Mode.VALIDATE, 64 << 10),
+])
+def test_line_utilisation(link, mode, size):
+    """With a large input the busier direction of the line is >= 99 % busy with payload,
+    measured in simulated time by the board's own cycle counters."""
+    if mode is Mode.ENCODE:
+        units = [ord(char) for char in SAMPLE.decode("utf-8", "replace")]
+        data = utf32(units * (size // (4 * len(units)) + 1))[:size]
+    else:
+        data = (SAMPLE * (size // len(SAMPLE) + 1))[:size]
+    report = check(link, mode, data)
+    print(f"{mode.label}: {report['line_utilisation']:.4f} ({report['busier_direction']}, "
+          f"{len(data)} bytes in, {report['bytes_out']} out)")
+    assert report["line_utilisation"] >= 0.99
+
+
+# -- command line --------------------------------------------------------------------------------
+
+def test_cli_stream_virtual_board(tmp_path):
+    out = tmp_path / "report.json"
+    result = subprocess.run([*CLI, "stream", "--json", str(out), "-o", str(tmp_path / "o.txt")],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert report["match"] is True and report["baud"] == 3_000_000
+    assert 0.5 < report["line_utilisation"] <= 1.0
+    assert (tmp_path / "o.txt").read_bytes() == SAMPLE.decode("utf-8", "replace").encode()
+    assert "line utilisation" in result.stdout and "match" in result.stdout
+
+
+def test_cli_missing_port():
+    started = time.monotonic()
+    result = subprocess.run([*CLI, "stream", "--port", "/dev/no-such-port"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "cannot open serial port" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_cli_silent_port():
+    """A port with no board behind it: a one-line error after the timeout, no hang."""
+    master, slave = os.openpty()
+    try:
+        import tty
+        tty.setraw(slave)
+        result = subprocess.run([*CLI, "stream", "--port", os.ttyname(slave), "--timeout", "0.3"],
+                                capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert result.returncode == 2
+    assert "no answer from a board" in result.stderr and "Traceback" not in result.stderr
