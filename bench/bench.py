@@ -183,22 +183,31 @@ def bench_synth(seeds, results):
     ceiling_fmax = statistics.median(r["fmax_mhz"] for r in ceiling) if ceiling else None
     print(f"\n== iCE40 UP5K-SG48, fmax median over seeds {', '.join(map(str, seeds))} "
           f"({elapsed:.0f} s)")
-    print(f"{'target':26} {'fmax MHz':>9} {'(min..max)':>14} {'x ceiling':>10} {'LCs':>6} "
-          f"{'RAM':>4}")
+    print(f"{'target':26} {'fmax MHz':>9} {'(min..max)':>14} {'x ceiling':>10} "
+          f"{'x 86 MHz':>9} {'LCs':>6} {'core LCs':>9} {'RAM':>4}")
     for (target, errors), runs in reports.items():
         fmaxes = sorted(r["fmax_mhz"] for r in runs)
         median = statistics.median(fmaxes)
         label = target + (f" ({errors})" if errors else "")
         ratio = f"{median / ceiling_fmax:10.2f}" if ceiling_fmax else f"{'':10}"
         lcs = sorted({r["lc"] for r in runs})
+        core_lcs = sorted({r["core_lc"] for r in runs})
         print(f"{label:26} {median:9.1f} {f'({fmaxes[0]:.1f}..{fmaxes[-1]:.1f})':>14} {ratio} "
-              f"{'/'.join(map(str, lcs)):>6} {runs[0]['ram']:4}")
+              f"{median / ISSUE_CEILING_MHZ:9.2f} {'/'.join(map(str, lcs)):>6} "
+              f"{'/'.join(map(str, core_lcs)):>9} {runs[0]['ram']:4}")
         results.setdefault("synth", {})[label] = {
-            "fmax_mhz_median": median, "fmax_mhz": fmaxes, "lc": lcs, "ram": runs[0]["ram"],
+            "fmax_mhz_median": median, "fmax_mhz": fmaxes, "lc": lcs, "core_lc": core_lcs,
+            "ram": runs[0]["ram"],
             "critical_path": runs[0]["critical_path"]}
     any_report = next(iter(reports.values()))[0] if reports else None
     if any_report:
         print(f"tools: {any_report['yosys']}; {any_report['nextpnr']}")
+
+
+# The one-LUT-level ceiling the project's targets were first stated against ("about 86 MHz with
+# the current toolchain"); our own ceiling design in the same harness measures far higher, so
+# both ratios are printed.
+ISSUE_CEILING_MHZ = 86.0
 
 
 def main(argv=None):

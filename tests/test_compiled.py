@@ -191,6 +191,7 @@ def test_no_compiler_on_path(monkeypatch, tmp_path, private_cache):
     monkeypatch.setenv("PATH", str(empty))
     with pytest.raises(compiled.CompilerNotFoundError, match="no C\\+\\+ compiler found"):
         compiled.find_compiler()
+    monkeypatch.setattr(engines, "_models", {})  # models built by earlier tests in this process
     with pytest.raises(compiled.CompilerNotFoundError):
         engines.decode(b"abc", "replace", "compiled")
 
