@@ -4,7 +4,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .error_kind import ErrorKind
+from .error_kind import ErrorKind, check_policy
 from .layouts import ByteLayout, CodepointLayout
 
 
@@ -128,12 +128,7 @@ class Utf8Decoder(wiring.Component):
     o: Out(stream.Signature(CodepointLayout))
 
     def __init__(self, errors="replace"):
-        if not isinstance(errors, str):
-            raise TypeError(f"errors must be a string, not {errors!r}")
-        if errors not in DECODE_ERRORS:
-            raise ValueError(f"errors must be one of {', '.join(map(repr, DECODE_ERRORS))}, "
-                             f"not {errors!r}")
-        self._errors = errors
+        self._errors = check_policy(errors, DECODE_ERRORS)
         super().__init__()
 
     @property

@@ -4,7 +4,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .error_kind import ErrorKind
+from .error_kind import ErrorKind, check_policy
 from .layouts import EncodedByteLayout, UnitLayout
 
 
@@ -88,14 +88,9 @@ class Utf8Encoder(wiring.Component):
     """
 
     def __init__(self, errors="replace", *, carry_error=False):
-        if not isinstance(errors, str):
-            raise TypeError(f"errors must be a string, not {errors!r}")
-        if errors not in ENCODE_ERRORS:
-            raise ValueError(f"errors must be one of {', '.join(map(repr, ENCODE_ERRORS))}, "
-                             f"not {errors!r}")
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
-        self._errors = errors
+        self._errors = check_policy(errors, ENCODE_ERRORS)
         self._carry_error = carry_error
         super().__init__({
             "i": In(stream.Signature(CarriedUnitLayout if carry_error else UnitLayout)),

@@ -3,7 +3,7 @@
 from amaranth.lib import enum
 
 
-__all__ = ["ErrorKind"]
+__all__ = ["ErrorKind", "check_policy"]
 
 
 class ErrorKind(enum.Enum, shape=3):
@@ -44,3 +44,16 @@ class ErrorKind(enum.Enum, shape=3):
     def label(self):
         """Lower-case name used in reports and JSON (``"too_large"``, ...)."""
         return self.name.lower()
+
+
+def check_policy(errors, allowed):
+    """Check an ``errors`` parameter against the policies ``allowed``; returns it.
+
+    Raises :class:`TypeError` if it is not a string and :class:`ValueError` if it is not one of
+    ``allowed``, with a message naming the choices.
+    """
+    if not isinstance(errors, str):
+        raise TypeError(f"errors must be a string, not {errors!r}")
+    if errors not in allowed:
+        raise ValueError(f"errors must be one of {', '.join(map(repr, allowed))}, not {errors!r}")
+    return errors

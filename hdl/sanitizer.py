@@ -6,6 +6,7 @@ from amaranth.lib.wiring import In, Out
 
 from .decoder import Utf8Decoder
 from .encoder import Utf8Encoder
+from .error_kind import check_policy
 from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
 
 
@@ -65,12 +66,7 @@ class Utf8Sanitizer(wiring.Component):
     o: Out(stream.Signature(EncodedByteLayout))
 
     def __init__(self, errors="replace"):
-        if not isinstance(errors, str):
-            raise TypeError(f"errors must be a string, not {errors!r}")
-        if errors not in SANITIZE_ERRORS:
-            raise ValueError(f"errors must be one of {', '.join(map(repr, SANITIZE_ERRORS))}, "
-                             f"not {errors!r}")
-        self._errors = errors
+        self._errors = check_policy(errors, SANITIZE_ERRORS)
         super().__init__()
 
     @property

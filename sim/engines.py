@@ -33,7 +33,7 @@ import gc
 import re
 from typing import NamedTuple, Optional
 
-from ..hdl.error_kind import ErrorKind
+from ..hdl.error_kind import ErrorKind, check_policy
 from ..hdl.layouts import ByteLayout, CodepointLayout, UnitLayout, EncodedByteLayout
 from . import reference
 from .reference import Decoded
@@ -95,13 +95,6 @@ def resolve_engine(engine=None):
 def _check_engine(engine):
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, not {engine!r}")
-
-
-def _check_errors(errors, allowed):
-    if not isinstance(errors, str):
-        raise TypeError(f"errors must be a string, not {errors!r}")
-    if errors not in allowed:
-        raise ValueError(f"errors must be one of {', '.join(map(repr, allowed))}, not {errors!r}")
 
 
 # -------------------------------------------------------------------------------------------------
@@ -364,7 +357,7 @@ def decode(data, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1,
     :class:`DecodeRun`. Raises :class:`EngineError` if the engine fails and
     :class:`~.compiled.CompilerNotFoundError` for ``"compiled"`` without a C++ compiler.
     """
-    _check_errors(errors, reference.DECODE_ERRORS)
+    check_policy(errors, reference.DECODE_ERRORS)
     engine = default_engine() if engine is None else engine
     _check_engine(engine)
     data = bytes(data)
@@ -398,7 +391,7 @@ def encode(units, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1
     ``progress(n)`` is called with input bytes processed (4 per unit). Other arguments and
     exceptions as for :func:`decode`.
     """
-    _check_errors(errors, reference.ENCODE_ERRORS)
+    check_policy(errors, reference.ENCODE_ERRORS)
     engine = default_engine() if engine is None else engine
     _check_engine(engine)
     units = _to_units(units)

@@ -58,7 +58,7 @@ So ``encode(decode(b, "surrogateescape"), "surrogateescape") == b`` for every by
 
 from typing import NamedTuple, Sequence
 
-from ..hdl.error_kind import ErrorKind
+from ..hdl.error_kind import ErrorKind, check_policy
 
 
 __all__ = [
@@ -75,13 +75,6 @@ ENCODE_ERRORS = ("replace", "strict", "surrogateescape")
 REPLACEMENT_CHARACTER = 0xFFFD
 _REPLACEMENT_BYTES    = b"\xef\xbf\xbd"
 _ESCAPE_BASE          = 0xDC00
-
-
-def _check_errors(errors, allowed):
-    if not isinstance(errors, str):
-        raise TypeError(f"errors must be a string, not {errors!r}")
-    if errors not in allowed:
-        raise ValueError(f"errors must be one of {', '.join(map(repr, allowed))}, not {errors!r}")
 
 
 def sequence_length(lead):
@@ -159,7 +152,7 @@ class Decoder:
     becomes a ``TRUNCATED`` error). After :meth:`finish` the decoder can start a new stream.
     """
     def __init__(self, errors="replace"):
-        _check_errors(errors, DECODE_ERRORS)
+        check_policy(errors, DECODE_ERRORS)
         self.errors = errors
         self._pending = bytearray()
 
@@ -241,7 +234,7 @@ class Encoded(NamedTuple):
 
 def encode_unit(unit, errors="replace"):
     """Encode one UTF-32 code unit; returns ``(bytes, ErrorKind)``."""
-    _check_errors(errors, ENCODE_ERRORS)
+    check_policy(errors, ENCODE_ERRORS)
     if not isinstance(unit, int) or not 0 <= unit < 1 << 32:
         raise ValueError(f"a UTF-32 code unit is an integer in 0..0xFFFFFFFF, not {unit!r}")
     if 0xD800 <= unit <= 0xDFFF:
@@ -265,7 +258,7 @@ def encode_unit(unit, errors="replace"):
 
 def encode(units: Sequence[int], errors="replace"):
     """Encode a sequence of UTF-32 code units; returns :class:`Encoded`."""
-    _check_errors(errors, ENCODE_ERRORS)
+    check_policy(errors, ENCODE_ERRORS)
     chunks, errs = [], []
     for index, unit in enumerate(units):
         chunk, kind = encode_unit(unit, errors)
