@@ -1,0 +1,731 @@
+"""Formal properties of the UTF-8 cores: harnesses for :mod:`utf8_gateware.sim.formal`.
+
+Every harness drives the inputs of the design under test from :class:`~amaranth.hdl.AnySeq`
+(the solver chooses them freely in every cycle; the input stream is only constrained by the
+stream rules, which a transmitter must keep) and holds the output ``ready`` as another free
+input. Each states its property with :func:`~amaranth.hdl.Assert` and proves that it is not
+vacuous with :func:`~amaranth.hdl.Cover` s that a ``cover`` run must reach.
+
+:data:`PROOFS` lists the proofs (name, statement, method, depth); :func:`available_proofs`
+those whose cores exist. The building blocks (:func:`drive_source`, :func:`assert_stream_rules`,
+:class:`Scoreboard`, ...) are public so that tests can build variants, e.g. with a mutated core.
+"""
+
+import importlib
+from dataclasses import dataclass
+
+from amaranth.asserts import AnyConst, AnySeq
+from amaranth.hdl import (Array, Assert, Assume, Cat, Const, Cover, Elaboratable, Module, Mux,
+                          Signal)
+from amaranth.lib import data
+
+from ..hdl.error_kind import ErrorKind
+from ..hdl.layouts import ByteLayout, CodepointLayout, EncodedByteLayout
+from .formal import FormalJob
+from .spec_decoder import MAX_OUTPUTS_PER_BYTE, SpecDecoder
+
+
+__all__ = [
+    "drive_source", "drive_sink", "assert_stream_rules", "assert_decoded_item",
+    "utf8_length", "utf8_bytes", "Scoreboard", "QuietCounter",
+    "SpecDecoderProperties", "DecoderProperties", "DecoderEquivalence",
+    "EncoderEquivalence", "StreamRules", "Together", "EncoderDecoderRoundTrip",
+    "DecoderEncoderRoundTrip",
+    "check_against_spec",
+    "Proof", "PROOFS", "available_proofs",
+]
+
+
+# -- building blocks ------------------------------------------------------------------------------
+
+def _bits(view):
+    return view.as_value() if hasattr(view, "as_value") else view
+
+
+def drive_source(m, port, *, rules=True, name="i"):
+    """Drive the input stream ``port`` of a core (``valid`` and ``payload``) from ``AnySeq``.
+
+    With ``rules`` (the default) the solver must keep the stream rules a transmitter has to keep:
+    once ``valid`` is high without ``ready``, ``valid`` and ``payload`` hold until the transfer.
+    Returns the transfer strobe (``valid & ready``).
+    """
+    width = len(_bits(port.payload))
+    m.d.comb += [port.valid.eq(AnySeq(1)), _bits(port.payload).eq(AnySeq(width))]
+    if rules:
+        held = Signal(name=f"{name}_held")
+        held_payload = Signal(width, name=f"{name}_held_payload")
+        m.d.sync += [held.eq(port.valid & ~port.ready), held_payload.eq(_bits(port.payload))]
+        m.d.comb += Assume(~held | (port.valid & (_bits(port.payload) == held_payload)))
+    transfer = Signal()
+    m.d.comb += transfer.eq(port.valid & port.ready)
+    return transfer
+
+
+def drive_sink(m, port):
+    """Hold the output stream ``port``'s ``ready`` as a free input; returns its transfer strobe."""
+    m.d.comb += port.ready.eq(AnySeq(1))
+    transfer = Signal()
+    m.d.comb += transfer.eq(port.valid & port.ready)
+    return transfer
+
+
+def assert_stream_rules(m, port, name):
+    """Assert the transmitter's stream rules on the output stream ``port``: once ``valid`` is
+    high and ``ready`` low, ``valid`` stays high and ``payload`` is unchanged in the next cycle.
+    (That ``valid`` does not depend on ``ready`` within a cycle is checked structurally, with
+    :func:`~utf8_gateware.sim.formal.combinational_paths`.)"""
+    width = len(_bits(port.payload))
+    held = Signal(name=f"{name.replace('.', '_')}_held")
+    held_payload = Signal(width, name=f"{name.replace('.', '_')}_held_payload")
+    m.d.sync += [held.eq(port.valid & ~port.ready), held_payload.eq(_bits(port.payload))]
+    m.d.comb += [
+        Assert(~held | port.valid, f"{name}.valid fell before the transfer"),
+        Assert(~held | (_bits(port.payload) == held_payload),
+               f"{name}.payload changed before the transfer"),
+    ]
+    return held
+
+
+def assert_decoded_item(m, en, item, errors):
+    """Property 1 on one decoder output ``item`` (a :data:`CodepointLayout` view), when ``en``:
+    without error it is a Unicode scalar value (not a surrogate, at most U+10FFFF); with an error
+    it is U+FFFD (``errors="replace"``) or an escape U+DC80..U+DCFF (``"surrogateescape"``)."""
+    cp, ok = item.codepoint, item.error == ErrorKind.NONE
+    scalar = (cp <= 0x10FFFF) & ~((cp >= 0xD800) & (cp <= 0xDFFF))
+    if errors == "replace":
+        error_form = cp == 0xFFFD
+    else:
+        error_form = (cp >= 0xDC80) & (cp <= 0xDCFF)
+    m.d.comb += [
+        Assert(~en | ~ok | scalar, "a decoded output is not a scalar value"),
+        Assert(~en | ok | error_form, f"an error output is not {errors}'s form"),
+    ]
+
+
+def utf8_length(cp):
+    """The length (1..4) of the UTF-8 form of the scalar value ``cp``."""
+    return Mux(cp < 0x80, 1, Mux(cp < 0x800, 2, Mux(cp < 0x10000, 3, 4)))
+
+
+def utf8_bytes(cp, length):
+    """The ``length`` (a Python int, 1..4) bytes of the UTF-8 form of ``cp``, as Values."""
+    if length == 1:
+        return [cp[:8]]
+    lead_marker = {2: 0b110, 3: 0b1110, 4: 0b11110}[length]
+    lead_bits = 7 - length
+    top = 6 * (length - 1)
+    out = [Cat(cp[top:top + lead_bits], Const(lead_marker, length + 1))]
+    for index in range(length - 1):
+        shift = 6 * (length - 2 - index)
+        out.append(Cat(cp[shift:shift + 6], Const(0b10, 2)))
+    return out
+
+
+class Scoreboard(Elaboratable):
+    """Checks a core's output sequence against the expected one, tracking one item chosen by
+    the solver (the classic way to verify a pipeline or FIFO without modelling a whole queue).
+
+    Expected items are *pushed* (up to ``push_width`` per cycle, in order, with ``push_count``
+    and ``push_items``); the core *offers* items (``offer``/``offer_item``, its output
+    ``valid``/``payload``) and *pops* them (``pop``, its output transfer). Counters number the
+    items on both sides. Asserted every cycle:
+
+    * the core offers nothing that has not been pushed (no extra or duplicated item);
+    * the item the core offers with the number ``index`` -- a free constant (``AnyConst``), so
+      the proof holds for every item -- equals the expected item with that number (no item lost,
+      reordered or changed).
+
+    ``pending`` is the number of pushed items not yet popped; ``width`` bounds the counters
+    (the proof depth times ``push_width`` must stay below ``2**width``). The messages name the
+    check ``name``.
+    """
+    def __init__(self, shape, push_width, name, *, width=9):
+        self.shape, self.push_width, self.name, self.width = shape, push_width, name, width
+        self.push_count = Signal(range(push_width + 1))
+        self.push_items = [Signal(shape, name=f"push_{n}") for n in range(push_width)]
+        self.offer = Signal()
+        self.offer_item = Signal(shape)
+        self.pop = Signal()
+        self.pending = Signal(width)
+
+    def elaborate(self, platform):
+        m = Module()
+        index = Signal(self.width)
+        m.d.comb += index.eq(AnyConst(self.width))
+        produced = Signal(self.width)  # items pushed before this cycle
+        consumed = Signal(self.width)  # items popped before this cycle
+        m.d.sync += [produced.eq(produced + self.push_count), consumed.eq(consumed + self.pop)]
+        m.d.comb += self.pending.eq(produced - consumed)
+
+        # The expected item number `index`: captured when pushed, or pushed in this cycle.
+        captured = Signal()
+        expected = Signal(self.shape)
+        offset = Signal(self.width)
+        m.d.comb += offset.eq(index - produced)
+        pushed_now = offset < self.push_count
+        now = Array(self.push_items)[offset[:max(1, (self.push_width - 1).bit_length())]]
+        with m.If(pushed_now):
+            m.d.sync += [captured.eq(1), expected.eq(now)]
+
+        m.d.comb += [
+            Assert(~self.offer | (self.pending != 0) | (self.push_count != 0),
+                   f"{self.name}: an output that nothing expected corresponds to"),
+            Assert(~(self.offer & (consumed == index)) |
+                   (_bits(self.offer_item) == Mux(captured, _bits(expected), _bits(now))),
+                   f"{self.name}: an output differs from the expected one"),
+            Assert(produced < (1 << self.width) - 2 * self.push_width,
+                   f"{self.name}: counters too narrow for the proof depth"),
+        ]
+        return m
+
+
+class QuietCounter(Elaboratable):
+    """Counts consecutive cycles in which ``quiet`` was high, saturating at ``bound``;
+    ``expired`` is high once ``bound`` such cycles have passed (for bounded liveness)."""
+    def __init__(self, bound):
+        self.bound = bound
+        self.quiet = Signal()
+        self.expired = Signal()
+
+    def elaborate(self, platform):
+        m = Module()
+        count = Signal(range(self.bound + 1))
+        with m.If(~self.quiet):
+            m.d.sync += count.eq(0)
+        with m.Elif(count != self.bound):
+            m.d.sync += count.eq(count + 1)
+        m.d.comb += self.expired.eq(count == self.bound)
+        return m
+
+
+#: Quiet cycles (sink ready, no input) after which the encoder has output every beat it holds:
+#: up to two units (4 beats each) and the output register, after 3 cycles of latency.
+ENCODER_DRAIN = 12
+
+
+def decoder_drain(decoder):
+    """Quiet cycles (sink ready, no input) after which ``decoder`` has nothing pending: its
+    documented :attr:`LATENCY` plus one, or 16 if it documents none."""
+    latency = getattr(decoder, "LATENCY", None)
+    return latency + 1 if isinstance(latency, int) else 16
+
+
+def _decoder(errors):
+    from ..hdl.decoder import Utf8Decoder
+    return Utf8Decoder(errors=errors)
+
+
+def _encoder(errors):
+    from ..hdl.encoder import Utf8Encoder
+    return Utf8Encoder(errors=errors)
+
+
+# -- the specification model on its own (k-induction) ---------------------------------------------
+
+class SpecDecoderProperties(Elaboratable):
+    """Properties 1, 2 (and, with surrogateescape, the byte side of 4) of :class:`SpecDecoder`,
+    for every byte stream, by k-induction (k = 2) with invariants on its pending prefix.
+
+    Every cycle, for the byte ``b`` offered (the model is always ready) and its outputs:
+
+    * the pending prefix is well-formed: a lead C2..F4 and allowed continuation bytes, shorter
+      than its sequence (the induction invariant);
+    * property 1: each output without error is a scalar value and is the shortest form of the
+      bytes it consumed (the prefix and ``b``: no overlong, no surrogate, nothing above
+      U+10FFFF); each error output is U+FFFD / an escape;
+    * property 2: if ``b`` is ASCII, the last output for it is ``b`` without error; no other
+      output is ASCII;
+    * ``last``: a byte with ``last`` ends with an output carrying ``last`` and leaves no prefix;
+      no other output carries ``last``;
+    * with surrogateescape: the outputs re-encode (scalars to UTF-8, escapes to their byte) to
+      exactly the bytes retired in this cycle (decoder then encoder is the identity on bytes).
+    """
+    def __init__(self, errors, factory=SpecDecoder):
+        self.errors, self.factory = errors, factory
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.spec = spec = self.factory(self.errors)
+        drive_source(m, spec.i, rules=False)
+        b, last, valid = spec.i.payload.data, spec.i.payload.last, spec.i.valid
+        k, buf, count, items = spec.k, spec.buf, spec.o.count, spec.o.items
+
+        # Induction invariant: the pending prefix is a proper prefix of a well-formed sequence.
+        lead = buf[0]
+        length = Mux(lead < 0xE0, 2, Mux(lead < 0xF0, 3, 4))
+        lo = Mux(lead == 0xE0, 0xA0, Mux(lead == 0xF0, 0x90, 0x80))
+        hi = Mux(lead == 0xED, 0x9F, Mux(lead == 0xF4, 0x8F, 0xBF))
+        m.d.comb += [
+            Assert((k == 0) | ((lead >= 0xC2) & (lead <= 0xF4) & (k < length)),
+                   "pending prefix: bad lead or too long"),
+            Assert((k < 2) | ((buf[1] >= lo) & (buf[1] <= hi)), "pending prefix: bad 2nd byte"),
+            Assert((k < 3) | ((buf[2] >= 0x80) & (buf[2] <= 0xBF)),
+                   "pending prefix: bad 3rd byte"),
+            Assert(valid | (count == 0), "outputs without a byte"),
+        ]
+
+        retired = [buf[j] for j in range(3)] + [b]  # the bytes outputs can stand for
+        for index in range(MAX_OUTPUTS_PER_BYTE):
+            item = items[index]
+            en = valid & (index < count)
+            ok = item.error == ErrorKind.NONE
+            assert_decoded_item(m, en, item, self.errors)
+            m.d.comb += [
+                # Property 2: no ASCII output but `b` itself, as the last output for `b`.
+                Assert(~en | ~ok | (item.codepoint >= 0x80) |
+                       ((count == index + 1) & (item.codepoint == b)),
+                       "an ASCII output that is not the input byte"),
+                Assert(~(valid & (b < 0x80) & (count == index + 1)) |
+                       (ok & (item.codepoint == b)), "an ASCII byte was not output"),
+                Assert(~en | ~item.last | ((count == index + 1) & last),
+                       "`last` on an output that does not end the message"),
+                Assert(~(valid & last & (count == index + 1)) | item.last,
+                       "the last output of a message lacks `last`"),
+            ]
+            if index == 0:
+                # A multi-byte scalar is the only output for its byte and the shortest form of
+                # the pending prefix and `b`.
+                multi = en & ok & (item.codepoint >= 0x80)
+                m.d.comb += Assert(~multi | ((count == 1) & (k != 0) &
+                                             (utf8_length(item.codepoint) == k + 1)),
+                                   "a scalar from a form of the wrong length (overlong?)")
+                for n in (1, 2, 3):
+                    form = Cat(*utf8_bytes(item.codepoint, n + 1))
+                    m.d.comb += Assert(~multi | (k != n) | (form == Cat(*retired[:n], b)),
+                                       "a scalar is not the UTF-8 form of the bytes consumed")
+            if self.errors == "surrogateescape":
+                # Escapes stand for the prefix's bytes, then `b`, in order.
+                source = Array(retired[:3] + [b])[Mux(index < k, index, 3)]
+                m.d.comb += Assert(~en | ok | ((index <= k) & (item.codepoint[:8] == source)),
+                                   "an escape is not the byte it stands for")
+        m.d.comb += Assert(~(valid & ((b < 0x80) | last)) | (count != 0),
+                           "an ASCII byte or the end of a message produced no output")
+
+        if self.errors == "surrogateescape":
+            # Decoder then encoder is the identity: the bytes re-encoded from this cycle's
+            # outputs are the prefix and `b`, except for what stays pending (checked next cycle,
+            # when the new prefix length is known).
+            multi = valid & (count != 0) & (items[0].error == ErrorKind.NONE) & \
+                    (items[0].codepoint >= 0x80)
+            encoded_length = Mux(multi, k + 1, count)
+            prev_valid, prev_k = Signal(), Signal(range(4))
+            prev_length = Signal(range(5))
+            m.d.sync += [prev_valid.eq(valid), prev_k.eq(k), prev_length.eq(encoded_length)]
+            m.d.comb += Assert(~prev_valid | (prev_length + k == prev_k + 1),
+                               "the outputs do not re-encode to the bytes retired")
+
+        # Not vacuous: a 4-byte scalar, a 3-byte one that ends a message, a surrogate and an
+        # overlong form refused, the widest burst of outputs for one byte.
+        m.d.comb += [
+            Cover(valid & (count == 1) & (items[0].error == ErrorKind.NONE) &
+                  (items[0].codepoint >= 0x10000)),
+            Cover(valid & (count == 1) & (items[0].error == ErrorKind.NONE) &
+                  (items[0].codepoint >= 0x800) & (items[0].codepoint < 0x10000) & last),
+            Cover(valid & (count != 0) & (items[0].error == ErrorKind.SURROGATE)),
+            Cover(valid & (count != 0) & (items[0].error == ErrorKind.OVERLONG) & (k == 1)),
+            Cover(valid & (count == (4 if self.errors == "surrogateescape" else 2)) & last &
+                  (items[0].error == ErrorKind.TRUNCATED)),
+        ]
+        return m
+
+
+# -- the real cores -------------------------------------------------------------------------------
+
+def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
+    """Property 3 (and 5) for a core ``dut`` with stream ports ``i``/``o``: its output sequence
+    is the one the unpipelined ``spec`` model produces for the items ``dut`` accepts.
+
+    ``spec`` is fed each item in the cycle ``dut`` takes it; its outputs (0..4) are the expected
+    sequence of a :class:`Scoreboard`, which every item ``dut`` offers must follow (so nothing is
+    lost, duplicated, reordered or changed). The output stream rules are
+    asserted. Bounded liveness: after ``drain`` cycles with the sink ready and no input taken,
+    nothing is pending and offered input is taken. Returns a dict of the strobes for covers.
+    """
+    i_xfer = drive_source(m, dut.i, rules=rules)
+    o_xfer = drive_sink(m, dut.o)
+    held = assert_stream_rules(m, dut.o, f"{name}.o")
+    m.d.comb += [spec.i.valid.eq(i_xfer), spec.i.payload.eq(dut.i.payload)]
+
+    m.submodules.scoreboard = scoreboard = Scoreboard(item_shape, 4, name=name)
+    m.d.comb += [
+        scoreboard.push_count.eq(spec.o.count),
+        *[scoreboard.push_items[n].eq(spec.o.items[n]) for n in range(4)],
+        scoreboard.offer.eq(dut.o.valid),
+        scoreboard.offer_item.eq(dut.o.payload),
+        scoreboard.pop.eq(o_xfer),
+    ]
+
+    m.submodules.quiet = quiet = QuietCounter(drain)
+    m.d.comb += quiet.quiet.eq(dut.o.ready & ~i_xfer)
+    m.d.comb += Assert(~quiet.expired | ((scoreboard.pending == 0) &
+                                         (~dut.i.valid | dut.i.ready)),
+                       f"{name}: outputs pending or input refused {drain} cycles after the "
+                       f"last input, with the sink ready")
+    return {"i_xfer": i_xfer, "o_xfer": o_xfer, "held": held, "scoreboard": scoreboard}
+
+
+class DecoderEquivalence(Elaboratable):
+    """Property 3: :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` produces exactly the outputs
+    of :class:`SpecDecoder` (which is checked against the reference model and CPython in
+    simulation), under arbitrary input and backpressure; plus the output stream rules and
+    bounded liveness (see :func:`check_against_spec`).
+
+    ``factory(errors)`` makes the core (a test can pass a mutated one).
+    """
+    def __init__(self, errors, factory=None, *, drain=None, rules=True):
+        self.errors, self.factory = errors, factory or _decoder
+        self.drain, self.rules = drain, rules
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = self.factory(self.errors)
+        m.submodules.spec = spec = SpecDecoder(self.errors)
+        s = check_against_spec(m, dut, spec, item_shape=CodepointLayout,
+                               drain=self.drain or decoder_drain(dut), name="decoder",
+                               rules=self.rules)
+        out = dut.o.payload
+        m.d.comb += [
+            Cover(s["o_xfer"] & (out.error == ErrorKind.NONE) & (out.codepoint >= 0x10000)),
+            Cover(s["o_xfer"] & (out.error == ErrorKind.OVERLONG)),
+            Cover(s["o_xfer"] & s["held"] & out.last),
+            Cover(dut.i.valid & ~dut.i.ready),
+            Cover(s["i_xfer"] & (spec.o.count ==
+                                 (4 if self.errors == "surrogateescape" else 2))),
+        ]
+        return m
+
+
+class DecoderProperties(Elaboratable):
+    """Properties 1, 2 and 5 of :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` on its own
+    (no specification model, so cheaper than :class:`DecoderEquivalence`):
+
+    * 1: every output offered is a scalar value, or U+FFFD / an escape U+DC80..U+DCFF if it is an
+      error;
+    * 2: the ASCII outputs (no error, below U+0080) are exactly the ASCII input bytes, in order:
+      a :class:`Scoreboard` of the ASCII bytes taken must match them (none lost, reordered,
+      changed or invented, e.g. a NUL or ``/`` decoded from an overlong form), and none may be
+      left pending after the drain;
+    * 5: the output stream rules; ``last``: no more ``last`` outputs than ``last`` inputs, and
+      every message ends (bounded liveness: after ``drain`` quiet cycles with the sink ready,
+      no ASCII byte and no message is pending, nothing is offered, and input is taken).
+    """
+    def __init__(self, errors, factory=None, *, messages=15, drain=None, rules=True):
+        self.errors, self.factory = errors, factory or _decoder
+        self.messages, self.drain, self.rules = messages, drain, rules
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = self.factory(self.errors)
+        i_xfer = drive_source(m, dut.i, rules=self.rules)
+        o_xfer = drive_sink(m, dut.o)
+        held = assert_stream_rules(m, dut.o, "decoder.o")
+        out = dut.o.payload
+        assert_decoded_item(m, dut.o.valid, out, self.errors)
+
+        # Property 2.
+        byte = dut.i.payload.data
+        out_ascii = (out.error == ErrorKind.NONE) & (out.codepoint < 0x80)
+        m.submodules.ascii = ascii = Scoreboard(7, 1, name="ASCII bytes")
+        m.d.comb += [
+            ascii.push_count.eq(i_xfer & (byte < 0x80)),
+            ascii.push_items[0].eq(byte),
+            ascii.offer.eq(dut.o.valid & out_ascii),
+            ascii.offer_item.eq(out.codepoint),
+            ascii.pop.eq(o_xfer & out_ascii),
+        ]
+
+        # Messages: `last` in versus `last` out.
+        open_messages = Signal(range(self.messages + 1))
+        last_in, last_out = i_xfer & dut.i.payload.last, o_xfer & out.last
+        m.d.sync += open_messages.eq(open_messages + last_in - last_out)
+        m.d.comb += [
+            Assert(~last_out | (open_messages != 0) | last_in,
+                   "an output with `last` that no input with `last` corresponds to"),
+            Assert(open_messages + last_in - last_out <= self.messages,
+                   f"more than {self.messages} messages pending"),
+        ]
+
+        drain = self.drain or decoder_drain(dut)
+        m.submodules.quiet = quiet = QuietCounter(drain)
+        m.d.comb += quiet.quiet.eq(dut.o.ready & ~i_xfer)
+        m.d.comb += Assert(~quiet.expired | ((ascii.pending == 0) & (open_messages == 0) &
+                                             ~dut.o.valid & (~dut.i.valid | dut.i.ready)),
+                           f"ASCII bytes or messages pending, or input refused, {drain} "
+                           f"cycles after the last input with the sink ready")
+
+        m.d.comb += [
+            Cover(o_xfer & out_ascii & held),
+            Cover(o_xfer & (out.error == ErrorKind.NONE) & (out.codepoint >= 0x10000)),
+            Cover(o_xfer & (out.error == ErrorKind.SURROGATE)),
+            Cover(o_xfer & out.last & (ascii.pending == 0) & (open_messages == 1) &
+                  (out.error == ErrorKind.TRUNCATED)),
+        ]
+        return m
+
+
+class EncoderEquivalence(Elaboratable):
+    """Properties 5 (and the encoder half of 3): :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`
+    produces exactly the beats of :class:`~utf8_gateware.sim.spec_encoder.SpecEncoder` for every
+    code unit stream, under arbitrary backpressure (see :func:`check_against_spec`)."""
+    def __init__(self, errors, factory=None, *, drain=ENCODER_DRAIN, rules=True):
+        self.errors, self.factory = errors, factory or _encoder
+        self.drain, self.rules = drain, rules
+
+    def elaborate(self, platform):
+        from .spec_encoder import SpecEncoder
+
+        m = Module()
+        m.submodules.dut = dut = self.factory(self.errors)
+        m.submodules.spec = spec = SpecEncoder(self.errors)
+        s = check_against_spec(m, dut, spec, item_shape=EncodedByteLayout,
+                               drain=self.drain, name="encoder", rules=self.rules)
+        out = dut.o.payload
+        m.d.comb += [
+            Cover(s["o_xfer"] & (out.data >= 0xF0) & (out.data < 0xF5) &
+                  (out.error == ErrorKind.NONE)),
+            Cover(s["o_xfer"] & (out.error == ErrorKind.SURROGATE)),
+            Cover(s["o_xfer"] & (out.error == ErrorKind.TOO_LARGE)),
+            Cover(s["o_xfer"] & s["held"] & out.last),
+            Cover(dut.i.valid & ~dut.i.ready),
+        ]
+        return m
+
+
+class StreamRules(Elaboratable):
+    """Property 5 on its own (cheap, so it is proven deeper): the output stream rules of a core
+    (``factory(errors)``, called ``name`` in the messages), under arbitrary input and
+    backpressure."""
+    def __init__(self, errors, factory, name):
+        self.errors, self.factory, self.name = errors, factory, name
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.dut = dut = self.factory(self.errors)
+        drive_source(m, dut.i)
+        o_xfer = drive_sink(m, dut.o)
+        held = assert_stream_rules(m, dut.o, f"{self.name}({self.errors}).o")
+        m.d.comb += [
+            Cover(held & o_xfer & dut.o.payload.last),
+            Cover(dut.i.valid & ~dut.i.ready),
+        ]
+        return m
+
+
+class Together(Elaboratable):
+    """Several independent harnesses in one design, so that one ``sby`` run proves them all
+    (cheap proofs share the tools' start-up time)."""
+    def __init__(self, *harnesses):
+        self.harnesses = harnesses
+
+    def elaborate(self, platform):
+        m = Module()
+        for index, harness in enumerate(self.harnesses):
+            m.submodules[f"h{index}"] = harness
+        return m
+
+
+class EncoderDecoderRoundTrip(Elaboratable):
+    """Property 4a: encoder then decoder is the identity on scalar values. Units are free
+    (``AnySeq``) but assumed to be scalar values; the decoder's outputs must be the units, in
+    order, without error and with the same ``last``; the encoder never flags an error."""
+    def __init__(self, encoder_errors="replace", decoder_errors="replace", *, drain=None):
+        self.encoder_errors, self.decoder_errors = encoder_errors, decoder_errors
+        self.drain = drain
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.encoder = encoder = _encoder(self.encoder_errors)
+        m.submodules.decoder = decoder = _decoder(self.decoder_errors)
+        i_xfer = drive_source(m, encoder.i)
+        unit = encoder.i.payload.codepoint
+        m.d.comb += Assume(~encoder.i.valid | ((unit < 0x110000) &
+                                               ~((unit >= 0xD800) & (unit <= 0xDFFF))))
+        m.d.comb += [
+            decoder.i.valid.eq(encoder.o.valid),
+            decoder.i.payload.data.eq(encoder.o.payload.data),
+            decoder.i.payload.last.eq(encoder.o.payload.last),
+            encoder.o.ready.eq(decoder.i.ready),
+            Assert(~encoder.o.valid | (encoder.o.payload.error == ErrorKind.NONE),
+                   "the encoder flagged an error for a scalar value"),
+        ]
+        assert_stream_rules(m, encoder.o, "encoder.o")
+        o_xfer = drive_sink(m, decoder.o)
+        assert_stream_rules(m, decoder.o, "decoder.o")
+
+        expected = data.StructLayout({"codepoint": 21, "last": 1})
+        m.submodules.scoreboard = scoreboard = Scoreboard(expected, 1, "decode(encode(units))")
+        out = decoder.o.payload
+        m.d.comb += [
+            scoreboard.push_count.eq(i_xfer),
+            scoreboard.push_items[0].codepoint.eq(unit),
+            scoreboard.push_items[0].last.eq(encoder.i.payload.last),
+            scoreboard.offer.eq(decoder.o.valid),
+            scoreboard.offer_item.codepoint.eq(out.codepoint),
+            scoreboard.offer_item.last.eq(out.last),
+            scoreboard.pop.eq(o_xfer),
+            Assert(~decoder.o.valid | (out.error == ErrorKind.NONE),
+                   "the decoder flagged an error for an encoded scalar value"),
+        ]
+        drain = self.drain or ENCODER_DRAIN + decoder_drain(decoder)
+        m.submodules.quiet = quiet = QuietCounter(drain)
+        m.d.comb += quiet.quiet.eq(decoder.o.ready & ~i_xfer)
+        m.d.comb += Assert(~quiet.expired | (scoreboard.pending == 0),
+                           f"units pending {drain} cycles after the last input")
+        m.d.comb += [
+            Cover(o_xfer & (out.codepoint >= 0x10000) & out.last),
+            Cover(o_xfer & (out.codepoint >= 0x800) & (out.codepoint < 0x10000)),
+        ]
+        return m
+
+
+class DecoderEncoderRoundTrip(Elaboratable):
+    """Property 4b: with ``errors="surrogateescape"`` on both, decoder then encoder is the
+    identity on bytes: every byte stream comes out unchanged (same bytes, same ``last``), and
+    the encoder never flags an error."""
+    def __init__(self, *, drain=None):
+        self.drain = drain
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.decoder = decoder = _decoder("surrogateescape")
+        m.submodules.encoder = encoder = _encoder("surrogateescape")
+        i_xfer = drive_source(m, decoder.i)
+        m.d.comb += [
+            encoder.i.valid.eq(decoder.o.valid),
+            encoder.i.payload.codepoint.eq(decoder.o.payload.codepoint),
+            encoder.i.payload.last.eq(decoder.o.payload.last),
+            decoder.o.ready.eq(encoder.i.ready),
+        ]
+        assert_stream_rules(m, decoder.o, "decoder.o")
+        o_xfer = drive_sink(m, encoder.o)
+        assert_stream_rules(m, encoder.o, "encoder.o")
+
+        m.submodules.scoreboard = scoreboard = Scoreboard(ByteLayout, 1,
+                                                          "encode(decode(bytes))")
+        out = encoder.o.payload
+        m.d.comb += [
+            scoreboard.push_count.eq(i_xfer),
+            scoreboard.push_items[0].eq(decoder.i.payload),
+            scoreboard.offer.eq(encoder.o.valid),
+            scoreboard.offer_item.data.eq(out.data),
+            scoreboard.offer_item.last.eq(out.last),
+            scoreboard.pop.eq(o_xfer),
+            Assert(~encoder.o.valid | (out.error == ErrorKind.NONE),
+                   "the encoder flagged an error for a decoded output"),
+        ]
+        drain = self.drain or ENCODER_DRAIN + decoder_drain(decoder)
+        m.submodules.quiet = quiet = QuietCounter(drain)
+        m.d.comb += quiet.quiet.eq(encoder.o.ready & ~i_xfer)
+        m.d.comb += Assert(~quiet.expired | (scoreboard.pending == 0),
+                           f"bytes pending {drain} cycles after the last input")
+        m.d.comb += [
+            Cover(o_xfer & (out.data >= 0xF0) & (out.data < 0xF5) &
+                  (decoder.o.payload.error == ErrorKind.NONE)),
+            Cover(o_xfer & out.last & (decoder.o.payload.error != ErrorKind.NONE)),
+        ]
+        return m
+
+
+# -- the list of proofs ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Proof:
+    """One property: ``build()`` makes its harness; ``method`` is ``"prove"`` (k-induction, an
+    unbounded proof) or ``"bmc"`` (every trace of up to ``depth`` cycles); each proof also runs
+    ``cover`` (``cover_depth``) to show that its covers are reachable. ``reset`` (see
+    :data:`~utf8_gateware.sim.formal.RESETS`): by default the solver may reset the design in
+    any cycle, so the proofs hold from power-up and after any reset."""
+    name: str
+    statement: str
+    method: str
+    depth: int
+    cover_depth: int
+    build: object
+    requires: tuple = ()
+    reset: str = "any"
+    cost: float = 5.0  # seconds, roughly (for scheduling)
+
+    def jobs(self, *, expect="PASS", extra_depth=0):
+        """The ``sby`` runs: the proof (``expect`` its status) and its covers."""
+        return [FormalJob(self.name, self.build, self.method, self.depth + extra_depth,
+                          expect=expect, reset=self.reset, cost=self.cost),
+                FormalJob(f"{self.name}.cover", self.build, "cover", self.cover_depth,
+                          reset=self.reset, cost=3.0)]
+
+    def available(self):
+        for module in self.requires:
+            try:
+                importlib.import_module(f"..hdl.{module}", __package__)
+            except ImportError:
+                return False
+        return True
+
+
+def _proofs():
+    decoder_modes = ("replace", "surrogateescape")
+    encoder_modes = ("replace", "strict", "surrogateescape")
+    short = {"surrogateescape": "escape"}
+    proofs = [
+        Proof("spec",
+              "SpecDecoder (replace, surrogateescape): prefix invariant; 1 (a scalar is the "
+              "shortest form of the bytes it consumed, errors are U+FFFD/escapes); 2 (each ASCII "
+              "byte is output at once, nothing else is ASCII); `last`; 4b for surrogateescape "
+              "(the outputs re-encode to the input bytes)",
+              "prove", 2, 6,
+              lambda: Together(*(SpecDecoderProperties(errors) for errors in decoder_modes)),
+              cost=2),
+        Proof("rules",
+              "5: output stream rules of Utf8Decoder (2 modes) and Utf8Encoder (3 modes): valid "
+              "holds and payload is stable until the transfer",
+              "bmc", 32, 12,
+              lambda: Together(*[StreamRules(errors, _decoder, "decoder")
+                                 for errors in decoder_modes],
+                               *[StreamRules(errors, _encoder, "encoder")
+                                 for errors in encoder_modes]),
+              requires=("decoder", "encoder"), cost=15),
+    ]
+    for errors in decoder_modes:
+        name = short.get(errors, errors)
+        proofs += [
+            Proof(f"decoder-{name}",
+                  f"Utf8Decoder({errors}): 1 (output forms), 2 (the ASCII outputs are the "
+                  f"ASCII inputs, in order), 5 (output stream rules; `last` count; bounded "
+                  f"liveness: drained LATENCY+1 cycles after the last input)",
+                  "bmc", 16, 16, lambda errors=errors: DecoderProperties(errors),
+                  requires=("decoder",), cost=6),
+            Proof(f"decoder-spec-{name}",
+                  f"Utf8Decoder({errors}) == SpecDecoder({errors}): 3 (the same output "
+                  f"sequence under any input and backpressure), 5, bounded liveness",
+                  "bmc", 14, 14, lambda errors=errors: DecoderEquivalence(errors),
+                  requires=("decoder",), cost=8),
+        ]
+    for errors in encoder_modes:
+        name = short.get(errors, errors)
+        proofs.append(
+            Proof(f"encoder-spec-{name}",
+                  f"Utf8Encoder({errors}) == SpecEncoder({errors}): the same beats under any "
+                  f"input and backpressure, 5, bounded liveness",
+                  "bmc", 10, 10, lambda errors=errors: EncoderEquivalence(errors),
+                  requires=("encoder",), cost=12))
+    proofs += [
+        Proof("roundtrip-units",
+              "4a: Utf8Decoder(replace) after Utf8Encoder(replace) is the identity on scalar "
+              "values (and never flags an error)",
+              "bmc", 16, 16, lambda: EncoderDecoderRoundTrip(),
+              requires=("encoder", "decoder"), cost=7),
+        Proof("roundtrip-bytes",
+              "4b: Utf8Encoder(surrogateescape) after Utf8Decoder(surrogateescape) is the "
+              "identity on bytes",
+              "bmc", 18, 18, lambda: DecoderEncoderRoundTrip(),
+              requires=("encoder", "decoder")),
+    ]
+    return proofs
+
+
+#: Every proof, whether or not its cores exist yet.
+PROOFS = _proofs()
+
+
+def available_proofs():
+    """The proofs whose cores can be imported."""
+    return [proof for proof in PROOFS if proof.available()]

@@ -1,0 +1,211 @@
+# amaranth: UnusedElaboratable=no
+"""Formal proofs of the cores with yowasp-sby (marker ``formal``).
+
+Every proof of :data:`utf8_gateware.sim.formal_checks.PROOFS` runs twice: its method (``prove``
+= k-induction, or ``bmc``) must PASS and its ``cover`` run must reach every cover (so the proof
+is not vacuous). The ``sby`` runs of all selected tests are started together, two at a time (one
+per core), by a module fixture; each test then checks its own results. On a failure the message
+names the failed property (with its source line's message) and the counterexample trace (VCD).
+
+A mutation test wraps the real decoder so that it accepts the overlong C0 80 as U+0000 (the
+"hidden NUL"); the equivalence proof and the ASCII proof must then FAIL.
+"""
+
+import time
+
+import pytest
+from amaranth.hdl import Module, Signal
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
+from utf8_gateware.sim import formal, formal_checks
+from utf8_gateware.sim.formal_checks import PROOFS, Proof
+
+
+pytestmark = pytest.mark.formal
+
+
+# -- mutation: a decoder that accepts the overlong NUL ---------------------------------------------
+
+class OverlongNulDecoder(wiring.Component):
+    """The real :class:`~utf8_gateware.hdl.decoder.Utf8Decoder`, wrapped so that the byte pair
+    C0 80 reaches it as the single byte 00: a decoder with the classic bug of accepting the
+    overlong form of U+0000 (which smuggles a NUL past a check on the bytes)."""
+    i: In(stream.Signature(ByteLayout))
+    o: Out(stream.Signature(CodepointLayout))
+
+    def __init__(self, errors):
+        from utf8_gateware.hdl.decoder import Utf8Decoder
+
+        self._decoder = Utf8Decoder(errors)
+        super().__init__()
+
+    @property
+    def LATENCY(self):
+        return self._decoder.LATENCY + 1  # the C0 held back
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.decoder = decoder = self._decoder
+        wiring.connect(m, decoder.o, wiring.flipped(self.o))
+        held_c0 = Signal()  # a C0 was taken and not yet passed on
+        byte = self.i.payload
+        with m.If(~held_c0):
+            with m.If(self.i.valid & (byte.data == 0xC0) & ~byte.last):
+                m.d.comb += self.i.ready.eq(1)
+                m.d.sync += held_c0.eq(1)
+            with m.Else():
+                m.d.comb += [decoder.i.valid.eq(self.i.valid), decoder.i.payload.eq(byte),
+                             self.i.ready.eq(decoder.i.ready)]
+        with m.Elif(self.i.valid):
+            m.d.comb += decoder.i.valid.eq(1)
+            with m.If(byte.data == 0x80):  # C0 80 -> 00
+                m.d.comb += [decoder.i.payload.data.eq(0x00),
+                             decoder.i.payload.last.eq(byte.last),
+                             self.i.ready.eq(decoder.i.ready)]
+            with m.Else():                 # C0 x -> C0, then x in the next cycle
+                m.d.comb += decoder.i.payload.data.eq(0xC0)
+            with m.If(decoder.i.ready):
+                m.d.sync += held_c0.eq(0)
+        return m
+
+
+MUTANT_PROOFS = [
+    Proof("mutant-decoder-spec", "the overlong-NUL mutant differs from the spec model",
+          "bmc", 10, 1, lambda: formal_checks.DecoderEquivalence("replace", OverlongNulDecoder),
+          requires=("decoder",)),
+    Proof("mutant-decoder-ascii", "the overlong-NUL mutant outputs an ASCII byte never input",
+          "bmc", 10, 1, lambda: formal_checks.DecoderProperties("replace", OverlongNulDecoder),
+          requires=("decoder",)),
+]
+
+
+# -- running the proofs ---------------------------------------------------------------------------
+
+def _jobs(proof, *, cover=True):
+    if not cover:
+        return proof.jobs(expect="FAIL")[:1]
+    return proof.jobs()
+
+
+@pytest.fixture(scope="module")
+def results(request, tmp_path_factory):
+    """Run the sby jobs of every selected test of this module in parallel, once."""
+    proofs = {}
+    for item in request.session.items:
+        if item.module is not None and item.module.__name__ == __name__ and \
+                hasattr(item, "callspec") and "proof" in item.callspec.params:
+            proof = item.callspec.params["proof"]
+            if proof.available():
+                proofs[proof.name] = proof
+    jobs = []
+    for proof in proofs.values():
+        jobs += _jobs(proof, cover=not proof.name.startswith("mutant-"))
+    workdir = tmp_path_factory.mktemp("formal")
+    started = time.monotonic()
+    try:
+        results = formal.run_many(jobs, workdir=workdir)
+    except formal.FormalToolError as error:
+        pytest.fail(str(error), pytrace=False)
+    # A table of every run in the test log (sby's own logs are in `workdir`).
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line("")
+            for name, result in sorted(results.items()):
+                reporter.write_line(f"formal: {name:34} {result.mode:5} depth "
+                                    f"{result.depth:3} {result.status:7} "
+                                    f"{result.elapsed:6.1f} s")
+            reporter.write_line(f"formal: {len(results)} sby runs in "
+                                f"{time.monotonic() - started:.0f} s ({workdir})")
+    return results
+
+
+def _require(proof):
+    if not proof.available():
+        pytest.skip(f"{proof.name}: core {', '.join(proof.requires)} not available")
+
+
+def _require_core(core):
+    _require(Proof(core, "", "bmc", 1, 1, None, requires=(core,)))
+
+
+@pytest.mark.parametrize("proof", PROOFS, ids=lambda proof: proof.name)
+def test_proof(proof, results):
+    _require(proof)
+    result = results[proof.name]
+    assert result.status == "PASS", result.summary()
+    cover = results[f"{proof.name}.cover"]
+    assert cover.status == "PASS", "cover failed (the proof may be vacuous):\n" + \
+        cover.summary()
+
+
+@pytest.mark.parametrize("proof", MUTANT_PROOFS, ids=lambda proof: proof.name)
+def test_mutant_is_caught(proof, results):
+    _require(proof)
+    result = results[proof.name]
+    assert result.status == "FAIL", result.summary()
+    assert result.traces and all(path.is_file() for path in result.traces), result.summary()
+
+
+# -- structural: valid and payload never depend on ready -------------------------------------------
+
+def _cores():
+    cores = []
+    for errors in ("replace", "surrogateescape"):
+        cores.append(pytest.param("decoder", errors, id=f"decoder-{errors}"))
+    for errors in ("replace", "strict", "surrogateescape"):
+        cores.append(pytest.param("encoder", errors, id=f"encoder-{errors}"))
+    return cores
+
+
+@pytest.mark.parametrize("core,errors", _cores())
+def test_valid_independent_of_ready(core, errors, tmp_path):
+    _require_core(core)
+    dut = getattr(formal_checks, f"_{core}")(errors)
+    paths = formal.combinational_paths(dut, ["o.ready"], ["o.valid", "o.payload"],
+                                       workdir=tmp_path)
+    assert paths == set(), f"{core}: combinational path(s) {sorted(paths)}"
+
+
+# -- the runner itself ----------------------------------------------------------------------------
+
+class _Broken(wiring.Component):
+    """A counter that must stay below 3 but does not."""
+    o: Out(2)
+
+    def elaborate(self, platform):
+        from amaranth.hdl import Assert
+        from amaranth.asserts import AnySeq
+
+        m = Module()
+        count = Signal(2)
+        with m.If(AnySeq(1)):
+            m.d.sync += count.eq(count + 1)
+        m.d.comb += [self.o.eq(count), Assert(count != 3, "the counter reached 3")]
+        return m
+
+
+def test_runner_reports_counterexample(tmp_path):
+    result = formal.run_sby(_Broken(), name="broken", mode="bmc", depth=6, workdir=tmp_path)
+    assert result.status == "FAIL", result.summary()
+    assert any("the counter reached 3" in line for line in result.failed), result.summary()
+    assert result.traces and result.traces[0].suffix == ".vcd" and result.traces[0].is_file()
+    assert "trace:" in result.summary()
+
+
+def test_runner_rejects_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="mode"):
+        formal.run_sby(_Broken(), name="x", mode="sim", depth=1, workdir=tmp_path)
+    with pytest.raises(ValueError, match="depth"):
+        formal.run_sby(_Broken(), name="x", mode="bmc", depth=0, workdir=tmp_path)
+
+
+def test_missing_tool_is_one_line(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(formal.sys, "executable", "/nonexistent/python")
+    with pytest.raises(formal.FormalToolError) as info:
+        formal.tool_environment()
+    assert "\n" not in str(info.value) and "not found" in str(info.value)
