@@ -4,7 +4,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .error_kind import ErrorKind, check_policy
+from .error_kind import check_policy
 from .layouts import ByteLayout, CodepointLayout
 
 

@@ -1,6 +1,6 @@
 """Streaming UTF-8 encoder: UTF-32 code units in, UTF-8 bytes out."""
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 

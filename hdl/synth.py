@@ -36,7 +36,6 @@ never an error. ``fmax_mhz`` is the post-route figure from nextpnr's ``--report`
 import argparse
 import functools
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -54,7 +53,7 @@ from amaranth.back import rtlil
 __all__ = [
     "TARGETS", "DEFAULT_FREQ_MHZ", "SynthError",
     "tool_command", "run_tool", "tool_version",
-    "PortHarness", "CeilingCore", "target_available", "make_target", "synthesize", "synth_target",
+    "PortHarness", "CeilingCore", "make_target", "synthesize", "synth_target",
     "add_synth_parser", "main_synth", "format_report",
 ]
 
@@ -196,36 +195,12 @@ class PortHarness(Elaboratable):
         return m
 
 
-def _sanitizer_class():
-    from . import sanitizer
-    for name in ("Utf8Sanitizer", "Utf8Sanitiser", "Sanitizer"):
-        if hasattr(sanitizer, name):
-            return getattr(sanitizer, name)
-    raise AttributeError("no sanitizer class in utf8_gateware.hdl.sanitizer")
-
-
 _ERRORS = {
     "decoder": ("replace", "surrogateescape"),
     "encoder": ("replace", "strict", "surrogateescape"),
     "sanitizer": ("replace", "surrogateescape"),
     "ceiling": (),
 }
-
-
-def target_available(target):
-    """``None`` if the core of ``target`` can be built, else the reason (one line)."""
-    if target not in TARGETS:
-        raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    try:
-        if target == "decoder":
-            from .decoder import Utf8Decoder
-        elif target == "encoder":
-            from .encoder import Utf8Encoder
-        elif target == "sanitizer":
-            _sanitizer_class()
-    except (ImportError, AttributeError) as error:
-        return f"the {target} core is not available ({error})"
-    return None
 
 
 def make_target(target, *, errors=None):
@@ -241,15 +216,10 @@ def make_target(target, *, errors=None):
     errors = allowed[0] if errors is None else errors
     if errors not in allowed:
         raise ValueError(f"{target} errors must be one of {', '.join(allowed)}, not {errors!r}")
-    try:
-        if target == "decoder":
-            from .decoder import Utf8Decoder as cls
-        elif target == "encoder":
-            from .encoder import Utf8Encoder as cls
-        else:
-            cls = _sanitizer_class()
-    except (ImportError, AttributeError) as error:
-        raise SynthError(f"the {target} core is not available ({error})") from None
+    from .decoder import Utf8Decoder
+    from .encoder import Utf8Encoder
+    from .sanitizer import Utf8Sanitizer
+    cls = {"decoder": Utf8Decoder, "encoder": Utf8Encoder, "sanitizer": Utf8Sanitizer}[target]
     return cls(errors=errors), {"errors": errors}
 
 

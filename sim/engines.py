@@ -34,7 +34,7 @@ import re
 from typing import NamedTuple, Optional
 
 from ..hdl.error_kind import ErrorKind, check_policy
-from ..hdl.layouts import ByteLayout, CodepointLayout, UnitLayout, EncodedByteLayout
+from ..hdl.layouts import CodepointLayout, EncodedByteLayout
 from . import reference
 from .reference import Decoded
 

@@ -653,11 +653,10 @@ class Proof:
                           reset=self.reset, cost=3.0)]
 
     def available(self):
+        """Whether the cores the proof needs import; an import error is raised, not hidden (a
+        broken core must fail its proofs, not skip them)."""
         for module in self.requires:
-            try:
-                importlib.import_module(f"..hdl.{module}", __package__)
-            except ImportError:
-                return False
+            importlib.import_module(f"..hdl.{module}", __package__)
         return True
 
 

@@ -73,7 +73,7 @@ def encode_beats(units, lasts=None, errors="replace", **kwargs):
 
 def beats_to_encoded(beats, units, errors):
     """``(data, [(unit index, kind)])`` of ``beats``, to compare with ``reference.encode``."""
-    data, found, unit_index, position = bytearray(), [], 0, 0
+    data, found, position = bytearray(), [], 0
     starts = []                     # first beat of every unit
     for unit in units:
         starts.append(position)

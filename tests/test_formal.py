@@ -123,18 +123,8 @@ def results(request, tmp_path_factory):
     return results
 
 
-def _require(proof):
-    if not proof.available():
-        pytest.skip(f"{proof.name}: core {', '.join(proof.requires)} not available")
-
-
-def _require_core(core):
-    _require(Proof(core, "", "bmc", 1, 1, None, requires=(core,)))
-
-
 @pytest.mark.parametrize("proof", PROOFS, ids=lambda proof: proof.name)
 def test_proof(proof, results):
-    _require(proof)
     result = results[proof.name]
     assert result.status == "PASS", result.summary()
     cover = results[f"{proof.name}.cover"]
@@ -144,7 +134,6 @@ def test_proof(proof, results):
 
 @pytest.mark.parametrize("proof", MUTANT_PROOFS, ids=lambda proof: proof.name)
 def test_mutant_is_caught(proof, results):
-    _require(proof)
     result = results[proof.name]
     assert result.status == "FAIL", result.summary()
     assert result.traces and all(path.is_file() for path in result.traces), result.summary()
@@ -163,7 +152,6 @@ def _cores():
 
 @pytest.mark.parametrize("core,errors", _cores())
 def test_valid_independent_of_ready(core, errors, tmp_path):
-    _require_core(core)
     dut = getattr(formal_checks, f"_{core}")(errors)
     paths = formal.combinational_paths(dut, ["o.ready"], ["o.valid", "o.payload"],
                                        workdir=tmp_path)

@@ -2,7 +2,6 @@
 """Synthesis for the iCE40 UP5K: the port harness, the report, and the ``synth`` command."""
 
 import argparse
-import importlib.util
 import json
 
 import pytest
@@ -11,8 +10,6 @@ from amaranth.back import rtlil
 from utf8_gateware.hdl import synth
 
 
-HAVE_DECODER = importlib.util.find_spec("utf8_gateware.hdl.decoder") is not None
-HAVE_ENCODER = importlib.util.find_spec("utf8_gateware.hdl.encoder") is not None
 
 
 def parse(*argv):
@@ -39,13 +36,12 @@ def test_harness_registers_every_port_bit():
     assert (harness.in_bits, harness.out_bits) == (8, 8)
     text = rtlil.convert(harness, ports=harness.ports)
     assert "input 0  \\clk" in text or "\\clk" in text
-    if HAVE_ENCODER:
-        core, params = synth.make_target("encoder", errors="strict")
-        harness = synth.PortHarness(core)
-        # i: payload 33 + valid, o.ready in; i.ready, o: payload 12 + valid out.
-        assert (harness.in_bits, harness.out_bits) == (35, 14)
-        assert params == {"errors": "strict"}
-        rtlil.convert(harness, ports=harness.ports)  # elaborated: no UnusedElaboratable warning
+    core, params = synth.make_target("encoder", errors="strict")
+    harness = synth.PortHarness(core)
+    # i: payload 33 + valid, o.ready in; i.ready, o: payload 12 + valid out.
+    assert (harness.in_bits, harness.out_bits) == (35, 14)
+    assert params == {"errors": "strict"}
+    rtlil.convert(harness, ports=harness.ports)  # elaborated: no UnusedElaboratable warning
 
 
 def test_target_arguments():
@@ -53,9 +49,8 @@ def test_target_arguments():
         synth.make_target("multiplier")
     with pytest.raises(ValueError, match="takes no --errors"):
         synth.make_target("ceiling", errors="replace")
-    if HAVE_DECODER:
-        with pytest.raises(ValueError, match="decoder errors must be one of"):
-            synth.make_target("decoder", errors="strict")
+    with pytest.raises(ValueError, match="decoder errors must be one of"):
+        synth.make_target("decoder", errors="strict")
     with pytest.raises(ValueError, match="seed"):
         synth.synthesize(synth.CeilingCore(), seed=-1)
 
@@ -82,7 +77,6 @@ def test_synth_errors_are_one_line(capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAVE_ENCODER, reason="encoder core not written yet")
 def test_synth_encoder():
     report = synth.synth_target("encoder", errors="replace")
     assert_sane(report, "encoder")
@@ -91,7 +85,6 @@ def test_synth_encoder():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAVE_DECODER, reason="decoder core not written yet")
 def test_synth_decoder():
     report = synth.synth_target("decoder", errors="surrogateescape")
     assert_sane(report, "decoder")
