@@ -21,7 +21,7 @@ from amaranth.sim import Simulator
 
 
 __all__ = ["stream_put", "stream_get", "StreamRun", "StreamRuleError", "run_stream",
-           "failure_dir"]
+           "run_simulation", "failure_dir"]
 
 
 async def stream_put(ctx, stream, payload):
@@ -75,6 +75,40 @@ class StreamRun:
 def failure_dir():
     """Where waveforms of failing simulations are written."""
     return Path(os.environ.get("UTF8_GATEWARE_FAILURES", "sim-failures"))
+
+
+def _case_name(name):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def run_simulation(sim, name, traces=()):
+    """Run ``sim`` (an :class:`amaranth.sim.Simulator` with its clocks and testbenches added).
+
+    If it fails, run it again from the start (:meth:`~amaranth.sim.Simulator.reset`) writing a
+    waveform, ``<failure_dir>/<name>.vcd`` and a GTKWave save file beside it with ``traces``,
+    and re-raise the first failure with the paths added to its message.
+    """
+    try:
+        sim.run()
+    except Exception as error:
+        path = failure_dir() / f"{_case_name(name)}.vcd"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        try:
+            sim.reset()
+            with sim.write_vcd(str(path), str(path.with_suffix(".gtkw")), traces=traces):
+                sim.run()
+        except Exception:
+            pass
+        if path.exists():
+            _annotate(error, path)
+        raise
+
+
+def _annotate(error, path):
+    note = f"\nwaveform: {path.resolve()} (GTKWave: {path.with_suffix('.gtkw').resolve()})"
+    error.args = ((str(error.args[0]) if error.args else "") + note, *error.args[1:])
+    print(note.strip())
 
 
 def _simulate(dut, inputs, *, i, o, gap, stall, seed, idle, max_cycles, extra, vcd):
@@ -183,7 +217,7 @@ def run_stream(dut, inputs, *, gap=0.0, stall=0.0, seed=0, idle=8, max_cycles=No
         slow = 1 + 8 * max(gap, stall) / max(1e-9, 1 - max(gap, stall))
         max_cycles = int(64 + 8 * len(inputs) * slow)
     i, o = getattr(dut, in_port), getattr(dut, out_port)
-    case = re.sub(r"[^A-Za-z0-9_.-]+", "_", name or f"{type(dut).__name__}-seed{seed}")
+    case = _case_name(name or f"{type(dut).__name__}-seed{seed}")
     kwargs = dict(i=i, o=o, gap=gap, stall=stall, seed=seed, idle=idle,
                   max_cycles=max_cycles, extra=extra)
     if vcd:
@@ -197,9 +231,6 @@ def run_stream(dut, inputs, *, gap=0.0, stall=0.0, seed=0, idle=8, max_cycles=No
             _simulate(dut, inputs, vcd=path, **kwargs)
         except Exception:
             pass
-        if not path.exists():
-            raise
-        note = f"\nwaveform: {path.resolve()} (GTKWave: {path.with_suffix('.gtkw').resolve()})"
-        error.args = ((str(error.args[0]) if error.args else "") + note, *error.args[1:])
-        print(note.strip())
+        if path.exists():
+            _annotate(error, path)
         raise

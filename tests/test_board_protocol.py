@@ -15,6 +15,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
+from utf8_gateware.sim.testbench import run_simulation
+
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 from utf8_gateware.boards.board import BoardCore
@@ -134,7 +136,7 @@ def run_board(host_bytes, *, extra_cycles=3000, core=None, gap_after=None):
     sim.add_clock(1e-6)
     sim.add_testbench(host_tx)
     sim.add_testbench(host_rx, background=True)
-    sim.run()
+    run_simulation(sim, "board-protocol")
     frames = FrameParser().feed(bytes(out))
     assert all(kind is not None for kind, _ in frames), frames
     return frames

@@ -6,6 +6,8 @@ import pytest
 from amaranth.hdl import Elaboratable, Module
 from amaranth.sim import Simulator
 
+from utf8_gateware.sim.testbench import run_simulation
+
 from utf8_gateware.boards.uart import UARTReceiver, UARTTransmitter, uart_divisor
 
 
@@ -80,7 +82,7 @@ def test_loopback(divisor):
     sim.add_clock(1e-6)
     sim.add_testbench(source)
     sim.add_testbench(sink)
-    sim.run()
+    run_simulation(sim, f"uart-loopback-{divisor}")
     assert bytes(received) == data
     # Back to back: a new byte is taken exactly every 10 bit times.
     assert {b - a for a, b in zip(accepted, accepted[1:])} == {10 * divisor}
@@ -115,7 +117,7 @@ def _drive(divisor, frames, *, stop_low_at=None):
     sim.add_clock(1e-6)
     sim.add_testbench(line)
     sim.add_testbench(watch, background=True)
-    sim.run()
+    run_simulation(sim, f"uart-drive-{divisor}")
     return bytes(got), errors
 
 
@@ -162,7 +164,7 @@ def test_glitch_is_not_a_start_bit():
     sim.add_clock(1e-6)
     sim.add_testbench(line)
     sim.add_testbench(watch, background=True)
-    sim.run()
+    run_simulation(sim, "uart-glitch")
     assert got == []
 
 
@@ -188,5 +190,5 @@ def test_overrun_when_not_taken():
     sim.add_clock(1e-6)
     sim.add_testbench(line)
     sim.add_testbench(watch, background=True)
-    sim.run()
+    run_simulation(sim, "uart-overrun")
     assert seen["overrun"] == 1

@@ -15,7 +15,7 @@ import corpora
 from utf8_gateware.hdl.decoder import DECODE_ERRORS, Utf8Decoder
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
-from utf8_gateware.sim.testbench import run_stream
+from utf8_gateware.sim.testbench import run_stream, run_simulation
 
 
 MODES = DECODE_ERRORS
@@ -104,7 +104,9 @@ def simulate(errors, items, *, idle=32):
                 outputs.append(as_tuple(payload))
 
     sim.add_testbench(testbench)
-    sim.run()
+    run_simulation(sim, f"decoder-{errors}",
+                   traces=[dut.i.valid, dut.i.ready, dut.i.payload,
+                           dut.o.valid, dut.o.ready, dut.o.payload])
     return outputs
 
 
@@ -323,7 +325,7 @@ def test_reset_mid_stream(errors):
                 outputs.append(as_tuple(payload))
 
     sim.add_testbench(testbench)
-    sim.run()
+    run_simulation(sim, f"decoder-reset-{errors}")
     assert outputs == expected([fresh], errors), describe(outputs)
 
 
@@ -373,7 +375,9 @@ def timed_run(errors, data, *, last=True, idle=None):
             cycle += 1
 
     sim.add_testbench(testbench)
-    sim.run()
+    run_simulation(sim, f"decoder-timed-{errors}",
+                   traces=[dut.i.valid, dut.i.ready, dut.i.payload,
+                           dut.o.valid, dut.o.ready, dut.o.payload])
     return result[0], result[1], result[2], result[3][0]
 
 

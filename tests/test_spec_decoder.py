@@ -6,6 +6,8 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
+from utf8_gateware.sim.testbench import run_simulation
+
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
 from utf8_gateware.sim.spec_decoder import SpecDecoder, MAX_OUTPUTS_PER_BYTE
@@ -49,7 +51,7 @@ def run_spec(errors, messages):
     sim = Simulator(dut)
     sim.add_clock(1e-8)
     sim.add_testbench(testbench)
-    sim.run()
+    run_simulation(sim, f"spec-decoder-{errors}")
     return results, widest[0]
 
 

@@ -6,6 +6,8 @@ import random
 import pytest
 from amaranth.sim import Simulator
 
+from utf8_gateware.sim.testbench import run_simulation
+
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
 from utf8_gateware.sim.spec_encoder import SpecEncoder
@@ -42,7 +44,7 @@ def run_spec(errors, units):
 
     sim = Simulator(dut)
     sim.add_testbench(testbench)
-    sim.run()
+    run_simulation(sim, f"spec-encoder-{errors}")
     return results
 
 
