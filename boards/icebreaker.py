@@ -32,8 +32,9 @@ __all__ = ["CLOCK_HZ", "BAUD", "board_core", "ICEBreakerTop", "BuildError", "bui
 
 
 #: The design clock (from the 12 MHz oscillator through the PLL; DIVF=47, DIVQ=4). 36 MHz gives an
-#: exact 3 Mbaud divisor of 12 and passes timing on the UP5K with margin (48 MHz does not: the
-#: protocol engine and the decoder -> encoder chain reach about 37 MHz post-route).
+#: exact 3 Mbaud divisor of 12 and passes timing on the UP5K (post-route fmax 37-39 MHz depending
+#: on the seed, a 3-9 % margin; 48 MHz does not pass: the protocol engine and the decoder ->
+#: encoder chain limit the board design to about 37-39 MHz).
 CLOCK_HZ = 36_000_000
 #: The UART rate. The FT2232H makes 3 Mbaud exactly (and up to 12 Mbaud); there is no hardware
 #: flow control on the iCEBreaker's UART, the protocol's credits take its place.
