@@ -12,6 +12,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 import corpora
+from standins import ByteWiden
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 from utf8_gateware.sim import compiled, engines, reference
@@ -19,24 +20,6 @@ from utf8_gateware.sim import compiled, engines, reference
 
 HAVE_CXX = compiled.have_compiler()
 needs_cxx = pytest.mark.skipif(not HAVE_CXX, reason="no C++ compiler")
-
-
-class ByteWiden(wiring.Component):
-    """Stand-in stream core: each byte becomes a code point (registered, one item per cycle,
-    latency 1, registered-free ready path like a skid-less pipeline stage)."""
-    i: In(stream.Signature(ByteLayout))
-    o: Out(stream.Signature(CodepointLayout))
-
-    def elaborate(self, platform):
-        m = Module()
-        m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
-        with m.If(self.i.ready):
-            m.d.sync += [
-                self.o.valid.eq(self.i.valid),
-                self.o.payload.codepoint.eq(self.i.payload.data),
-                self.o.payload.last.eq(self.i.payload.last),
-            ]
-        return m
 
 
 class PrefixXor(wiring.Component):
