@@ -77,6 +77,7 @@ def encoder_inputs(size, rng):
 
 
 def bench_sim(size, results):
+    from utf8_gateware.hdl.error_kind import DECODE_ERRORS
     from utf8_gateware.sim import compiled, engines
 
     try:
@@ -94,17 +95,12 @@ def bench_sim(size, results):
         saved = os.environ.get("UTF8_GATEWARE_CACHE_DIR")
         os.environ["UTF8_GATEWARE_CACHE_DIR"] = tmp
         try:
-            for kind in ("decoder", "encoder"):
-                try:
-                    core = engines._make_core(kind, "replace")
-                except ImportError as error:
-                    print(f"{kind}: not available ({error})")
-                    continue
+            for kind in engines.CORES:
                 started = time.monotonic()
-                compiled.build_stream_model(core, f"bench-{kind}")
+                compiled.build_stream_model(engines.make_core(kind, "replace"), f"bench-{kind}")
                 cold = time.monotonic() - started
                 started = time.monotonic()
-                compiled.build_stream_model(engines._make_core(kind, "replace"), f"bench-{kind}")
+                compiled.build_stream_model(engines.make_core(kind, "replace"), f"bench-{kind}")
                 warm = time.monotonic() - started
                 print(f"{kind:8} cold {cold:6.2f} s   warm {warm:5.2f} s")
                 results.setdefault("build_s", {})[kind] = {"cold": cold, "warm": warm}
@@ -114,38 +110,29 @@ def bench_sim(size, results):
             else:
                 os.environ["UTF8_GATEWARE_CACHE_DIR"] = saved
 
-    try:
-        inputs = decoder_inputs(size, rng)
-        models = {errors: engines.compiled_model("decoder", errors)
-                  for errors in ("replace", "surrogateescape")}
-    except ImportError as error:
-        print(f"\ndecoder: not available ({error})")
-    else:
-        print(f"\n== decoder throughput (input bytes per cycle; {size} bytes per case)")
-        print(f"{'case':16} {'replace':>9} {'surrogateescape':>16}")
-        for name, data in inputs:
-            row = {}
-            for errors, model in models.items():
-                result = model.run(data, in_bytes=1)
-                row[errors] = len(data) / result.cycles
-                speeds.append(result.cycles_per_second)
-            print(f"{name:16} {row['replace']:9.3f} {row['surrogateescape']:16.3f}")
-            results.setdefault("decoder_bytes_per_cycle", {})[name] = row
-
-    try:
-        model = engines.compiled_model("encoder", "replace")
-    except ImportError as error:
-        print(f"\nencoder: not available ({error})")
-    else:
-        print(f"\n== encoder throughput (errors=replace; about {size} output bytes per case)")
-        print(f"{'case':16} {'bytes/cycle':>12} {'units/cycle':>12}")
-        for name, units in encoder_inputs(size, rng):
-            result = model.run(units.tobytes(), in_bytes=4)
-            out_bytes = result.outputs
-            print(f"{name:16} {out_bytes / result.cycles:12.3f} {len(units) / result.cycles:12.3f}")
-            results.setdefault("encoder_per_cycle", {})[name] = {
-                "bytes": out_bytes / result.cycles, "units": len(units) / result.cycles}
+    inputs = decoder_inputs(size, rng)
+    models = {errors: engines.compiled_model("decoder", errors) for errors in DECODE_ERRORS}
+    print(f"\n== decoder throughput (input bytes per cycle; {size} bytes per case)")
+    print(f"{'case':16}" + "".join(f" {errors:>16}" for errors in models))
+    for name, data in inputs:
+        row = {}
+        for errors, model in models.items():
+            result = model.run(data, in_bytes=1)
+            row[errors] = len(data) / result.cycles
             speeds.append(result.cycles_per_second)
+        print(f"{name:16}" + "".join(f" {row[errors]:16.3f}" for errors in models))
+        results.setdefault("decoder_bytes_per_cycle", {})[name] = row
+
+    model = engines.compiled_model("encoder", "replace")
+    print(f"\n== encoder throughput (errors=replace; about {size} output bytes per case)")
+    print(f"{'case':16} {'bytes/cycle':>12} {'units/cycle':>12}")
+    for name, units in encoder_inputs(size, rng):
+        result = model.run(units.tobytes(), in_bytes=4)
+        out_bytes = result.outputs
+        print(f"{name:16} {out_bytes / result.cycles:12.3f} {len(units) / result.cycles:12.3f}")
+        results.setdefault("encoder_per_cycle", {})[name] = {
+            "bytes": out_bytes / result.cycles, "units": len(units) / result.cycles}
+        speeds.append(result.cycles_per_second)
 
     if speeds:
         print(f"\n== compiled simulation: {statistics.median(speeds) / 1e6:.1f} M cycles per "

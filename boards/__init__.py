@@ -9,5 +9,4 @@
 * :mod:`.icebreaker` -- the top level for ``amaranth_boards``' iCEBreaker; build and program.
 * :mod:`.virtual` -- the virtual board: BoardCore compiled with CXXRTL behind a pseudo-terminal.
 * :mod:`.host` -- the host side: send a message, check the output against the reference model.
-* :mod:`.cli` -- the ``build``, ``program`` and ``stream`` commands.
 """

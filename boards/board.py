@@ -27,9 +27,10 @@ about 3600 logic cells, no block RAM and 3 SPRAMs (32 KiB in, 64 KiB out).
 import struct
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, ResetInserter, Signal
-from amaranth.lib import crc, wiring
+from amaranth.lib import crc
 from amaranth.lib.wiring import In, Out
 
+from utf8_gateware.hdl.component import CheckedComponent
 from .buffer import RingBuffer
 from .datapath import Datapath, N_ERRORS
 from .protocol import (SYNC, VERSION, MAX_PAYLOAD, CREDIT_STEP, FRAME_TIMEOUT_S, HELLO_FORMAT,
@@ -46,7 +47,7 @@ __all__ = ["BoardCore"]
 OUT_SLACK = 64
 
 
-class BoardCore(wiring.Component):
+class BoardCore(CheckedComponent):
     """The protocol engine and datapath of the board (see the module docstring).
 
     Parameters: ``clk_freq`` and ``baud`` (the UART divisor is checked by
@@ -58,13 +59,11 @@ class BoardCore(wiring.Component):
     Ports: ``rx`` In(1), ``tx`` Out(1) (the UART lines, idle high), ``led_activity`` and
     ``led_error`` Out(1) (active high; stretched so that a person can see them).
     """
-    def __init__(self, *, clk_freq, baud=3_000_000, in_depth=32768, out_depth=65536,
-                 max_payload=MAX_PAYLOAD, credit_step=CREDIT_STEP, frame_timeout=FRAME_TIMEOUT_S,
-                 decoder=None, encoder=None):
-        self._MustUse__silence = True     # a bad parameter must not also warn "never used"
-        self.clk_freq = clk_freq
-        self.baud = baud
-        self.divisor = uart_divisor(clk_freq, baud)
+    @classmethod
+    def check_parameters(cls, *, clk_freq, baud=3_000_000, in_depth=32768, out_depth=65536,
+                         max_payload=MAX_PAYLOAD, credit_step=CREDIT_STEP,
+                         frame_timeout=FRAME_TIMEOUT_S, decoder=None, encoder=None):
+        uart_divisor(clk_freq, baud)
         for name, value in (("in_depth", in_depth), ("out_depth", out_depth)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1024 or \
                     value & (value - 1):
@@ -74,6 +73,13 @@ class BoardCore(wiring.Component):
                              f"of the smaller buffer), not {max_payload!r}")
         if not 1 <= credit_step <= in_depth // 2:
             raise ValueError(f"credit_step must be 1..{in_depth // 2}, not {credit_step!r}")
+
+    def __init__(self, *, clk_freq, baud=3_000_000, in_depth=32768, out_depth=65536,
+                 max_payload=MAX_PAYLOAD, credit_step=CREDIT_STEP, frame_timeout=FRAME_TIMEOUT_S,
+                 decoder=None, encoder=None):
+        self.clk_freq = clk_freq
+        self.baud = baud
+        self.divisor = uart_divisor(clk_freq, baud)
         self.in_depth = in_depth
         self.out_depth = out_depth
         self.max_payload = max_payload
@@ -81,7 +87,6 @@ class BoardCore(wiring.Component):
         self.frame_timeout = max(1, round(frame_timeout * clk_freq))
         self._decoder = decoder
         self._encoder = encoder
-        self._MustUse__silence = False
         super().__init__({
             "rx": In(1, init=1),
             "tx": Out(1, init=1),

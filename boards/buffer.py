@@ -12,6 +12,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
+from utf8_gateware.hdl.component import CheckedComponent
+
 
 __all__ = ["ByteRAM", "RingBuffer"]
 
@@ -76,7 +78,7 @@ class ByteRAM(wiring.Component):
         return m
 
 
-class RingBuffer(wiring.Component):
+class RingBuffer(CheckedComponent):
     """A FIFO of bytes, ``depth`` (a power of 2) deep, in one single-port RAM.
 
     Ports
@@ -100,15 +102,16 @@ class RingBuffer(wiring.Component):
     committed byte is offered three to four cycles after it was written or committed. ``w.ready`` comes from a registered "at least two
     free" flag (so the buffer holds at most ``depth - 1`` bytes) and the arbitration.
     """
-    def __init__(self, depth, *, transactional=False):
-        self._MustUse__silence = True     # a bad parameter must not also warn "never used"
+    @classmethod
+    def check_parameters(cls, depth, *, transactional=False):
         if isinstance(depth, bool) or not isinstance(depth, int):
             raise TypeError(f"depth must be an integer, not {depth!r}")
         if depth < 2 or depth & (depth - 1):
             raise ValueError(f"depth must be a power of 2 of at least 2, not {depth}")
+
+    def __init__(self, depth, *, transactional=False):
         self.depth = depth
         self.transactional = bool(transactional)
-        self._MustUse__silence = False
         super().__init__({
             "w": In(stream.Signature(8)),
             "o": Out(stream.Signature(8)),

@@ -11,8 +11,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from ..hdl.error_kind import ErrorKind
-from ..hdl.layouts import ByteLayout, CodepointLayout
+from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 from .protocol import Mode
 
 
@@ -23,12 +23,12 @@ N_ERRORS = len(ErrorKind) - 1      # every kind but NONE
 
 
 def _default_decoder():
-    from ..hdl.decoder import Utf8Decoder
+    from utf8_gateware.hdl.decoder import Utf8Decoder
     return Utf8Decoder(errors="replace")
 
 
 def _default_encoder():
-    from ..hdl.encoder import Utf8Encoder
+    from utf8_gateware.hdl.encoder import Utf8Encoder
     return Utf8Encoder(errors="replace")
 
 

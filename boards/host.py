@@ -12,8 +12,8 @@ import os
 import struct
 import time
 
-from ..hdl.error_kind import ErrorKind
-from ..sim import reference
+from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.sim import reference
 from .protocol import (OVERHEAD, STATUS_SIZE, HELLO_SIZE, HostFrame, BoardFrame, Mode, ErrorCode,
                        FrameParser, Hello, Status, encode_frame)
 

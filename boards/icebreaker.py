@@ -14,8 +14,6 @@ per clock, ``clock_mhz``, ``lc``, ``ram``, ``spram``, ``pll`` and ``timing_met``
 
 import json
 import os
-import shutil
-import stat
 import subprocess
 import sys
 import time
@@ -23,12 +21,13 @@ from pathlib import Path
 
 from amaranth.hdl import Elaboratable, Module
 
+from utf8_gateware.toolchain import ToolError, build_environment, find_programmer
 from .board import BoardCore
 from .pll import ICE40PLL, pll_parameters
 
 
-__all__ = ["CLOCK_HZ", "BAUD", "board_core", "ICEBreakerTop", "BuildError", "build",
-           "ProgramError", "program", "find_programmer"]
+__all__ = ["CLOCK_HZ", "BAUD", "board_core", "ICEBreakerTop", "BuildError",
+           "build", "ProgramError", "program", "programmers"]
 
 
 #: The design clock (from the 12 MHz oscillator through the PLL; DIVF=47, DIVQ=4). 36 MHz gives an
@@ -74,30 +73,6 @@ class ICEBreakerTop(Elaboratable):
 
 class BuildError(Exception):
     """The build failed (one-line message)."""
-
-
-def _tool_env(directory):
-    """Environment variables pointing Amaranth's build script at the YoWASP tools."""
-    from ..hdl.synth import tool_command
-    env = {}
-    for tool, var in (("yosys", "YOSYS"), ("nextpnr-ice40", "NEXTPNR_ICE40"),
-                      ("icepack", "ICEPACK")):
-        if os.environ.get(var):
-            continue
-        command = tool_command(tool)
-        if len(command) == 1:
-            env[var] = command[0]
-        else:
-            wrapper = Path(directory) / f"run-{tool}"
-            wrapper.write_text("#!/bin/sh\nexec " + " ".join(map(_quote, command)) + ' "$@"\n')
-            wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-            env[var] = str(wrapper)
-    return env
-
-
-def _quote(text):
-    import shlex
-    return shlex.quote(text)
 
 
 _STAGES = [
@@ -208,7 +183,11 @@ def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3
         nextpnr_opts=f"--report {report_path.name} --timing-allow-fail --seed {int(seed)}")
     plan.extract(str(build_dir))
     env = dict(os.environ)
-    env.update(_tool_env(build_dir))
+    try:
+        env.update(build_environment({"YOSYS": "yosys", "NEXTPNR_ICE40": "nextpnr-ice40",
+                                      "ICEPACK": "icepack"}, build_dir))
+    except ToolError as error:
+        raise BuildError(str(error)) from None
     log_path = build_dir / "build.log"
     with open(log_path, "w") as log:
         process = subprocess.Popen(["sh", f"{plan.script}.sh"], cwd=build_dir, env=env,
@@ -263,14 +242,10 @@ class ProgramError(Exception):
     """Programming failed (one-line message)."""
 
 
-def find_programmer():
-    """``(name, path)`` of ``iceprog`` (or ``$ICEPROG``) or ``openFPGALoader``, or ``None``."""
-    for name in (os.environ.get("ICEPROG"), "iceprog", "openFPGALoader"):
-        if name:
-            path = shutil.which(name)
-            if path:
-                return Path(name).name, path
-    return None
+def programmers():
+    """The programs that can write the iCEBreaker's flash, in order of preference: ``$ICEPROG``
+    if set, ``iceprog``, ``openFPGALoader``."""
+    return [os.environ.get("ICEPROG"), "iceprog", "openFPGALoader"]
 
 
 def program(bitstream, *, timeout=120):
@@ -279,7 +254,7 @@ def program(bitstream, *, timeout=120):
     if not bitstream.is_file():
         raise ProgramError(f"no bitstream at {str(bitstream)!r} (run `utf8-gateware build` "
                            f"first)")
-    found = find_programmer()
+    found = find_programmer(programmers())
     if found is None:
         raise ProgramError("neither iceprog nor openFPGALoader is installed (e.g. apt-get "
                            "install fpga-icestorm or openfpgaloader)")

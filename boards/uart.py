@@ -6,9 +6,11 @@ from a clock and a baud rate and refuses combinations whose rate error is too la
 """
 
 from amaranth.hdl import Cat, Const, Module, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import stream
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
+
+from utf8_gateware.hdl.component import CheckedComponent
 
 
 __all__ = ["MIN_DIVISOR", "uart_divisor", "UARTReceiver", "UARTTransmitter"]
@@ -52,7 +54,7 @@ def uart_divisor(clk_freq, baud, *, tolerance=0.01):
     return divisor
 
 
-class UARTReceiver(wiring.Component):
+class UARTReceiver(CheckedComponent):
     """8N1 UART receiver.
 
     Ports
@@ -75,10 +77,11 @@ class UARTReceiver(wiring.Component):
     in their middle. The byte is offered in the cycle after the middle of the stop bit, so a
     receiver is ready for the next start bit half a bit early (tolerates a slower sender).
     """
-    def __init__(self, divisor):
-        self._MustUse__silence = True     # a bad parameter must not also warn "never used"
+    @classmethod
+    def check_parameters(cls, divisor):
         _check_divisor(divisor)
-        self._MustUse__silence = False
+
+    def __init__(self, divisor):
         self.divisor = divisor
         super().__init__({
             "rx": In(1, init=1),
@@ -143,7 +146,7 @@ class UARTReceiver(wiring.Component):
         return m
 
 
-class UARTTransmitter(wiring.Component):
+class UARTTransmitter(CheckedComponent):
     """8N1 UART transmitter.
 
     Ports
@@ -156,10 +159,11 @@ class UARTTransmitter(wiring.Component):
     ``busy``: Out(1)
         High while a character is on the line.
     """
-    def __init__(self, divisor):
-        self._MustUse__silence = True     # a bad parameter must not also warn "never used"
+    @classmethod
+    def check_parameters(cls, divisor):
         _check_divisor(divisor)
-        self._MustUse__silence = False
+
+    def __init__(self, divisor):
         self.divisor = divisor
         super().__init__({
             "i": In(stream.Signature(8)),

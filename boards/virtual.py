@@ -14,7 +14,7 @@ import re
 import subprocess
 import tty
 
-from ..sim import compiled
+from utf8_gateware.sim import compiled
 
 
 __all__ = ["VirtualBoardError", "build_virtual_board", "VirtualBoard"]

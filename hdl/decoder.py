@@ -1,10 +1,11 @@
 """Streaming UTF-8 decoder: bytes in, Unicode scalar values (or error outputs) out."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
-from .error_kind import check_policy
+from .component import CheckedComponent
+from .error_kind import DECODE_ERRORS, check_policy
 from .layouts import ByteLayout, CodepointLayout
 
 
@@ -16,11 +17,7 @@ __all__ = ["DECODE_ERRORS", "Utf8Decoder"]
 CE_FANOUT = 15
 
 
-#: Error policies of :class:`Utf8Decoder`.
-DECODE_ERRORS = ("replace", "surrogateescape")
-
-
-class Utf8Decoder(wiring.Component):
+class Utf8Decoder(CheckedComponent):
     """Streaming UTF-8 decoder.
 
     Takes a stream of bytes and produces a stream of Unicode scalar values, one byte per cycle in
@@ -127,8 +124,12 @@ class Utf8Decoder(wiring.Component):
     i: In(stream.Signature(ByteLayout))
     o: Out(stream.Signature(CodepointLayout))
 
+    @classmethod
+    def check_parameters(cls, errors="replace"):
+        check_policy(errors, DECODE_ERRORS)
+
     def __init__(self, errors="replace"):
-        self._errors = check_policy(errors, DECODE_ERRORS)
+        self._errors = errors
         super().__init__()
 
     @property

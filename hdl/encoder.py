@@ -1,10 +1,11 @@
 """Streaming UTF-8 encoder: UTF-32 code units in, UTF-8 bytes out."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
-from .error_kind import ErrorKind, check_policy
+from .component import CheckedComponent
+from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import EncodedByteLayout, UnitLayout
 
 
@@ -13,10 +14,6 @@ __all__ = ["ENCODE_ERRORS", "CarriedUnitLayout", "Utf8Encoder"]
 
 # The most flip-flops one copy of the pipeline's clock enable drives.
 CE_FANOUT = 15
-
-
-#: Error policies of :class:`Utf8Encoder`.
-ENCODE_ERRORS = ("replace", "strict", "surrogateescape")
 
 #: Input layout of :class:`Utf8Encoder` with ``carry_error=True``: a code unit and an error kind
 #: to report on the unit's first output beat.
@@ -27,7 +24,7 @@ CarriedUnitLayout = data.StructLayout({
 })
 
 
-class Utf8Encoder(wiring.Component):
+class Utf8Encoder(CheckedComponent):
     """Streaming UTF-8 encoder.
 
     Accepts a stream of UTF-32 code units (any 32-bit value) and produces their UTF-8 encoding
@@ -67,8 +64,10 @@ class Utf8Encoder(wiring.Component):
 
     Latency and throughput
     ----------------------
-    The first byte of a unit is valid on ``o`` 3 cycles after the cycle in which the unit was
-    transferred on ``i`` (unit register, byte register, output slot). An n-byte character takes
+    The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 3 cycles after the cycle in
+    which the unit was transferred on ``i`` (unit register, byte register, output slot). Once the
+    source stops, everything the encoder holds is out after at most :attr:`DRAIN` cycles with
+    the sink ready. An n-byte character takes
     n cycles on ``o`` with no idle cycle between characters: the next unit moves up while the
     last byte of the current one goes to the output slot. The sustained rate is one byte per
     cycle whenever input is available and the sink is ready; a new unit is accepted every n
@@ -87,15 +86,26 @@ class Utf8Encoder(wiring.Component):
     continuation payloads of the character, and the output slot the byte selected from them.
     """
 
-    def __init__(self, errors="replace", *, carry_error=False):
+    @classmethod
+    def check_parameters(cls, errors="replace", *, carry_error=False):
+        check_policy(errors, ENCODE_ERRORS)
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
-        self._errors = check_policy(errors, ENCODE_ERRORS)
+
+    def __init__(self, errors="replace", *, carry_error=False):
+        self._errors = errors
         self._carry_error = carry_error
         super().__init__({
             "i": In(stream.Signature(CarriedUnitLayout if carry_error else UnitLayout)),
             "o": Out(stream.Signature(EncodedByteLayout)),
         })
+
+    #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
+    LATENCY = 3
+
+    #: Cycles with the sink ready and no input after which the encoder holds nothing: the
+    #: latency, the beats of the two units it can hold (4 each) and the output register.
+    DRAIN = LATENCY + 2 * 4 + 1
 
     @property
     def errors(self):

@@ -3,7 +3,7 @@
 from amaranth.lib import enum
 
 
-__all__ = ["ErrorKind", "check_policy"]
+__all__ = ["ErrorKind", "DECODE_ERRORS", "ENCODE_ERRORS", "check_policy"]
 
 
 class ErrorKind(enum.Enum, shape=3):
@@ -44,6 +44,15 @@ class ErrorKind(enum.Enum, shape=3):
     def label(self):
         """Lower-case name used in reports and JSON (``"too_large"``, ...)."""
         return self.name.lower()
+
+
+#: Error policies of a decoder (and of the reference model's ``decode``): what an ill-formed byte
+#: sequence becomes (see :class:`~utf8_gateware.hdl.decoder.Utf8Decoder`).
+DECODE_ERRORS = ("replace", "surrogateescape")
+
+#: Error policies of an encoder (and of the reference model's ``encode``): what an invalid code
+#: unit becomes (see :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`).
+ENCODE_ERRORS = ("replace", "strict", "surrogateescape")
 
 
 def check_policy(errors, allowed):

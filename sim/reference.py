@@ -58,19 +58,16 @@ So ``encode(decode(b, "surrogateescape"), "surrogateescape") == b`` for every by
 
 from typing import NamedTuple, Sequence
 
-from ..hdl.error_kind import ErrorKind, check_policy
+from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind, check_policy
 
 
 __all__ = [
     "DECODE_ERRORS", "ENCODE_ERRORS", "REPLACEMENT_CHARACTER",
     "Decoded", "Decoder", "decode", "decode_to_str",
     "Encoded", "encode_unit", "encode", "count_errors",
-    "sequence_length", "second_byte_range",
+    "sequence_length", "second_byte_range", "UTF8_LENGTH_LIMITS", "utf8_length",
 ]
 
-
-DECODE_ERRORS = ("replace", "surrogateescape")
-ENCODE_ERRORS = ("replace", "strict", "surrogateescape")
 
 REPLACEMENT_CHARACTER = 0xFFFD
 _REPLACEMENT_BYTES    = b"\xef\xbf\xbd"
@@ -232,6 +229,20 @@ class Encoded(NamedTuple):
     errors: list
 
 
+#: The code points of each UTF-8 length: a value below ``UTF8_LENGTH_LIMITS[n - 1]`` (and not
+#: below the limit before) takes ``n`` bytes (the inverse of Table 3-7).
+UTF8_LENGTH_LIMITS = (0x80, 0x800, 0x10000, 0x110000)
+
+
+def utf8_length(value):
+    """The length (1..4) of the UTF-8 form of a value below 0x110000 (a surrogate too, although
+    it has no well-formed form: 3)."""
+    for length, limit in enumerate(UTF8_LENGTH_LIMITS, start=1):
+        if value < limit:
+            return length
+    raise ValueError(f"0x{value:X} has no UTF-8 form (values end at 0x10FFFF)")
+
+
 def encode_unit(unit, errors="replace"):
     """Encode one UTF-32 code unit; returns ``(bytes, ErrorKind)``."""
     check_policy(errors, ENCODE_ERRORS)
@@ -243,16 +254,14 @@ def encode_unit(unit, errors="replace"):
         kind = ErrorKind.SURROGATE
     elif unit >= 0x110000:
         kind = ErrorKind.TOO_LARGE
-    elif unit < 0x80:
-        return bytes([unit]), ErrorKind.NONE
-    elif unit < 0x800:
-        return bytes([0xC0 | unit >> 6, 0x80 | unit & 0x3F]), ErrorKind.NONE
-    elif unit < 0x10000:
-        return bytes([0xE0 | unit >> 12, 0x80 | unit >> 6 & 0x3F,
-                      0x80 | unit & 0x3F]), ErrorKind.NONE
     else:
-        return bytes([0xF0 | unit >> 18, 0x80 | unit >> 12 & 0x3F,
-                      0x80 | unit >> 6 & 0x3F, 0x80 | unit & 0x3F]), ErrorKind.NONE
+        length = utf8_length(unit)
+        if length == 1:
+            return bytes([unit]), ErrorKind.NONE
+        # The lead byte: `length` ones, a zero, the top bits; then 10 and six bits per byte.
+        lead = (0xFF00 >> length) & 0xFF | unit >> 6 * (length - 1)
+        tail = [0x80 | unit >> 6 * shift & 0x3F for shift in range(length - 2, -1, -1)]
+        return bytes([lead, *tail]), ErrorKind.NONE
     return (b"" if errors == "strict" else _REPLACEMENT_BYTES), kind
 
 

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from utf8_gateware.boards import icebreaker
+from utf8_gateware.toolchain import find_programmer
 
 
 CLI = [sys.executable, "-m", "utf8_gateware"]
@@ -62,6 +63,6 @@ def test_program_without_tool_or_board(tmp_path):
                             capture_output=True, text=True, timeout=150)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    if icebreaker.find_programmer() is None:
+    if find_programmer(icebreaker.programmers()) is None:
         assert "neither iceprog nor openFPGALoader" in result.stderr
         assert time.monotonic() - started < 30

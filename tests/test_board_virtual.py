@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not compiled.have_compiler() or os.name != "posi
                                 reason="the virtual board needs a C++ compiler and ptys")
 
 CLI = [sys.executable, "-m", "utf8_gateware"]
-SAMPLE = (Path(__file__).resolve().parents[1] / "cli" / "samples" / "sample.txt").read_bytes()
+SAMPLE = (Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples" / "sample.txt").read_bytes()
 
 
 @pytest.fixture(scope="module")

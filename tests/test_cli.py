@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from utf8_gateware.main import main
+from utf8_gateware.cli import main
 
 
-SAMPLE = Path(__file__).resolve().parents[1] / "cli" / "samples" / "sample.txt"
+SAMPLE = Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples" / "sample.txt"
 BAD = b"a\xc0\xafb\xed\xa0\x80c\xf4\x90\x80\x80\xe2\x82"
 
 

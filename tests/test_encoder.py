@@ -17,7 +17,7 @@ from utf8_gateware.sim.testbench import run_stream
 
 
 #: Cycles from the cycle of an input transfer to the cycle its first byte is valid on ``o``.
-LATENCY = 3
+LATENCY = Utf8Encoder.LATENCY
 
 BOUNDARIES = [
     0x0, 0x1, 0x41, 0x7F, 0x80, 0x81, 0xFF, 0x100, 0x7FF, 0x800, 0x801, 0xFFF, 0x1000,

@@ -1,7 +1,7 @@
 # amaranth: UnusedElaboratable=no
 """Formal proofs of the cores with yowasp-sby (marker ``formal``).
 
-Every proof of :data:`utf8_gateware.sim.formal_checks.PROOFS` runs twice: its method (``prove``
+Every proof of :data:`utf8_gateware.formal.checks.PROOFS` runs twice: its method (``prove``
 = k-induction, or ``bmc``) must PASS and its ``cover`` run must reach every cover (so the proof
 is not vacuous). The ``sby`` runs of all selected tests are started together, two at a time (one
 per core), by a module fixture; each test then checks its own results. On a failure the message
@@ -19,8 +19,9 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
-from utf8_gateware.sim import formal, formal_checks
-from utf8_gateware.sim.formal_checks import PROOFS, Proof
+from utf8_gateware import toolchain
+from utf8_gateware.formal import checks as formal_checks, runner as formal
+from utf8_gateware.formal.checks import PROOFS, Proof
 
 
 pytestmark = pytest.mark.formal
@@ -73,11 +74,9 @@ class OverlongNulDecoder(wiring.Component):
 
 MUTANT_PROOFS = [
     Proof("mutant-decoder-spec", "the overlong-NUL mutant differs from the spec model",
-          "bmc", 10, 1, lambda: formal_checks.DecoderEquivalence("replace", OverlongNulDecoder),
-          requires=("decoder",)),
+          "bmc", 10, 1, lambda: formal_checks.DecoderEquivalence("replace", OverlongNulDecoder)),
     Proof("mutant-decoder-ascii", "the overlong-NUL mutant outputs an ASCII byte never input",
-          "bmc", 10, 1, lambda: formal_checks.DecoderProperties("replace", OverlongNulDecoder),
-          requires=("decoder",)),
+          "bmc", 10, 1, lambda: formal_checks.DecoderProperties("replace", OverlongNulDecoder)),
 ]
 
 
@@ -97,8 +96,7 @@ def results(request, tmp_path_factory):
         if item.module is not None and item.module.__name__ == __name__ and \
                 hasattr(item, "callspec") and "proof" in item.callspec.params:
             proof = item.callspec.params["proof"]
-            if proof.available():
-                proofs[proof.name] = proof
+            proofs[proof.name] = proof
     jobs = []
     for proof in proofs.values():
         jobs += _jobs(proof, cover=not proof.name.startswith("mutant-"))
@@ -106,7 +104,7 @@ def results(request, tmp_path_factory):
     started = time.monotonic()
     try:
         results = formal.run_many(jobs, workdir=workdir)
-    except formal.FormalToolError as error:
+    except toolchain.ToolError as error:
         pytest.fail(str(error), pytrace=False)
     # A table of every run in the test log (sby's own logs are in `workdir`).
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
@@ -193,7 +191,7 @@ def test_runner_rejects_bad_arguments(tmp_path):
 
 def test_missing_tool_is_one_line(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
-    monkeypatch.setattr(formal.sys, "executable", "/nonexistent/python")
-    with pytest.raises(formal.FormalToolError) as info:
-        formal.tool_environment()
+    monkeypatch.setattr(toolchain.sys, "executable", "/nonexistent/python")
+    with pytest.raises(toolchain.ToolError) as info:
+        toolchain.formal_environment()
     assert "\n" not in str(info.value) and "not found" in str(info.value)

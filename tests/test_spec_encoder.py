@@ -1,4 +1,4 @@
-"""The formal proofs' encoder specification model (``sim/spec_encoder.py``) against the
+"""The formal proofs' encoder specification model (``formal/spec_encoder.py``) against the
 reference model and CPython, in simulation."""
 
 import random
@@ -10,7 +10,7 @@ from utf8_gateware.sim.testbench import run_simulation
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
-from utf8_gateware.sim.spec_encoder import SpecEncoder
+from utf8_gateware.formal.spec_encoder import SpecEncoder
 
 
 ERRORS = ("replace", "strict", "surrogateescape")

@@ -1,21 +1,13 @@
 # amaranth: UnusedElaboratable=no
 """Synthesis for the iCE40 UP5K: the port harness, the report, and the ``synth`` command."""
 
-import argparse
 import json
 
 import pytest
 from amaranth.back import rtlil
 
+from utf8_gateware.cli import main
 from utf8_gateware.hdl import synth
-
-
-
-
-def parse(*argv):
-    parser = argparse.ArgumentParser(prog="utf8-gateware")
-    synth.add_synth_parser(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(["synth", *map(str, argv)])
 
 
 def assert_sane(report, target):
@@ -56,8 +48,8 @@ def test_target_arguments():
 
 
 def test_synth_ceiling(tmp_path, capsys):
-    status = synth.main_synth(parse("ceiling", "--json", tmp_path / "r.json",
-                                    "--build-dir", tmp_path / "build"))
+    status = main(["synth", "ceiling", "--json", str(tmp_path / "r.json"),
+                   "--build-dir", str(tmp_path / "build")])
     out, err = capsys.readouterr()
     assert status == 0 and err == ""
     assert out.startswith("ceiling (width=32): fmax ")
@@ -70,7 +62,7 @@ def test_synth_ceiling(tmp_path, capsys):
 
 
 def test_synth_errors_are_one_line(capsys):
-    status = synth.main_synth(parse("ceiling", "--errors", "replace"))
+    status = main(["synth", "ceiling", "--errors", "replace"])
     _, err = capsys.readouterr()
     assert status == 2
     assert err.strip() == "utf8-gateware: error: synth: the ceiling target takes no --errors"

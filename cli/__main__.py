@@ -1,3 +1,0 @@
-from .main import main
-
-raise SystemExit(main())

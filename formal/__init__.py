@@ -1,0 +1,1 @@
+"""Formal verification: specification models and the proofs of the cores (SymbiYosys)."""

@@ -1,0 +1,3 @@
+from utf8_gateware.cli import main
+
+raise SystemExit(main())

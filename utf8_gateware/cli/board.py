@@ -1,0 +1,193 @@
+"""``utf8-gateware build``, ``program`` and ``stream``: the board."""
+
+import importlib.resources
+import os
+import sys
+
+from utf8_gateware.boards import icebreaker
+from utf8_gateware.boards.host import BoardError, Link, stream
+from utf8_gateware.boards.protocol import Mode
+from .common import PROG, CommandError, progress, write_json
+
+
+__all__ = ["add_parsers", "sample_path", "BOARDS"]
+
+
+#: Boards ``build``, ``program`` and ``stream`` know.
+BOARDS = ("icebreaker",)
+
+
+def sample_path():
+    """Path of the bundled sample text (package data ``utf8_gateware/samples/sample.txt``)."""
+    return importlib.resources.files("utf8_gateware") / "samples" / "sample.txt"
+
+
+def add_parsers(commands):
+    """Add ``build``, ``program`` and ``stream`` to ``commands``."""
+    build = commands.add_parser("build", help="build the board's bitstream",
+        description="Synthesise, place and route the board design (PLL, UART, framer, cores) "
+                    "with the YoWASP tools and write a JSON report. Exits with 1 if timing is "
+                    "not met at the design clock.")
+    build.add_argument("--board", choices=BOARDS, default=BOARDS[0],
+        help=f"target board (default: {BOARDS[0]})")
+    build.add_argument("--build-dir", metavar="DIR", default="build",
+        help="directory for the build products (default: build)")
+    build.add_argument("--json", metavar="REPORT.json",
+        help="write the report (fmax_mhz, clock_mhz, lc, ram, spram, pll, ...) as JSON")
+    build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
+    build.set_defaults(handler=run_build)
+
+    program = commands.add_parser("program", help="flash the bitstream to the board",
+        description="Write the bitstream to the board's SPI flash with iceprog or "
+                    "openFPGALoader.")
+    program.add_argument("--board", choices=BOARDS, default=BOARDS[0],
+        help=f"target board (default: {BOARDS[0]})")
+    program.add_argument("--bitstream", metavar="FILE",
+        default=os.path.join("build", f"{icebreaker.NAME}.bin"),
+        help=f"bitstream file (default: build/{icebreaker.NAME}.bin)")
+    program.set_defaults(handler=run_program)
+
+    modes = [mode.label for mode in Mode]
+    parser = commands.add_parser("stream", help="stream a file through the board and check it",
+        description="Send FILE through the board (or, without --port, the virtual board: the "
+                    "same gateware compiled with CXXRTL behind a pseudo-terminal) and check "
+                    "every output byte against the reference model. Prints bytes, code points, "
+                    "errors per kind, throughput and line utilisation. Exits with 1 on a "
+                    "mismatch.")
+    parser.add_argument("input", nargs="?", metavar="FILE",
+        help="input file (default: the bundled multilingual sample)")
+    parser.add_argument("--port", metavar="PORT",
+        help="serial port of the board, e.g. /dev/ttyUSB1 (default: the virtual board)")
+    parser.add_argument("--baud", type=int, default=icebreaker.BAUD,
+        help=f"UART baud rate (default: {icebreaker.BAUD}; the bitstream's rate for a real "
+             f"board)")
+    parser.add_argument("--mode", choices=modes, default=modes[0],
+        help="transcode: UTF-8 in, sanitised UTF-8 out; decode: UTF-8 in, UTF-32 code points "
+             "out; encode: UTF-32LE in, UTF-8 out; validate: UTF-8 in, counts only "
+             f"(default: {modes[0]})")
+    parser.add_argument("-o", "--output", metavar="OUTPUT",
+        help="also write the board's output to OUTPUT")
+    parser.add_argument("--json", metavar="REPORT.json",
+        help="write the report (match, line_utilisation, baud, counts, ...) as JSON")
+    parser.add_argument("--timeout", type=float, default=10.0,
+        help="seconds to wait for the board before giving up (default: 10)")
+    parser.set_defaults(handler=run_stream)
+
+
+def run_build(args):
+    try:
+        report = icebreaker.build(args.build_dir, seed=args.seed)
+    except icebreaker.BuildError as error:
+        raise CommandError(str(error)) from None
+    write_json(args.json, report)
+    fmax = ", ".join(f"{name} {value:.1f} MHz" for name, value in report["fmax_mhz"].items())
+    print(f"bitstream: {report['bitstream']}")
+    print(f"clock {report['clock_mhz']:g} MHz, post-route fmax: {fmax} "
+          f"({'timing met' if report['timing_met'] else 'TIMING NOT MET'})")
+    print(f"logic cells {report['lc']['used']}/{report['lc']['available']}, "
+          f"block RAM {report['ram']['used']}/{report['ram']['available']}, "
+          f"SPRAM {report['spram']['used']}/{report['spram']['available']}, "
+          f"PLL DIVR={report['pll']['divr']} DIVF={report['pll']['divf']} "
+          f"DIVQ={report['pll']['divq']}, UART {report['baud']} baud, "
+          f"{report['seconds']:.0f} s")
+    if not report["timing_met"]:
+        raise CommandError(f"timing not met: fmax {fmax} is below the "
+                           f"{report['clock_mhz']:g} MHz clock", status=1)
+    return 0
+
+
+def run_program(args):
+    try:
+        tool = icebreaker.program(args.bitstream, timeout=120)
+    except icebreaker.ProgramError as error:
+        raise CommandError(str(error)) from None
+    print(f"programmed {args.bitstream} with {tool}")
+    return 0
+
+
+def _print_report(report, source, where):
+    errors = ", ".join(f"{name} {count}" for name, count in report["errors"].items())
+    direction = ("host->board" if report["busier_direction"] == "to_board" else "board->host")
+    print(f"stream: {source} through {where}, mode {report['mode']}")
+    print(f"  bytes in {report['bytes_in']}, bytes out {report['bytes_out']}, "
+          f"code points {report['codepoints']}")
+    print(f"  errors: {errors}")
+    print(f"  throughput {report['throughput_bytes_per_s'] / 1e3:.1f} kB/s "
+          f"(board time {report['board_seconds'] * 1e3:.1f} ms, wall time "
+          f"{report['wall_seconds']:.1f} s); line utilisation "
+          f"{report['line_utilisation']:.2%} ({direction}, {report['baud']} baud)")
+    if report["match"]:
+        print("  match: every output byte and count equals the reference model")
+    else:
+        for problem in report["problems"]:
+            print(f"  MISMATCH: {problem}")
+
+
+def _virtual_board(baud):
+    """Start the virtual board at ``baud``; returns ``(board, description)``."""
+    from utf8_gateware.boards.virtual import VirtualBoard, VirtualBoardError
+    try:
+        core = icebreaker.board_core(baud=baud)
+    except ValueError as error:
+        raise CommandError(f"the virtual board cannot run at --baud {baud}: {error}") from None
+    if sys.stderr.isatty():
+        print(f"{PROG}: starting the virtual board (its first run compiles it, about half a "
+              f"minute)", file=sys.stderr)
+    try:
+        board = VirtualBoard(core).start()
+    except VirtualBoardError as error:
+        raise CommandError(str(error)) from None
+    return board, (f"the virtual board (CXXRTL model at {core.clk_freq / 1e6:g} MHz, "
+                   f"simulated time)")
+
+
+def run_stream(args):
+    if args.timeout <= 0:
+        raise CommandError("--timeout must be positive")
+    if args.input is None:
+        source, name = sample_path(), "the bundled sample"
+    else:
+        source, name = args.input, args.input
+    try:
+        with open(source, "rb") as file:
+            data = file.read()
+    except OSError as error:
+        raise CommandError(f"cannot read {str(source)!r}: {error.strerror or error}") from None
+    if len(data) >= 1 << 31:
+        raise CommandError("the input is too large for one message (2 GiB at most)")
+    mode = Mode[args.mode.upper()]
+    board = None
+    try:
+        if args.port is None:
+            board, where = _virtual_board(args.baud)
+            port = board.port
+        else:
+            port, where = args.port, f"the board on {args.port}"
+        advance, close = progress(len(data), "B", "sent to the board", threshold=1)
+        try:
+            with Link(port, baud=args.baud, timeout=args.timeout) as link:
+                link.connect()
+                report, output = stream(link, mode, data, progress=advance)
+        finally:
+            close()
+    except BoardError as error:
+        raise CommandError(str(error), error.status) from None
+    finally:
+        if board is not None:
+            try:
+                board.stop()
+            except Exception:
+                pass
+    report = {"input": str(source), "port": args.port or "virtual", **report}
+    write_json(args.json, report)
+    if args.output:
+        try:
+            with open(args.output, "wb") as file:
+                file.write(output)
+        except OSError as error:
+            raise CommandError(f"cannot write {args.output!r}: {error.strerror or error}") \
+                from None
+    _print_report(report, name, where)
+    if not report["match"]:
+        raise CommandError("the board's output does not match the reference model", 1)
+    return 0

@@ -1,0 +1,118 @@
+"""What every command of ``utf8-gateware`` shares: the one error convention and file handling.
+
+Errors: a handler raises :class:`CommandError` (or lets a
+:class:`~utf8_gateware.toolchain.ToolError` through);
+:func:`utf8_gateware.cli.main` prints it as one line, ``utf8-gateware: error: ...``, and exits
+with its status: 2 for bad usage or input that could not be processed (a bad argument, an
+unreadable file, a missing tool, board or port), 1 for a finding (an encoding error with
+``strict``, a mismatch, a missed timing target). Never a traceback.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from utf8_gateware.toolchain import ToolError
+
+
+__all__ = ["PROG", "CommandError", "ONE_LINE_ERRORS", "one_line", "note", "at_least",
+           "read_input", "write_output", "write_json", "progress"]
+
+
+PROG = "utf8-gateware"
+#: Inputs larger than this show a progress bar when standard error is a terminal.
+PROGRESS_THRESHOLD = 4 << 20
+
+
+class CommandError(Exception):
+    """A problem to report in one line; ``status`` is the exit status (2 unless a finding: 1)."""
+    def __init__(self, message, status=2):
+        super().__init__(message)
+        self.status = status
+
+
+#: Exceptions that are reported as one-line errors with exit status 2 wherever they come from: a
+#: tool that is missing, timed out or failed.
+ONE_LINE_ERRORS = (ToolError,)
+
+
+def one_line(error):
+    """The message of ``error`` as one line (the lines of a multi-line message joined by
+    ``"; "``)."""
+    return "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
+
+
+def note(message):
+    """Print ``utf8-gateware: note: message`` on standard error (not an error)."""
+    print(f"{PROG}: note: {message}", file=sys.stderr)
+
+
+def at_least(minimum, kind=int):
+    """An argparse ``type``: a number of ``kind`` (``int`` or ``float``) that is at least
+    ``minimum`` (for ``float``, more than ``minimum`` if it is 0)."""
+    def convert(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value < minimum or (kind is float and minimum == 0 and value == 0):
+            raise argparse.ArgumentTypeError(
+                "must be positive" if kind is float and minimum == 0 else
+                f"must be at least {minimum}")
+        return value
+    convert.__name__ = kind.__name__   # argparse names the type in its messages
+    return convert
+
+
+def _describe(error):
+    return error.strerror or str(error)
+
+
+def read_input(path):
+    """The bytes of ``path`` (``None`` or ``"-"``: standard input)."""
+    try:
+        if path in (None, "-"):
+            return sys.stdin.buffer.read()
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError as error:
+        raise CommandError(f"cannot read {str(path)!r}: {_describe(error)}") from None
+
+
+def write_output(path, data):
+    """Write ``data`` to ``path`` (``None`` or ``"-"``: standard output)."""
+    try:
+        if path in (None, "-"):
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            with open(path, "wb") as file:
+                file.write(data)
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): not an error of ours; keep Python quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as error:
+        raise CommandError(f"cannot write {str(path)!r}: {_describe(error)}") from None
+
+
+def write_json(path, data):
+    """Write ``data`` as indented JSON to ``path`` (nothing if ``path`` is ``None``)."""
+    if path is None:
+        return
+    try:
+        with open(path, "w") as file:
+            json.dump(data, file, indent=2)
+            file.write("\n")
+    except OSError as error:
+        raise CommandError(f"cannot write {str(path)!r}: {_describe(error)}") from None
+
+
+def progress(total, unit, description, *, threshold=PROGRESS_THRESHOLD):
+    """A progress callback ``advance(n)`` and its closer: a tqdm bar on standard error when it is
+    a terminal and ``total`` is at least ``threshold``; otherwise callbacks that do nothing."""
+    if total < max(1, threshold) or not sys.stderr.isatty():
+        return (lambda n: None), (lambda: None)
+    from tqdm import tqdm
+    bar = tqdm(total=total, unit=unit, unit_scale=True, desc=description, leave=False)
+    return bar.update, bar.close
