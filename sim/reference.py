@@ -246,41 +246,37 @@ class ByteDecoder:
 
     def feed(self, data):
         """Classify the bytes ``data``; returns the pieces they complete, in order."""
-        grammar, pending, out = self.grammar, self._pending, []
-        offset = self._offset
-        for byte in bytes(data):
+        pending, out = self._pending, []
+        length, low, high = self.grammar.length, self.grammar.low, self.grammar.high
+        start_error, second_error = self.grammar.start_error, self.grammar.second_error
+        none, truncated = ErrorKind.NONE, ErrorKind.TRUNCATED
+        data = bytes(data)
+        for offset, byte in enumerate(data, self._offset):
             if pending:
                 lead = pending[0]
-                if len(pending) == 1:
-                    low, high = grammar.low[lead], grammar.high[lead]
-                else:
-                    low, high = 0x80, 0xBF
-                if low <= byte <= high:
+                if (low[lead] <= byte <= high[lead] if len(pending) == 1 else
+                        0x80 <= byte <= 0xBF):
                     pending.append(byte)
-                    if len(pending) == grammar.length[lead]:
-                        out.append(Piece(_scalar(pending), ErrorKind.NONE, bytes(pending),
-                                         self._start))
+                    if len(pending) == length[lead]:
+                        out.append(Piece(_scalar(pending), none, bytes(pending), self._start))
                         pending.clear()
-                    offset += 1
                     continue
                 # `byte` ends the maximal subpart held in `pending`.
                 if len(pending) == 1 and 0x80 <= byte <= 0xBF:
-                    kind = grammar.second_error[lead]
+                    kind = second_error[lead]
                 else:
-                    kind = ErrorKind.TRUNCATED
+                    kind = truncated
                 out.append(Piece(None, kind, bytes(pending), self._start))
                 pending.clear()
             # `byte` is examined as the start of a new sequence.
-            length = grammar.length[byte]
-            if length == 1:
-                out.append(Piece(byte, ErrorKind.NONE, _SINGLE_BYTES[byte], offset))
-            elif length:
+            if length[byte] == 1:
+                out.append(Piece(byte, none, _SINGLE_BYTES[byte], offset))
+            elif length[byte]:
                 pending.append(byte)
                 self._start = offset
             else:
-                out.append(Piece(None, grammar.start_error[byte], _SINGLE_BYTES[byte], offset))
-            offset += 1
-        self._offset = offset
+                out.append(Piece(None, start_error[byte], _SINGLE_BYTES[byte], offset))
+        self._offset += len(data)
         return out
 
     def finish(self):

@@ -73,7 +73,10 @@ _REPLACEMENT = sequence_bytes(0xFFFD, 3)
 
 def _code_unit_sequences(value):
     """The bytes of a code point below 0x110000: each UTF-16 code unit as 1..3 bytes."""
-    return b"".join(sequence_bytes(unit, utf8_length(unit)) for unit in split(value))
+    if value < 0x10000:
+        return sequence_bytes(value, utf8_length(value))
+    lead, trail = split(value)
+    return sequence_bytes(lead, 3) + sequence_bytes(trail, 3)
 
 
 def encode_cesu8_unit(unit, errors):

@@ -103,12 +103,13 @@ class JoinSurrogates:
         return piece
 
     def feed(self, pieces):
-        out = []
+        out, none = [], ErrorKind.NONE
         for piece in pieces:
+            value = piece.value if piece.kind is none else -1   # -1: not a well-formed value
             lead, self._lead = self._lead, None
             if lead is not None:
-                if _well_formed(piece, is_trail):
-                    out.append(Piece(join_pair(lead.value, piece.value), ErrorKind.NONE,
+                if 0xDC00 <= value <= 0xDFFF:
+                    out.append(Piece(join_pair(lead.value, value), none,
                                      lead.data + piece.data, lead.start))
                     continue
                 if self.merge_truncated and piece.kind is ErrorKind.TRUNCATED:
@@ -116,9 +117,9 @@ class JoinSurrogates:
                                      lead.start))
                     continue
                 out.append(self._lone(lead))
-            if _well_formed(piece, is_lead):
+            if 0xD800 <= value <= 0xDBFF:
                 self._lead = piece
-            elif _well_formed(piece, is_trail):
+            elif 0xDC00 <= value <= 0xDFFF:
                 out.append(self._lone(piece))
             else:
                 out.append(piece)

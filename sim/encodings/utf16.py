@@ -92,8 +92,10 @@ def _unit_encoder(byteorder):
             return substitute(errors, replacement), ErrorKind.TOO_LARGE
         if is_surrogate(unit) and errors != "surrogatepass":
             return substitute(errors, replacement), ErrorKind.SURROGATE
-        return b"".join(code_unit.to_bytes(2, byteorder) for code_unit in split(unit)), \
-            ErrorKind.NONE
+        if unit < 0x10000:
+            return unit.to_bytes(2, byteorder), ErrorKind.NONE
+        lead, trail = split(unit)
+        return lead.to_bytes(2, byteorder) + trail.to_bytes(2, byteorder), ErrorKind.NONE
     return encode_unit
 
 
