@@ -54,6 +54,16 @@ bytes (the inverse of the table above). Surrogates U+D800..U+DFFF (``SURROGATE``
   this undoes the decoder's escapes); every other error as ``replace``.
 
 So ``encode(decode(b, "surrogateescape"), "surrogateescape") == b`` for every byte string ``b``.
+
+The machine every encoding of the family reuses
+-----------------------------------------------
+The decoder is one instance of a table-driven machine: a :class:`Grammar` (the per-byte facts of
+a table of the shape of Table 3-7), a :class:`ByteDecoder` that cuts bytes into
+:class:`Piece` s (well-formed sequences and maximal subparts, by the rule above), and
+:func:`render`, which applies an error policy. :mod:`utf8_gateware.sim.encodings` builds the
+other encodings on it (CESU-8, Modified UTF-8, WTF-8, RFC 2279 with other grammars) and adds the
+policies ``strict`` and ``surrogatepass``; :func:`decode` and :func:`encode` here keep the UTF-8
+model's policies (:data:`DECODE_ERRORS`, :data:`ENCODE_ERRORS`).
 """
 
 from typing import NamedTuple, Sequence
