@@ -16,7 +16,9 @@ two more policies:
 ``utf-8-sig`` (CPython's codec; The Unicode Standard D95 allows a byte order mark in the UTF-8
 encoding scheme): decoding drops one leading EF BB BF (a U+FEFF anywhere else is kept);
 encoding writes EF BB BF before every message, an empty one too. Error positions count the
-byte order mark's bytes (CPython's ``utf-8-sig`` counts them from after it).
+byte order mark's bytes (CPython's ``utf-8-sig`` counts them from after it). With
+``surrogateescape``, decoding then encoding gives back an input that starts with EF BB BF, and
+any other input with EF BB BF in front.
 """
 
 from utf8_gateware.hdl.error_kind import ErrorKind
