@@ -262,16 +262,22 @@ def test_utf8_sig_byte_order_mark():
     assert info.value.position == 4 and info.value.decoded == [Decoded(0x61)]
 
 
+def invalid_kind(unit, errors):
+    """The error kind of a code unit in UTF-8 or UTF-16 under ``errors``, or ``None``."""
+    if unit >= 0x110000:
+        return ErrorKind.TOO_LARGE
+    if 0xD800 <= unit <= 0xDFFF and not (errors == "surrogatepass" or (
+            errors == "surrogateescape" and 0xDC80 <= unit <= 0xDCFF)):
+        return ErrorKind.SURROGATE
+    return None
+
+
 def cpython_encode(units, codec, errors):
     """CPython's encoding of ``units`` under our policy ``errors`` (our replacement is U+FFFD,
     CPython's is ``?``; ``strict`` leaves invalid units out): the invalid units are substituted
     first, then CPython encodes with the policy it has."""
-    def invalid(unit):
-        return unit >= 0x110000 or (0xD800 <= unit <= 0xDFFF and not (
-            errors == "surrogatepass" or (errors == "surrogateescape" and unit >= 0xDC80
-                                          and unit <= 0xDCFF)))
-    text = "".join("" if invalid(u) and errors in ("strict", "surrogatepass") else
-                   "\ufffd" if invalid(u) else chr(u) for u in units)
+    text = "".join(chr(u) if invalid_kind(u, errors) is None else
+                   "" if errors in ("strict", "surrogatepass") else "\ufffd" for u in units)
     return text.encode(codec, "strict" if errors == "replace" else errors)
 
 
@@ -294,11 +300,8 @@ def test_encode_every_policy_on_sampled_units(encoding):
     for errors in OFFERED[encoding]:
         encoded = encode(units, encoding, errors)
         assert encoded.data == prefix + cpython_encode(units, codec, errors), errors
-        bad = [(i, ErrorKind.TOO_LARGE if u >= 0x110000 else ErrorKind.SURROGATE)
-               for i, u in enumerate(units) if u >= 0x110000 or (0xD800 <= u <= 0xDFFF and not (
-                   errors == "surrogatepass" or (errors == "surrogateescape" and u >= 0xDC80
-                                                 and u <= 0xDCFF)))]
-        assert encoded.errors == bad, errors
+        assert encoded.errors == [(i, invalid_kind(u, errors)) for i, u in enumerate(units)
+                                  if invalid_kind(u, errors) is not None], errors
 
 
 # --- UTF-16 against CPython -------------------------------------------------------------------
