@@ -38,7 +38,7 @@ from .error_kind import ErrorKind
 from .synth import CORES
 
 
-__all__ = ["VERILOG_KEYWORDS", "check_module_name", "core_parameters", "make_core",
+__all__ = ["VERILOG_KEYWORDS", "VERILATOR_WAIVERS", "check_module_name", "core_parameters", "make_core",
            "default_module_name", "export_verilog"]
 
 
@@ -55,6 +55,21 @@ VERILOG_KEYWORDS = frozenset("""
     strong0 strong1 supply0 supply1 table task time tran tranif0 tranif1 tri tri0 tri1 triand
     trior trireg unsigned use uwire vectored wait wand weak0 weak1 while wire wor xnor xor
 """.split())
+
+
+#: The warnings ``verilator --lint-only -Wall`` reports on an exported file, and why none of them
+#: matters. Every other warning is a defect (the tests lint every core in every mode).
+VERILATOR_WAIVERS = {
+    "PROCASSINIT": "a register assigned in an always block also has an initial value: its "
+                   "power-up value (FPGAs load it; where initial values are ignored, aresetn "
+                   "resets the core)",
+    "WIDTHEXPAND": "a comparison with a narrower constant (x[3:0] == 3'h4): Verilog "
+                   "zero-extends it, as Amaranth does",
+    "WIDTHTRUNC": "a logical not of a vector (! x[3:0], true when x[3:0] is zero), as Yosys "
+                  "writes a comparison with zero",
+    "UNUSEDSIGNAL": "bits of an internal net that nothing reads (e.g. error-kind bits that "
+                    "another part ignores, or a net that is constant for these parameters)",
+}
 
 
 def check_module_name(name):
@@ -181,14 +196,16 @@ def _tuser_text(adapter):
 
 def _wrap(text, width=96):
     """``text`` as ``//`` comment lines of at most ``width`` characters: each run of lines with
-    the same indentation is one paragraph, re-wrapped with that indentation; blank lines
-    stay."""
+    the same indentation is one paragraph, re-wrapped with that indentation; a line that starts
+    with ``* `` starts a paragraph of its own (a list item, continued two columns further in);
+    blank lines stay."""
     out, run, indent = [], [], None
 
     def flush():
         if run:
             out.extend("// " + line for line in textwrap.wrap(
-                " ".join(run), width - 3, initial_indent=indent, subsequent_indent=indent,
+                " ".join(run), width - 3, initial_indent=indent,
+                subsequent_indent=indent + ("  " if run[0].startswith("* ") else ""),
                 break_on_hyphens=False, break_long_words=False))
             run.clear()
 
@@ -198,7 +215,7 @@ def _wrap(text, width=96):
             out.append("//")
             continue
         this = re.match(r"\s*", line).group()
-        if this != indent:
+        if this != indent or line.lstrip().startswith("* "):
             flush()
             indent = this
         run.append(line.strip())
@@ -236,9 +253,13 @@ def _header(name, core_name, core, params, adapter):
         "its power-up value as a Verilog initial value (FPGAs honour them), so no reset is "
         "needed after configuration.",
     ]
+    # (No comment line may start with the word "verilator": Verilator reads it as a pragma.)
+    text += ["", "Lint: `verilator --lint-only -Wall` reports only these warnings, none of which "
+                 "matters:"]
+    text += [f"* {code}: {why}." for code, why in VERILATOR_WAIVERS.items()]
     for title, section in _docstring_sections(type(core)):
         text += ["", f"{title} (from the core's documentation; i is s_axis, o is m_axis; the "
-                     f"adapter adds no register):", *_plain(section).splitlines()]
+                     f"AXI4-Stream ports add no register):", *_plain(section).splitlines()]
     lines += _wrap("\n".join(text))
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,262 @@
+"""cocotb testbench of the exported cores: AXI4-Stream traffic checked against the reference
+model (run under Verilator by ``tests/test_export_cocotb.py``; not a pytest module).
+
+The top level instantiates every exported core with its ports prefixed by an instance name
+(``decoder_replace_s_axis_tdata``, ...) and shares ``aclk`` and ``aresetn``. Plusargs:
+
+``+dut=NAME``
+    the instance to drive; ``+core=`` and ``+errors=`` say what it is.
+``+items=N``, ``+items_before_reset=M``, ``+seed=S``
+    (``random_stream``) N items (bytes or code units) in random messages, the reset after the
+    first M of them; the random generator's seed.
+``+trace=FILE``, ``+trace_cycles=N``
+    (``random_stream``) record the first N cycles of every port of the instance into FILE
+    (JSON: one list per cycle, sampled before the rising edge that acts on it) for the
+    Amaranth simulation to replay.
+
+Each test drives the input with cocotbext-axi's :class:`AxiStreamSource` and takes the output
+with :class:`AxiStreamSink`, both paused at random (phases of 0 %, 20 %, 50 % and 90 % pauses),
+checks every output beat (``tdata``, ``tuser``) and message boundary (``tlast``) against
+:mod:`utf8_gateware.sim.reference`, and the output stream rules in every cycle (once
+``m_axis_tvalid`` is high it and the payload hold until the transfer).
+"""
+
+import itertools
+import json
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.simtime import get_sim_time
+from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, Timer, with_timeout
+from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
+
+import corpora
+from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.sim import reference
+
+
+CLOCK_NS = 10
+#: Cycles an output may take at most after the previous one before the test fails (generous:
+#: 90 % pauses on both sides).
+STALL_CYCLES = 5000
+
+
+# -------------------------------------------------------------------------------------------------
+# What the cores must produce
+
+def expected_beats(core, errors, message):
+    """The output beats ``[(tdata, tuser)]`` of ``core`` for one message (bytes for the decoder
+    and the sanitizer, code units for the encoder)."""
+    if core == "decoder":
+        return [(out.codepoint, out.error.value) for out in reference.decode(message, errors)]
+    if core == "encoder":
+        units = [(unit, ErrorKind.NONE) for unit in message]
+    elif core == "sanitizer":
+        units = [(out.codepoint, out.error) for out in reference.decode(message, errors)]
+    else:
+        raise ValueError(f"unknown core {core!r}")
+    beats = []
+    for unit, carried in units:
+        data, kind = reference.encode_unit(unit, errors)
+        kind = kind if kind is not ErrorKind.NONE else carried
+        # A unit that yields no byte (strict) yields one marker beat: data 0, its error kind.
+        for index, byte in enumerate(data or b"\0"):
+            beats.append((byte, kind.value if index == 0 else 0))
+    return beats
+
+
+# -------------------------------------------------------------------------------------------------
+# Stimulus
+
+def random_bytes(rng, length):
+    """UTF-8-like text: well-formed characters of every length, ill-formed bytes, truncated
+    and overlong sequences, surrogates and values beyond U+10FFFF."""
+    out = bytearray()
+    while len(out) < length:
+        pick = rng.random()
+        if pick < 0.55:
+            low, high = rng.choice(((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF),
+                                    (0x10000, 0x10FFFF)))
+            char = chr(rng.randint(low, high)).encode("utf-8", "surrogatepass")
+            if rng.random() < 0.15 and len(char) > 1:
+                char = char[:rng.randint(1, len(char) - 1)]          # truncated
+            out += char
+        elif pick < 0.7:
+            out.append(rng.randint(0x80, 0xFF))                      # any non-ASCII byte
+        else:
+            out += rng.choice((b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf",
+                               b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf0\x80\x80\x80",
+                               b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80",
+                               b"\xfe", b"\xff", b"\xef\xbf\xbd", b"\xf4\x8f\xbf\xbf"))
+    return bytes(out[:length])
+
+
+def random_units(rng, length):
+    """UTF-32 code units of every class: 1- to 4-byte scalars, surrogates (and the escapes
+    U+DC80..U+DCFF), values from 0x110000 up to 0xFFFFFFFF, and the boundaries between."""
+    edges = (0, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDC7F, 0xDC80, 0xDCFF,
+             0xDD00, 0xDFFF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF, 0x110000, 0x1FFFFF, 0x200000,
+             0xFFFFFFFF)
+    ranges = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF), (0xD800, 0xDFFF),
+              (0xDC80, 0xDCFF), (0x110000, 0x1FFFFF), (0x200000, 0xFFFFFFFF))
+    return [rng.choice(edges) if rng.random() < 0.2 else rng.randint(*rng.choice(ranges))
+            for _ in range(length)]
+
+
+def random_messages(core, rng, items):
+    """Messages of 1 to 200 items (mostly short), ``items`` in all."""
+    make = random_units if core == "encoder" else random_bytes
+    messages, total = [], 0
+    while total < items:
+        length = rng.choice((1, 2, 3, 4, rng.randint(1, 16), rng.randint(1, 200)))
+        messages.append(make(rng, length))
+        total += length
+    return messages
+
+
+def pauses(rng):
+    """A pause generator for cocotbext-axi: phases of 1..200 cycles, each with pauses at a
+    probability of 0, 0.2, 0.5 or 0.9."""
+    while True:
+        probability = rng.choice((0.0, 0.2, 0.5, 0.9))
+        for _ in range(rng.randint(1, 200)):
+            yield rng.random() < probability
+
+
+# -------------------------------------------------------------------------------------------------
+# The bench
+
+class Bench:
+    """The drivers of one instance of the top level."""
+
+    def __init__(self, dut, seed):
+        args = cocotb.plusargs
+        self.dut = dut
+        self.name = args["dut"]
+        self.core = args["core"]
+        self.errors = args["errors"]
+        self.rng = random.Random(seed)
+        self.port = lambda name: getattr(dut, f"{self.name}_{name}")
+        self.source = AxiStreamSource(
+            AxiStreamBus.from_prefix(dut, f"{self.name}_s_axis"), dut.aclk, dut.aresetn,
+            reset_active_level=False, byte_size=32 if self.core == "encoder" else 8)
+        self.sink = AxiStreamSink(
+            AxiStreamBus.from_prefix(dut, f"{self.name}_m_axis"), dut.aclk, dut.aresetn,
+            reset_active_level=False, byte_size=32 if self.core == "decoder" else 8)
+        self.source.set_pause_generator(pauses(self.rng))
+        self.sink.set_pause_generator(pauses(self.rng))
+        self.rule_errors = []
+        self.trace = []
+
+    async def start(self, trace_cycles=0):
+        """Start the clock and the stream-rule monitor; hold reset for 4 cycles."""
+        self.dut.aresetn.value = 0
+        Clock(self.dut.aclk, CLOCK_NS, unit="ns").start(start_high=False)
+        cocotb.start_soon(self._monitor(trace_cycles))
+        await ClockCycles(self.dut.aclk, 4)
+        self.dut.aresetn.value = 1
+
+    def _sample(self):
+        names = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tlast", "m_axis_tready",
+                 "s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tuser",
+                 "m_axis_tlast")
+        return [int(self.dut.aresetn.value)] + [int(self.port(name).value)
+                                                 for name in names[1:]]
+
+    async def _monitor(self, trace_cycles):
+        """Every cycle, before the rising edge: check the output stream rules, and record the
+        first ``trace_cycles`` cycles."""
+        await Timer(1, "ns")
+        held = None    # the output payload offered and refused in the cycle before
+        while True:
+            sample = self._sample()
+            if len(self.trace) < trace_cycles:
+                self.trace.append(sample)
+            aresetn, _, _, _, ready, _, valid, *payload = sample
+            if held is not None and aresetn and (not valid or payload != held):
+                self.rule_errors.append(
+                    f"at {get_sim_time('ns')} ns: m_axis changed from "
+                    f"{held} to {payload if valid else 'not valid'} before the transfer")
+            held = payload if aresetn and valid and not ready else None
+            await FallingEdge(self.dut.aclk)
+
+    async def check(self, messages, label):
+        """Send ``messages`` (one frame each) and check every output frame."""
+        for message in messages:
+            self.source.send_nowait(AxiStreamFrame(list(message)) if self.core == "encoder"
+                                    else AxiStreamFrame(bytes(message)))
+        for index, message in enumerate(messages):
+            frame = await with_timeout(self.sink.recv(compact=False),
+                                       STALL_CYCLES * CLOCK_NS * max(1, len(message)), "ns")
+            got = list(zip(frame.tdata, frame.tuser or [0] * len(frame.tdata)))
+            want = expected_beats(self.core, self.errors, message)
+            if got != want:
+                raise AssertionError(describe(label, index, message, want, got))
+        await ClockCycles(self.dut.aclk, 32)
+        assert not self.rule_errors, "; ".join(self.rule_errors[:5])
+        assert self.sink.empty() and not self.sink.active, "output beyond the last message"
+
+
+def _show(items, limit=24):
+    text = " ".join(f"{item:02X}" if isinstance(item, int) else str(item)
+                    for item in list(items)[:limit])
+    return text + (" ..." if len(items) > limit else "")
+
+
+def describe(label, index, message, want, got):
+    """A one-screen account of a mismatch: the message and the first differing beat."""
+    first = next((n for n, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want),
+                                                                               len(got)))
+    return (f"{label} message {index} ({len(message)} items): input {_show(message)}; "
+            f"first difference at beat {first}: expected (tdata, tuser) "
+            f"{want[first:first + 4]}, got {got[first:first + 4]} "
+            f"({len(want)} beats expected, {len(got)} received)")
+
+
+# -------------------------------------------------------------------------------------------------
+# Tests
+
+@cocotb.test()
+async def corpora_stream(dut):
+    """Every corpus case as one message (decoder, sanitizer: the decoding cases, Markus Kuhn's
+    stress test and the flenniken file; encoder: the encoding cases)."""
+    bench = Bench(dut, seed=1)
+    await bench.start()
+    if bench.core == "encoder":
+        messages = [case.units for case in corpora.encode_cases() if case.units]
+    else:
+        messages = [case.data for case in corpora.decode_cases() if case.data]
+        messages += [corpora.kuhn(), corpora.flenniken_whole_file()[0]]
+    await bench.check(messages, "corpus")
+
+
+@cocotb.test()
+async def random_stream(dut):
+    """Random messages; a reset in the middle of a message; random messages again (nothing of
+    the interrupted message may leak into them)."""
+    args = cocotb.plusargs
+    trace_cycles = int(args.get("trace_cycles", 0))
+    bench = Bench(dut, seed=int(args.get("seed", 1)))
+    await bench.start(trace_cycles)
+    items, before = int(args.get("items", 4000)), int(args.get("items_before_reset", 100))
+    await bench.check(random_messages(bench.core, bench.rng, before), "before reset")
+
+    # A long message, interrupted by a reset while input and output are both under way.
+    bench.source.send_nowait(AxiStreamFrame(
+        random_units(bench.rng, 100) if bench.core == "encoder" else
+        bytes(random_bytes(bench.rng, 100))))
+    await ClockCycles(dut.aclk, bench.rng.randint(20, 60))
+    await RisingEdge(dut.aclk)
+    dut.aresetn.value = 0
+    await ClockCycles(dut.aclk, 2)
+    dut.aresetn.value = 1
+    await ClockCycles(dut.aclk, 2)
+    bench.sink.clear()
+    await bench.check(random_messages(bench.core, bench.rng, items - before), "after reset")
+
+    if trace_cycles:
+        while len(bench.trace) < trace_cycles:
+            await ClockCycles(dut.aclk, 1)
+        with open(args["trace"], "w") as file:
+            json.dump(bench.trace, file)

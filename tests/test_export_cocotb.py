@@ -1,0 +1,142 @@
+"""The exported Verilog of every core in every error mode, simulated by Verilator under cocotb
+(``tests/cocotb_axis_bench.py``), checked against the reference model and, cycle by cycle,
+against Amaranth's simulation of the same design.
+
+One Verilator build holds every exported core (``cocotb_top``: one instance per core and
+mode, ports prefixed by the instance name), cached across runs by
+:mod:`utf8_gateware.sim.cocotb_verilator`.
+"""
+
+import json
+import re
+
+import pytest
+from amaranth.sim import Simulator
+
+import corpora
+from utf8_gateware.hdl.axi_stream import AxiStreamAdapter
+from utf8_gateware.hdl.export import export_verilog, make_core
+from utf8_gateware.hdl.synth import CORES
+from utf8_gateware.sim import cocotb_verilator
+from utf8_gateware.sim.testbench import run_simulation
+
+
+pytestmark = pytest.mark.cocotb
+
+VARIANTS = [f"{core}_{errors}" for core, (_, policies) in CORES.items() for errors in policies]
+TOP = "cocotb_top"
+#: Cycles of the random test that the Amaranth simulation replays.
+TRACE_CYCLES = 1500
+
+_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
+
+
+def ports(verilog):
+    """``[(direction, width, name)]`` of the module in ``verilog`` (as Yosys writes them)."""
+    return [(direction, int(msb) + 1 if msb else 1, name)
+            for direction, msb, name in _PORT.findall(verilog)]
+
+
+def top_module(modules):
+    """A Verilog top level with one instance per ``(instance, module, verilog)``: ``aclk`` and
+    ``aresetn`` shared, every other port brought out as ``<instance>_<port>``."""
+    declarations, instances = ["  input aclk,", "  input aresetn"], []
+    for instance, module, verilog in modules:
+        connections = []
+        for direction, width, name in ports(verilog):
+            if name in ("aclk", "aresetn"):
+                connections.append(f".{name}({name})")
+                continue
+            vector = f"[{width - 1}:0] " if width > 1 else ""
+            declarations[-1] += ","
+            declarations.append(f"  {direction} {vector}{instance}_{name}")
+            connections.append(f".{name}({instance}_{name})")
+        instances.append(f"  {module} {instance} (\n    " + ",\n    ".join(connections) +
+                         "\n  );")
+    return (f"module {TOP} (\n" + "\n".join(declarations) + "\n);\n" + "\n".join(instances) +
+            "\nendmodule\n")
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    """Export every core in every mode, write the top level, build (or find) the Verilator
+    model."""
+    folder = tmp_path_factory.mktemp("exported")
+    modules, sources = [], []
+    for variant in VARIANTS:
+        core, errors = variant.split("_", 1)
+        module = f"utf8_{variant}"
+        verilog = export_verilog(core, errors=errors, name=module)
+        (folder / f"{module}.v").write_text(verilog)
+        sources.append(folder / f"{module}.v")
+        modules.append((variant, module, verilog))
+    (folder / f"{TOP}.v").write_text(top_module(modules))
+    return cocotb_verilator.build([*sources, folder / f"{TOP}.v"], TOP, "exported-cores")
+
+
+def simulate(build, variant, testcase, test_dir, **plusargs):
+    core, errors = variant.split("_", 1)
+    args = {"dut": variant, "core": core, "errors": errors, **plusargs}
+    cocotb_verilator.run(build, TOP, "cocotb_axis_bench", test_dir=test_dir, testcase=testcase,
+                         plusargs=[f"+{key}={value}" for key, value in args.items()])
+
+
+# -------------------------------------------------------------------------------------------------
+# Amaranth's simulation of the same cycles
+
+_INPUTS = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tlast", "m_axis_tready")
+_OUTPUTS = ("s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tuser", "m_axis_tlast")
+
+
+def replay(variant, trace):
+    """Drive :class:`AxiStreamAdapter` around the core in Amaranth's simulator with the inputs
+    that Verilator saw in every cycle of ``trace`` and compare the outputs; returns the first
+    difference (``None`` if there is none)."""
+    core, errors = variant.split("_", 1)
+    adapter = AxiStreamAdapter(make_core(core, errors=errors)[0])
+    inputs = [getattr(adapter, name) for name in _INPUTS]
+    outputs = [getattr(adapter, name) for name in _OUTPUTS]
+    found = []
+
+    async def testbench(ctx):
+        for cycle, sample in enumerate(trace):
+            for signal, value in zip(inputs, sample):
+                ctx.set(signal, value)
+            await ctx.delay(5e-9)
+            got = [ctx.get(signal) for signal in outputs]
+            if got != sample[len(inputs):]:
+                found.append(f"cycle {cycle}: inputs {dict(zip(_INPUTS, sample))}: Verilator "
+                             f"{dict(zip(_OUTPUTS, sample[len(inputs):]))}, Amaranth "
+                             f"{dict(zip(_OUTPUTS, got))}")
+                return
+            ctx.set(adapter.aclk, 1)
+            await ctx.delay(5e-9)
+            ctx.set(adapter.aclk, 0)
+
+    sim = Simulator(adapter)
+    sim.add_testbench(testbench)
+    run_simulation(sim, f"replay-{variant}", traces=[*inputs, *outputs])
+    return found[0] if found else None
+
+
+# -------------------------------------------------------------------------------------------------
+# Tests
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cocotb_random(build, variant, tmp_path):
+    """Random messages under random pauses on both sides, a reset in the middle of a message;
+    the first cycles again in Amaranth's simulation: every output in every cycle the same."""
+    trace = tmp_path / "trace.json"
+    simulate(build, variant, "random_stream", tmp_path, trace=trace, trace_cycles=TRACE_CYCLES,
+             items=3000, items_before_reset=60)
+    cycles = json.loads(trace.read_text())
+    assert len(cycles) == TRACE_CYCLES
+    assert any(sample[0] == 0 for sample in cycles[100:]), "the trace holds no reset"
+    assert replay(variant, cycles) is None
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cocotb_corpora(build, variant, tmp_path):
+    """Every corpus case as one message, under random pauses on both sides."""
+    corpora.require()
+    simulate(build, variant, "corpora_stream", tmp_path)
