@@ -11,13 +11,15 @@
   the package's dependencies), one flat module, preceded by a header comment that states the
   parameters, ports, ``tuser`` encoding, latency, throughput, reset and versions.
 
-The Yosys script is ``read_rtlil; hierarchy; proc; flatten; opt_clean -purge;
+The Yosys script is ``read_rtlil; hierarchy; proc; flatten; opt_expr; opt_clean -purge;
 write_verilog -noattr``: processes become ``always @(posedge aclk)`` registers and continuous
 assignments, the submodules are flattened (so two exported files never clash on a submodule
-name), unused internal wires are removed; no logic is optimised (the netlist is the design
-Amaranth simulates). Registers keep their power-up values as Verilog initial values
-(``reg r = 1'h0;``), which FPGA tools honour; ``aresetn`` resets every register that has a
-reset in the Amaranth design.
+name), constant expressions are folded and unused internal wires removed; nothing else is
+optimised (the netlist is the design Amaranth simulates). Registers keep their power-up values
+as Verilog initial values (``reg r = 1'h0;``), which FPGA tools honour, unless
+``initial_values=False`` (``setattr -unset init``); ``aresetn`` resets every register that has
+a reset in the Amaranth design, and the cores flush the others unseen (checked with random
+power-up values in Verilator, ``tests/test_export_cocotb.py``).
 """
 
 import inspect
@@ -223,11 +225,12 @@ def _wrap(text, width=96):
     return out
 
 
-def _header(name, core_name, core, params, adapter):
+def _header(name, core_name, core, params, adapter, initial_values):
     """The comment at the top of an exported file."""
     settings = ", ".join(f"{key}={value!r}" for key, value in params.items()) or "none"
     command = " ".join(["utf8-gateware export", core_name,
                         *(f"--{key} {value}" for key, value in params.items()),
+                        *([] if initial_values else ["--no-initial-values"]),
                         "--name", name])
     lines = _wrap(
         f"{name}: the {core_name} of utf8-gateware {__version__} ({type(core).__name__}, "
@@ -249,14 +252,19 @@ def _header(name, core_name, core, params, adapter):
         text += ["", "tuser: " + _tuser_text(adapter)]
     text += [
         "",
-        "Reset: aresetn low at a rising edge of aclk resets the core. Every register also has "
-        "its power-up value as a Verilog initial value (FPGAs honour them), so no reset is "
-        "needed after configuration.",
+        "Reset: aresetn low at a rising edge of aclk resets the core. " + (
+            "Every register also has its power-up value as a Verilog initial value (FPGAs "
+            "honour them), so no reset is needed after configuration."
+            if initial_values else
+            "The registers have no initial values: hold aresetn low for at least one rising "
+            "edge of aclk after power-up; registers without a reset may hold any value, which "
+            "the core flushes unseen."),
     ]
     # (No comment line may start with the word "verilator": Verilator reads it as a pragma.)
     text += ["", "Lint: `verilator --lint-only -Wall` reports only these warnings, none of which "
                  "matters:"]
-    text += [f"* {code}: {why}." for code, why in VERILATOR_WAIVERS.items()]
+    text += [f"* {code}: {why}." for code, why in VERILATOR_WAIVERS.items()
+             if initial_values or code != "PROCASSINIT"]
     for title, section in _docstring_sections(type(core)):
         text += ["", f"{title} (from the core's documentation; i is s_axis, o is m_axis; the "
                      f"AXI4-Stream ports add no register):", *_plain(section).splitlines()]
@@ -267,10 +275,15 @@ def _header(name, core_name, core, params, adapter):
 # -------------------------------------------------------------------------------------------------
 # Export
 
-def export_verilog(core, *, name=None, **params):
+def export_verilog(core, *, name=None, initial_values=True, **params):
     """The Verilog text of the core named ``core`` with ``params``, as module ``name`` (default
-    :func:`default_module_name`). Raises :class:`ValueError`/:class:`TypeError` for a bad
+    :func:`default_module_name`). ``initial_values``: give every register its power-up value
+    as a Verilog initial value (``reg r = 1'h0;``); without them (for flows that ignore or
+    reject initial values, such as ASIC synthesis) ``aresetn`` must be low for one rising edge
+    of ``aclk`` after power-up. Raises :class:`ValueError`/:class:`TypeError` for a bad
     argument and :class:`~utf8_gateware.toolchain.ToolError` if Yosys fails."""
+    if not isinstance(initial_values, bool):
+        raise TypeError(f"initial_values must be a bool, not {initial_values!r}")
     name = check_module_name(default_module_name(core) if name is None else name)
     component, params = make_core(core, **params)
     adapter = AxiStreamAdapter(component)
@@ -278,7 +291,9 @@ def export_verilog(core, *, name=None, **params):
     with tempfile.TemporaryDirectory(prefix="utf8-gateware-export-") as tmp:
         Path(tmp, "design.il").write_text(text)
         script = (f"read_rtlil design.il; hierarchy -top {name}; proc; flatten; "
-                  f"opt_expr; opt_clean -purge; write_verilog -noattr design.v")
+                  f"opt_expr; opt_clean -purge; "
+                  f"{'' if initial_values else 'setattr -unset init w:*; '}"
+                  f"write_verilog -noattr design.v")
         result = run_tool("yosys", ["-q", "-p", script], cwd=tmp)
         if result.returncode != 0:
             raise ToolError("yosys write_verilog failed: " +
@@ -286,4 +301,5 @@ def export_verilog(core, *, name=None, **params):
         verilog = Path(tmp, "design.v").read_text()
     # Yosys' own first line names its build; the header says which Yosys made the file.
     verilog = re.sub(r"\A/\* Generated by Yosys[^\n]*\*/\n+", "", verilog)
-    return _header(name, core, component, params, adapter) + "\n" + verilog
+    return (_header(name, core, component, params, adapter, initial_values) + "\n" +
+            verilog)

@@ -150,36 +150,47 @@ class Bench:
         self.trace = []
 
     async def start(self, trace_cycles=0):
-        """Start the clock and the stream-rule monitor; hold reset for 4 cycles."""
-        self.dut.aresetn.value = 0
+        """Start the clock and the stream-rule monitor; hold reset for the first
+        ``+reset_cycles`` rising edges (default 4)."""
+        cycles = int(cocotb.plusargs.get("reset_cycles", 4))
+        self.dut.aresetn.value = 0 if cycles else 1
         Clock(self.dut.aclk, CLOCK_NS, unit="ns").start(start_high=False)
         cocotb.start_soon(self._monitor(trace_cycles))
-        await ClockCycles(self.dut.aclk, 4)
-        self.dut.aresetn.value = 1
+        if cycles:
+            await ClockCycles(self.dut.aclk, cycles)
+            self.dut.aresetn.value = 1
 
-    def _sample(self):
-        names = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tlast", "m_axis_tready",
-                 "s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tuser",
-                 "m_axis_tlast")
-        return [int(self.dut.aresetn.value)] + [int(self.port(name).value)
-                                                 for name in names[1:]]
+    #: The ports of a trace, in order: inputs, then outputs.
+    TRACED = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tlast", "m_axis_tready",
+              "s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tuser", "m_axis_tlast")
 
     async def _monitor(self, trace_cycles):
         """Every cycle, before the rising edge: check the output stream rules, and record the
         first ``trace_cycles`` cycles."""
-        await Timer(1, "ns")
+        traced = [self.dut.aresetn, *(self.port(name) for name in self.TRACED[1:])]
+        reset, valid, ready = self.dut.aresetn, self.port("m_axis_tvalid"), \
+            self.port("m_axis_tready")
+        payload = [self.port(name) for name in ("m_axis_tdata", "m_axis_tuser", "m_axis_tlast")]
+        falling = FallingEdge(self.dut.aclk)
         held = None    # the output payload offered and refused in the cycle before
+        await Timer(1, "ns")
         while True:
-            sample = self._sample()
             if len(self.trace) < trace_cycles:
-                self.trace.append(sample)
-            aresetn, _, _, _, ready, _, valid, *payload = sample
-            if held is not None and aresetn and (not valid or payload != held):
-                self.rule_errors.append(
-                    f"at {get_sim_time('ns')} ns: m_axis changed from "
-                    f"{held} to {payload if valid else 'not valid'} before the transfer")
-            held = payload if aresetn and valid and not ready else None
-            await FallingEdge(self.dut.aclk)
+                self.trace.append([int(handle.value) for handle in traced])
+            if not reset.value:
+                held = None
+            elif valid.value:
+                offered = [int(handle.value) for handle in payload]
+                if held is not None and offered != held:
+                    self.rule_errors.append(f"at {get_sim_time('ns')} ns: m_axis payload "
+                                            f"changed from {held} to {offered} before the "
+                                            f"transfer")
+                held = None if ready.value else offered
+            elif held is not None:
+                self.rule_errors.append(f"at {get_sim_time('ns')} ns: m_axis_tvalid fell "
+                                        f"before the transfer of {held}")
+                held = None
+            await falling
 
     async def check(self, messages, label):
         """Send ``messages`` (one frame each) and check every output frame."""

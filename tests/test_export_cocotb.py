@@ -4,16 +4,20 @@ against Amaranth's simulation of the same design.
 
 One Verilator build holds every exported core (``cocotb_top``: one instance per core and
 mode, ports prefixed by the instance name), cached across runs by
-:mod:`utf8_gateware.sim.cocotb_verilator`.
+:mod:`utf8_gateware.sim.cocotb_verilator`; each core also without initial values (instance
+``<variant>_noinit``), built with ``--x-initial unique`` so that its registers start from random
+values (``+verilator+rand+reset+2``), as in silicon.
 """
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from amaranth.sim import Simulator
 
 import corpora
+from cocotb_axis_bench import Bench
 from utf8_gateware.hdl.axi_stream import AxiStreamAdapter
 from utf8_gateware.hdl.export import export_verilog, make_core
 from utf8_gateware.hdl.synth import CORES
@@ -25,6 +29,7 @@ pytestmark = pytest.mark.cocotb
 
 VARIANTS = [f"{core}_{errors}" for core, (_, policies) in CORES.items() for errors in policies]
 TOP = "cocotb_top"
+BENCH = Path(__file__).parent / "cocotb_axis_bench.py"
 #: Cycles of the random test that the Amaranth simulation replays.
 TRACE_CYCLES = 1500
 
@@ -65,27 +70,30 @@ def build(tmp_path_factory):
     modules, sources = [], []
     for variant in VARIANTS:
         core, errors = variant.split("_", 1)
-        module = f"utf8_{variant}"
-        verilog = export_verilog(core, errors=errors, name=module)
-        (folder / f"{module}.v").write_text(verilog)
-        sources.append(folder / f"{module}.v")
-        modules.append((variant, module, verilog))
+        for instance, initial_values in ((variant, True), (f"{variant}_noinit", False)):
+            module = f"utf8_{instance}"
+            verilog = export_verilog(core, errors=errors, name=module,
+                                     initial_values=initial_values)
+            (folder / f"{module}.v").write_text(verilog)
+            sources.append(folder / f"{module}.v")
+            modules.append((instance, module, verilog))
     (folder / f"{TOP}.v").write_text(top_module(modules))
-    return cocotb_verilator.build([*sources, folder / f"{TOP}.v"], TOP, "exported-cores")
+    return cocotb_verilator.build([*sources, folder / f"{TOP}.v"], TOP, "exported-cores",
+                                  args=("--x-initial", "unique"))
 
 
-def simulate(build, variant, testcase, test_dir, **plusargs):
+def simulate(build, variant, testcase, test_dir, instance=None, flags=(), **plusargs):
     core, errors = variant.split("_", 1)
-    args = {"dut": variant, "core": core, "errors": errors, **plusargs}
-    cocotb_verilator.run(build, TOP, "cocotb_axis_bench", test_dir=test_dir, testcase=testcase,
-                         plusargs=[f"+{key}={value}" for key, value in args.items()])
+    args = {"dut": instance or variant, "core": core, "errors": errors, **plusargs}
+    cocotb_verilator.run(build, TOP, BENCH, test_dir=test_dir, testcase=testcase,
+                         plusargs=[*(f"+{key}={value}" for key, value in args.items()), *flags])
 
 
 # -------------------------------------------------------------------------------------------------
 # Amaranth's simulation of the same cycles
 
-_INPUTS = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tlast", "m_axis_tready")
-_OUTPUTS = ("s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tuser", "m_axis_tlast")
+_INPUTS = Bench.TRACED[:5]
+_OUTPUTS = Bench.TRACED[5:]
 
 
 def replay(variant, trace):
@@ -132,7 +140,12 @@ def test_cocotb_random(build, variant, tmp_path):
     cycles = json.loads(trace.read_text())
     assert len(cycles) == TRACE_CYCLES
     assert any(sample[0] == 0 for sample in cycles[100:]), "the trace holds no reset"
+    outputs = [sample for sample in cycles if sample[_OUTPUTS.index("m_axis_tvalid") + 5]]
+    assert len(outputs) > 100, "the trace holds too few outputs"
     assert replay(variant, cycles) is None
+    # The replay sees a difference: one output bit changed in cycle 200.
+    cycles[200][-1] ^= 1
+    assert replay(variant, cycles[:201]).startswith("cycle 200:")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -140,3 +153,13 @@ def test_cocotb_corpora(build, variant, tmp_path):
     """Every corpus case as one message, under random pauses on both sides."""
     corpora.require()
     simulate(build, variant, "corpora_stream", tmp_path)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_cocotb_power_up_without_initial_values(build, variant, tmp_path):
+    """Exported without initial values, every register starts from a random value; after one
+    cycle of reset the core is correct (random messages, a reset mid-message)."""
+    seed = VARIANTS.index(variant) + 1
+    simulate(build, variant, "random_stream", tmp_path, instance=f"{variant}_noinit",
+             flags=["+verilator+rand+reset+2", f"+verilator+seed+{seed}"], reset_cycles=1,
+             items=600, items_before_reset=60, seed=seed)

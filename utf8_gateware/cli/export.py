@@ -44,6 +44,10 @@ def add_parsers(commands):
         kind = type(next(iter(defaults.values())))
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind,
                             metavar=name.upper(), help=_help(name, defaults))
+    parser.add_argument("--no-initial-values", dest="initial_values", action="store_false",
+                        help="give the registers no Verilog initial values (for flows that "
+                             "ignore or reject them, e.g. ASIC synthesis); aresetn must then be "
+                             "low for one rising edge of aclk after power-up")
     parser.add_argument("-o", "--output", metavar="FILE.v",
                         help="output file (default: standard output)")
     parser.add_argument("--name", metavar="MODULE",
@@ -55,7 +59,8 @@ def run_export(args):
     params = {name: getattr(args, name) for name in args.parameters
               if getattr(args, name) is not None}
     try:
-        text = export.export_verilog(args.core, name=args.name, **params)
+        text = export.export_verilog(args.core, name=args.name,
+                                     initial_values=args.initial_values, **params)
     except (TypeError, ValueError) as error:
         raise CommandError(f"export: {error}") from None
     write_output(args.output, text.encode())
