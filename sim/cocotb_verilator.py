@@ -5,6 +5,7 @@
   and the versions of Verilator, cocotb and the C++ compiler, under
   ``cache_dir("verilator")`` (see :func:`.compiled.cache_dir`), so a second run of the tests
   compiles nothing. Only the executable is kept.
+* :func:`lint` -- ``verilator --lint-only -Wall``: the warnings it reports.
 * :func:`run` -- run cocotb test modules on a build; a failing cocotb test raises
   :class:`CocotbFailure` with the failing tests and the lines of their log that say why.
 
@@ -17,6 +18,7 @@ any other warning fails the build.
 import hashlib
 import importlib.metadata
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -24,12 +26,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from utf8_gateware.hdl.export import VERILATOR_WAIVERS
-from utf8_gateware.toolchain import (ToolError, compiler_identity, find_compiler,
-                                     tool_environment)
+from utf8_gateware.toolchain import (ToolError, compiler_identity, find_compiler, run_tool,
+                                     tail, tool_environment)
 from .compiled import cache_dir
 
 
-__all__ = ["CocotbFailure", "BUILD_ARGS", "MAKE_FLAGS", "TIMESCALE", "build", "run"]
+__all__ = ["CocotbFailure", "BUILD_ARGS", "MAKE_FLAGS", "TIMESCALE", "lint", "build", "run"]
 
 
 #: Verilator arguments of every build: the allowed warnings off, every other one fatal.
@@ -63,6 +65,22 @@ def _verilator_on_path():
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+_MESSAGE = re.compile(r"^%(Warning|Error)(?:-([A-Z0-9_]+))?: (.*)$", re.M)
+
+
+def lint(sources, toplevel):
+    """``verilator --lint-only -Wall`` on the Verilog files ``sources`` with top module
+    ``toplevel``; returns ``[(code, message)]``, one per warning (code ``"Error"`` for an
+    error). Raises :class:`~utf8_gateware.toolchain.ToolError` if Verilator cannot run."""
+    result = run_tool("verilator", ["--lint-only", "-Wall", "--top-module", toplevel,
+                                    *map(str, sources)], timeout=600)
+    found = [(code or kind, text) for kind, code, text in _MESSAGE.findall(result.stderr)
+             if not (kind == "Error" and text.startswith("Exiting due to"))]
+    if result.returncode != 0 and not found:
+        raise ToolError("verilator --lint-only failed: " + tail(result.stdout + result.stderr))
+    return found
 
 
 def _key(sources, toplevel, args):

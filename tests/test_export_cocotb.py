@@ -10,7 +10,6 @@ values (``+verilator+rand+reset+2``), as in silicon.
 """
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -18,68 +17,29 @@ from amaranth.sim import Simulator
 
 import corpora
 from cocotb_axis_bench import Bench
+from exported import VARIANTS, top_module
 from utf8_gateware.hdl.axi_stream import AxiStreamAdapter
-from utf8_gateware.hdl.export import export_verilog, make_core
-from utf8_gateware.hdl.synth import CORES
+from utf8_gateware.hdl.export import make_core
 from utf8_gateware.sim import cocotb_verilator
 from utf8_gateware.sim.testbench import run_simulation
 
 
 pytestmark = pytest.mark.cocotb
 
-VARIANTS = [f"{core}_{errors}" for core, (_, policies) in CORES.items() for errors in policies]
 TOP = "cocotb_top"
 BENCH = Path(__file__).parent / "cocotb_axis_bench.py"
 #: Cycles of the random test that the Amaranth simulation replays.
 TRACE_CYCLES = 1500
 
-_PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
-
-
-def ports(verilog):
-    """``[(direction, width, name)]`` of the module in ``verilog`` (as Yosys writes them)."""
-    return [(direction, int(msb) + 1 if msb else 1, name)
-            for direction, msb, name in _PORT.findall(verilog)]
-
-
-def top_module(modules):
-    """A Verilog top level with one instance per ``(instance, module, verilog)``: ``aclk`` and
-    ``aresetn`` shared, every other port brought out as ``<instance>_<port>``."""
-    declarations, instances = ["  input aclk,", "  input aresetn"], []
-    for instance, module, verilog in modules:
-        connections = []
-        for direction, width, name in ports(verilog):
-            if name in ("aclk", "aresetn"):
-                connections.append(f".{name}({name})")
-                continue
-            vector = f"[{width - 1}:0] " if width > 1 else ""
-            declarations[-1] += ","
-            declarations.append(f"  {direction} {vector}{instance}_{name}")
-            connections.append(f".{name}({instance}_{name})")
-        instances.append(f"  {module} {instance} (\n    " + ",\n    ".join(connections) +
-                         "\n  );")
-    return (f"module {TOP} (\n" + "\n".join(declarations) + "\n);\n" + "\n".join(instances) +
-            "\nendmodule\n")
-
 
 @pytest.fixture(scope="module")
-def build(tmp_path_factory):
-    """Export every core in every mode, write the top level, build (or find) the Verilator
-    model."""
-    folder = tmp_path_factory.mktemp("exported")
-    modules, sources = [], []
-    for variant in VARIANTS:
-        core, errors = variant.split("_", 1)
-        for instance, initial_values in ((variant, True), (f"{variant}_noinit", False)):
-            module = f"utf8_{instance}"
-            verilog = export_verilog(core, errors=errors, name=module,
-                                     initial_values=initial_values)
-            (folder / f"{module}.v").write_text(verilog)
-            sources.append(folder / f"{module}.v")
-            modules.append((instance, module, verilog))
-    (folder / f"{TOP}.v").write_text(top_module(modules))
-    return cocotb_verilator.build([*sources, folder / f"{TOP}.v"], TOP, "exported-cores",
-                                  args=("--x-initial", "unique"))
+def build(exported, tmp_path_factory):
+    """The Verilator model (built or found in the cache) of a top level with every exported
+    core."""
+    top = tmp_path_factory.mktemp("top") / f"{TOP}.v"
+    top.write_text(top_module(TOP, exported.values()))
+    return cocotb_verilator.build([*(item.path for item in exported.values()), top], TOP,
+                                  "exported-cores", args=("--x-initial", "unique"))
 
 
 def simulate(build, variant, testcase, test_dir, instance=None, flags=(), **plusargs):
