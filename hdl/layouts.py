@@ -11,8 +11,20 @@ layout                    fields                                      used by
                           ``last: 1``
 ========================  ==========================================  ==========================
 
-``last`` marks the final item of a message. Every core yields exactly one ``last`` item per
-message.
+Several items per beat (``lanes`` = N > 1):
+
+==============================  ===================================================  ===========
+layout                          fields                                               used by
+==============================  ===================================================  ===========
+:func:`byte_beat_layout` (N)    ``data: 8*N`` (lane 0 in bits 0..7: the first        decoder and
+                                byte), ``count: 1..N`` (valid bytes, in lanes        validator
+                                0..count-1), ``last: 1``                             input
+:func:`codepoint_beat_layout`   ``lanes: N x {codepoint: 21, error: ErrorKind,       decoder
+(N)                             valid: 1}``, ``last: 1``                             output
+==============================  ===================================================  ===========
+
+``last`` marks the final item (or beat) of a message. Every core yields exactly one ``last``
+item (or beat) per message.
 """
 
 from amaranth.lib import data
@@ -20,7 +32,8 @@ from amaranth.lib import data
 from .error_kind import ErrorKind
 
 
-__all__ = ["ByteLayout", "CodepointLayout", "UnitLayout", "EncodedByteLayout"]
+__all__ = ["ByteLayout", "CodepointLayout", "UnitLayout", "EncodedByteLayout",
+           "CodepointLaneLayout", "byte_beat_layout", "codepoint_beat_layout"]
 
 
 ByteLayout = data.StructLayout({
@@ -44,3 +57,30 @@ EncodedByteLayout = data.StructLayout({
     "error": ErrorKind,
     "last":  1,
 })
+
+#: One output lane of a multi-lane decoder: a :data:`CodepointLayout` item without ``last`` (the
+#: beat carries it) and with ``valid`` (a lane may be empty).
+CodepointLaneLayout = data.StructLayout({
+    "codepoint": 21,
+    "error":     ErrorKind,
+    "valid":     1,
+})
+
+
+def byte_beat_layout(lanes):
+    """Input beat of ``lanes`` bytes: ``data`` (lane k in bits 8k..8k+7), ``count`` (1..lanes:
+    the bytes in lanes 0..count-1 are valid), ``last``."""
+    return data.StructLayout({
+        "data":  8 * lanes,
+        "count": range(lanes + 1),
+        "last":  1,
+    })
+
+
+def codepoint_beat_layout(lanes):
+    """Output beat of ``lanes`` lanes of :data:`CodepointLaneLayout`, and ``last`` (the beat
+    holds the message's final output)."""
+    return data.StructLayout({
+        "lanes": data.ArrayLayout(CodepointLaneLayout, lanes),
+        "last":  1,
+    })

@@ -1,0 +1,181 @@
+"""Building blocks of the cores' rigid pipelines, written once.
+
+A *rigid* pipeline advances all its stages together, in the cycles in which ``adv`` is high, and
+keeps up with its source without bubbles: a stage holds a beat or a *bubble* (nothing), and
+bubbles flow like beats. ``adv`` is itself a flip-flop (so no enable depends on the sink's
+``ready`` in the same cycle); a skid register keeps the one output that the pipeline pushes in the
+cycle the sink stops (:meth:`Pipeline.drive_output`).
+
+What :class:`Pipeline` makes, each register fed by one LUT level where the caller's logic allows:
+
+* **Clock-enable fan-out copies** (:meth:`Pipeline.enable`). ``adv`` drives the clock enable of
+  every pipeline register. A net with many loads is slow (nextpnr moves an iCE40 clock enable with
+  more than 15 loads onto a global buffer, about 2.5 ns), so each copy of ``adv`` drives at most
+  :data:`CE_FANOUT` flip-flops. The copies are computed from their own values, which keeps
+  synthesis from merging them.
+* **Flush after reset** (:attr:`Pipeline.flushing`). Registers that drive clock enables or resets
+  start at 0, the iCE40's power-up state, so the pipeline's contents after power-up or a reset are
+  stale. A thermometer of ones (the reset state) empties by one per step: in the first step no
+  input is taken and every stage is marked as a bubble that ends a message (:meth:`control`
+  registers take 1), which clears the per-beat facts and the histories; while the last stage of
+  the thermometer is set, outputs are hidden.
+* **Register kinds**: :meth:`control` (per-stage control: bubble, end of message; set while
+  flushing), :meth:`data` (a fact loaded every step), :meth:`fact` (a fact cleared for a bubble),
+  :meth:`held` (the latest valid beat's value), :meth:`history` (the latest *valid lane's* value
+  of a lane-parallel stage, kept across bubbles and cleared at the end of a message).
+* **Registered ready and the skid register** (:meth:`drive_output`).
+"""
+
+from amaranth.hdl import Mux, Signal, Value
+
+
+__all__ = ["CE_FANOUT", "Pipeline", "keep", "any_of"]
+
+
+#: The most flip-flops one copy of the pipeline's clock enable drives.
+CE_FANOUT = 15
+
+
+def keep(cond, new, reg):
+    """``cond ? new : reg``, written so that synthesis keeps it in the LUT in front of the
+    flip-flop instead of deriving a clock enable from it (the enable is always ``adv``)."""
+    new, reg = Value.cast(new), Value.cast(reg)
+    rep = Value.cast(cond).replicate(len(reg))
+    return (new & rep) | (reg & ~rep)
+
+
+def any_of(values):
+    """The OR of ``values`` (0 if there are none)."""
+    result = 0
+    for value in values:
+        result = result | value
+    return result
+
+
+class Pipeline:
+    """A rigid pipeline being built in the module ``m``.
+
+    ``flush_steps``: the pipeline's depth in steps from the input register to the output slot
+    (the steps after a reset during which stale contents drain unseen). ``ce_fanout``: the most
+    flip-flops a copy of the clock enable drives.
+
+    ``adv`` is the advance flip-flop for logic (0 at power-up: the pipeline starts stopped and
+    is started by :meth:`drive_output`'s next-state logic).
+    """
+
+    def __init__(self, m, *, flush_steps, ce_fanout=CE_FANOUT):
+        if not isinstance(flush_steps, int) or flush_steps < 1:
+            raise ValueError(f"flush_steps must be a positive integer, not {flush_steps!r}")
+        self.m = m
+        self.ce_fanout = ce_fanout
+        self.adv = Signal()
+        self._copies = []
+        self._room = 0
+        #: The flush thermometer (see the module documentation).
+        self.flush = [Signal(name=f"fl{n}", init=1) for n in range(flush_steps)]
+        for n, reg in enumerate(self.flush):
+            with m.If(self.adv):
+                m.d.sync += reg.eq(self.flush[n - 1] if n else 0)
+
+    @property
+    def flushing(self):
+        """High in the first step after power-up or reset: nothing is taken, every stage is
+        marked as a bubble that ends a message."""
+        return self.flush[0]
+
+    @property
+    def masked(self):
+        """High while stale contents drain: outputs are hidden."""
+        return self.flush[-1]
+
+    def enable(self, width=1):
+        """A copy of ``adv`` for the clock enables of ``width`` more flip-flops."""
+        if not self._copies or self._room < width:
+            self._copies.append(Signal(name=f"adv_ce{len(self._copies)}"))
+            self._room = self.ce_fanout
+        self._room -= width
+        return self._copies[-1]
+
+    def register(self, name, shape=1):
+        """A register the caller loads (no reset: its first values are flushed)."""
+        return Signal(shape, name=name, reset_less=True)
+
+    def control(self, name, value):
+        """A control flip-flop: takes ``value`` when ``adv``, and 1 while flushing."""
+        reg = Signal(name=name)
+        with self.m.If(self.adv):
+            self.m.d.sync += reg.eq(value | self.flushing)
+        return reg
+
+    def data(self, name, value, shape=1):
+        """Loaded when ``adv``."""
+        reg = self.register(name, shape)
+        with self.m.If(self.enable(len(Value.cast(reg)))):
+            self.m.d.sync += reg.eq(value)
+        return reg
+
+    def fact(self, name, value, clear, shape=1):
+        """Loaded when ``adv``; zero when ``clear`` (the beat is a bubble)."""
+        reg = self.register(name, shape)
+        with self.m.If(self.enable(len(Value.cast(reg)))):
+            with self.m.If(clear):
+                self.m.d.sync += reg.eq(0)
+            with self.m.Else():
+                self.m.d.sync += reg.eq(value)
+        return reg
+
+    def held(self, name, value, valid, shape=1):
+        """Loaded when ``adv`` and ``valid``: the latest valid beat's ``value``."""
+        reg = self.register(name, shape)
+        with self.m.If(self.enable(len(Value.cast(reg)))):
+            self.m.d.sync += reg.eq(keep(valid, value, reg))
+        return reg
+
+    def history(self, name, values, last_lane, clear, shape=1):
+        """The value of the latest valid lane, for the first lane of the next beat.
+
+        ``values``: one value per lane; ``last_lane``: one flag per lane, set for the beat's last
+        valid lane (at most one is set; none for a bubble, which keeps the history); ``clear``:
+        the beat ends a message (the history becomes 0). With one lane this is a 2:1 keep in
+        front of a flip-flop with a synchronous reset.
+        """
+        reg = self.register(name, shape)
+        if len(values) == 1:
+            value = keep(last_lane[0], values[0], reg)
+        else:
+            value = any_of(Value.cast(v) & Value.cast(flag).replicate(len(Value.cast(reg)))
+                           for v, flag in zip(values, last_lane))
+            value = value | (reg & (~any_of(last_lane)).replicate(len(Value.cast(reg))))
+        with self.m.If(self.enable(len(Value.cast(reg)))):
+            with self.m.If(clear):
+                self.m.d.sync += reg.eq(0)
+            with self.m.Else():
+                self.m.d.sync += reg.eq(value)
+        return reg
+
+    def drive_output(self, port, slot_valid, slot_payload):
+        """Drive the output stream ``port`` from the last stage (``slot_valid``,
+        ``slot_payload``, registers loaded when ``adv``) through a skid register, and make
+        ``adv``.
+
+        ``adv`` falls for the cycle after one in which the sink refused an output; in that
+        cycle the skid register holds the refused output (the older one) and offers it, and the
+        pipeline waits. While :attr:`masked`, outputs are hidden and the skid register counts as
+        empty. ``port.valid`` and ``port.payload`` are one LUT (a 2:1 multiplexer) of
+        flip-flops; nothing depends on ``port.ready`` in the same cycle but ``adv``'s next
+        state.
+        """
+        m = self.m
+        payload = Value.cast(slot_payload)
+        skid = Signal(len(payload), name="skid", reset_less=True)
+        for start in range(0, len(payload), self.ce_fanout):
+            stop = min(start + self.ce_fanout, len(payload))
+            with m.If(self.enable(stop - start)):
+                # Only kept (`adv` low) if the sink did not take it.
+                m.d.sync += skid[start:stop].eq(payload[start:stop])
+        for reg in (self.adv, *self._copies):
+            m.d.sync += reg.eq(port.ready | (reg & ~slot_valid) | self.masked)
+        m.d.comb += [
+            port.valid.eq((~self.adv | slot_valid) & ~self.masked),
+            Value.cast(port.payload).eq(Mux(self.adv, payload, skid)),
+        ]
