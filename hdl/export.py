@@ -1,8 +1,8 @@
 """Verilog export: a core with AXI4-Stream ports as one self-contained Verilog-2005 file.
 
-* :func:`core_parameters` -- the parameters a core of :data:`~.synth.CORES` takes (its
-  ``check_parameters``' positional-or-keyword parameters; keyword-only ones such as the
-  encoder's ``carry_error`` are for composing cores in Amaranth and are not exported).
+* :func:`core_parameters` -- the parameters a core of :data:`~.synth.CORES` takes (those of
+  its ``check_parameters`` but :data:`INTERNAL_PARAMETERS`, such as the encoder's
+  ``carry_error``, which are for composing cores in Amaranth).
 * :func:`make_core` -- a core by name with parameters, checked (one-line :class:`ValueError` /
   :class:`TypeError`).
 * :func:`export_verilog` -- the Verilog text: the core inside
@@ -24,6 +24,7 @@ power-up values in Verilator, ``tests/test_export_cocotb.py``).
 
 import inspect
 import re
+import sys
 import tempfile
 import textwrap
 from pathlib import Path
@@ -40,7 +41,7 @@ from .error_kind import ErrorKind
 from .synth import CORES
 
 
-__all__ = ["VERILOG_KEYWORDS", "VERILATOR_WAIVERS", "check_module_name", "core_parameters", "make_core",
+__all__ = ["VERILOG_KEYWORDS", "VERILATOR_WAIVERS", "INTERNAL_PARAMETERS", "check_module_name", "core_parameters", "make_core",
            "default_module_name", "export_verilog"]
 
 
@@ -85,12 +86,32 @@ def check_module_name(name):
     return name
 
 
+#: Parameters of the cores that are for composing cores in Amaranth, not for export.
+INTERNAL_PARAMETERS = frozenset({
+    "carry_error",    # Utf8Encoder: an error kind on the input (the sanitizer uses it)
+})
+
+
 def core_parameters(core):
-    """``{parameter: default}`` of the core named ``core`` (a key of :data:`~.synth.CORES`)."""
+    """``{parameter: default}`` of the core named ``core`` (a key of :data:`~.synth.CORES`):
+    the parameters of its ``check_parameters`` but :data:`INTERNAL_PARAMETERS`."""
     cls, _ = CORES[core]
     signature = inspect.signature(cls.check_parameters)
     return {name: parameter.default for name, parameter in signature.parameters.items()
-            if parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD}
+            if parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                  inspect.Parameter.KEYWORD_ONLY)
+            and name not in INTERNAL_PARAMETERS}
+
+
+def parameter_choices(core, name):
+    """The values the core named ``core`` accepts for parameter ``name``, or ``None`` if no
+    constant lists them: the error policies of :data:`~.synth.CORES` for ``errors``, else the
+    constant named after the parameter in the core's module (``LANES`` for ``lanes``)."""
+    cls, policies = CORES[core]
+    if name == "errors":
+        return tuple(policies)
+    choices = getattr(sys.modules[cls.__module__], name.upper(), None)
+    return tuple(choices) if isinstance(choices, (tuple, list, frozenset)) else None
 
 
 def make_core(core, **params):
@@ -155,7 +176,7 @@ def _slot_text(layout, path, width):
     bits = field_width(layout, path)
     if path[-1] == "codepoint":
         return ("a UTF-32 code unit (any 32-bit value)" if bits == CODEPOINT_BITS else
-                f"a code point ({bits} bits) zero-extended to {width} bits")
+                f"a code point, zero-extended")
     return "a byte" if width == 8 else f"{width // 8} bytes, the first in bits 7..0"
 
 
@@ -175,10 +196,10 @@ def _port_rows(adapter):
             (path, width), *more = amap.tdata
             text = _slot_text(layout, path, width)
             if more:
-                text = f"{len(amap.tdata)} lanes of {width} bits, lane 0 in bits {width - 1}..0: " + text
+                text = f"{len(amap.tdata)} lanes of {width} bits, each " + text
         elif suffix == "tkeep":
-            text = ("one bit per byte, contiguous from bit 0" if amap.count else
-                    f"{len(amap.tkeep) // amap.lanes} bits per lane, set if the lane holds an item")
+            text = ("one bit per byte (see Lanes below)" if amap.count else
+                    f"{len(amap.tkeep) // amap.lanes} bits per lane (see Lanes below)")
         elif suffix == "tuser":
             text = "error kind (see tuser below)"
         else:
@@ -250,6 +271,18 @@ def _header(name, core_name, core, params, adapter, initial_values):
     ]
     if adapter.m_map.tuser:
         text += ["", "tuser: " + _tuser_text(adapter)]
+    if adapter.s_map.count is not None or adapter.m_map.tkeep:
+        text += ["", "Lanes: lane 0 holds the first item of a beat (bits 7..0 of tdata for bytes, "
+                     "31..0 for code points), as AXI4-Stream orders bytes."]
+        if adapter.s_map.count is not None:
+            text[-1] += (" s_axis_tkeep must be non-zero and contiguous from bit 0: a beat of "
+                         "n bytes has s_axis_tkeep[n-1:0] set and the other bits clear (any "
+                         "beat may hold fewer bytes than it has lanes).")
+        if adapter.m_map.tkeep:
+            text[-1] += (" m_axis_tkeep has all bits of a lane set when the lane holds an item "
+                         "and clear when it is empty; the items of a beat are in lane order, "
+                         "but empty lanes may lie between them (a sparse beat: drop the lanes "
+                         "whose tkeep is clear).")
     text += [
         "",
         "Reset: aresetn low at a rising edge of aclk resets the core. " + (

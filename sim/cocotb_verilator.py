@@ -38,7 +38,7 @@ __all__ = ["CocotbFailure", "BUILD_ARGS", "MAKE_FLAGS", "TIMESCALE", "lint", "bu
 BUILD_ARGS = tuple(f"-Wno-{code}" for code in VERILATOR_WAIVERS)
 #: Make variables of every build: the C++ compiler without optimisation. It compiles the model
 #: three times faster than Verilator's default (-Os); the simulations' time goes into Python.
-MAKE_FLAGS = "OPT_FAST=-O1 OPT_SLOW=-O0 OPT_GLOBAL=-O1"
+MAKE_FLAGS = "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"
 #: The simulation's time unit and precision (the exported files have no ``timescale``).
 TIMESCALE = ("1ns", "1ps")
 

@@ -11,8 +11,8 @@ The top level instantiates every exported core with its ports prefixed by an ins
     first M of them; the random generator's seed.
 ``+trace=FILE``, ``+trace_cycles=N``
     (``random_stream``) record the first N cycles of every port of the instance into FILE
-    (JSON: one list per cycle, sampled before the rising edge that acts on it) for the
-    Amaranth simulation to replay.
+    (JSON: ``{"ports": [names], "cycles": [[values] per cycle]}``, sampled before the rising
+    edge that acts on them) for the Amaranth simulation to replay.
 
 Each test drives the input with cocotbext-axi's :class:`AxiStreamSource` and takes the output
 with :class:`AxiStreamSink`, both paused at random (phases of 0 %, 20 %, 50 % and 90 % pauses),
@@ -127,8 +127,21 @@ def pauses(rng):
 # -------------------------------------------------------------------------------------------------
 # The bench
 
+#: Every port a trace may record, inputs first (a core has ``tkeep`` with lanes only).
+PORTS = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tkeep", "s_axis_tlast",
+         "m_axis_tready", "s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tkeep",
+         "m_axis_tuser", "m_axis_tlast")
+#: The ports of :data:`PORTS` that are the core's outputs.
+OUTPUTS = frozenset({"s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tkeep",
+                     "m_axis_tuser", "m_axis_tlast"})
+#: Bits of one error kind on ``m_axis_tuser``.
+KIND_BITS = 3
+
+
 class Bench:
-    """The drivers of one instance of the top level."""
+    """The drivers of one instance of the top level. Frames are bytes on both sides (the
+    encoder's code units as 4 little-endian bytes each); :meth:`beats` turns an output frame
+    back into items."""
 
     def __init__(self, dut, seed):
         args = cocotb.plusargs
@@ -137,17 +150,21 @@ class Bench:
         self.core = args["core"]
         self.errors = args["errors"]
         self.rng = random.Random(seed)
-        self.port = lambda name: getattr(dut, f"{self.name}_{name}")
+        self.ports = [name for name in PORTS
+                      if name == "aresetn" or hasattr(dut, f"{self.name}_{name}")]
         self.source = AxiStreamSource(
             AxiStreamBus.from_prefix(dut, f"{self.name}_s_axis"), dut.aclk, dut.aresetn,
-            reset_active_level=False, byte_size=32 if self.core == "encoder" else 8)
+            reset_active_level=False)
         self.sink = AxiStreamSink(
             AxiStreamBus.from_prefix(dut, f"{self.name}_m_axis"), dut.aclk, dut.aresetn,
-            reset_active_level=False, byte_size=32 if self.core == "decoder" else 8)
+            reset_active_level=False)
         self.source.set_pause_generator(pauses(self.rng))
         self.sink.set_pause_generator(pauses(self.rng))
         self.rule_errors = []
         self.trace = []
+
+    def port(self, name):
+        return self.dut.aresetn if name == "aresetn" else getattr(self.dut, f"{self.name}_{name}")
 
     async def start(self, trace_cycles=0):
         """Start the clock and the stream-rule monitor; hold reset for the first
@@ -160,17 +177,15 @@ class Bench:
             await ClockCycles(self.dut.aclk, cycles)
             self.dut.aresetn.value = 1
 
-    #: The ports of a trace, in order: inputs, then outputs.
-    TRACED = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tlast", "m_axis_tready",
-              "s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tuser", "m_axis_tlast")
-
     async def _monitor(self, trace_cycles):
         """Every cycle, before the rising edge: check the output stream rules, and record the
         first ``trace_cycles`` cycles."""
-        traced = [self.dut.aresetn, *(self.port(name) for name in self.TRACED[1:])]
-        reset, valid, ready = self.dut.aresetn, self.port("m_axis_tvalid"), \
-            self.port("m_axis_tready")
-        payload = [self.port(name) for name in ("m_axis_tdata", "m_axis_tuser", "m_axis_tlast")]
+        traced = [self.port(name) for name in self.ports]
+        reset, valid, ready = (self.port(name) for name in ("aresetn", "m_axis_tvalid",
+                                                            "m_axis_tready"))
+        payload = [self.port(name) for name in self.ports
+                   if name.startswith("m_axis") and name not in ("m_axis_tvalid",
+                                                                 "m_axis_tready")]
         falling = FallingEdge(self.dut.aclk)
         held = None    # the output payload offered and refused in the cycle before
         await Timer(1, "ns")
@@ -192,15 +207,41 @@ class Bench:
                 held = None
             await falling
 
+    def frame(self, message):
+        """The input frame of a message."""
+        if self.core == "encoder":
+            return AxiStreamFrame(b"".join(unit.to_bytes(4, "little") for unit in message))
+        return AxiStreamFrame(bytes(message))
+
+    def beats(self, frame):
+        """``[(item, error kind)]`` of an output frame (taken with ``compact=False``): each
+        beat holds one item per ``KIND_BITS`` of ``tuser``; a lane whose ``tkeep`` bits are
+        clear holds none."""
+        beat_bytes = len(self.port("m_axis_tdata")) // 8
+        lanes = len(self.port("m_axis_tuser")) // KIND_BITS
+        lane_bytes = beat_bytes // lanes
+        items = []
+        for start in range(0, len(frame.tdata), beat_bytes):
+            user = frame.tuser[start]
+            for lane in range(lanes):
+                first = start + lane * lane_bytes
+                keep = set(frame.tkeep[first:first + lane_bytes]) if frame.tkeep else {1}
+                if len(keep) != 1:
+                    raise AssertionError(f"tkeep of lane {lane} is partly set: {frame.tkeep}")
+                if keep == {1}:
+                    items.append((int.from_bytes(frame.tdata[first:first + lane_bytes],
+                                                 "little"),
+                                  user >> KIND_BITS * lane & (1 << KIND_BITS) - 1))
+        return items
+
     async def check(self, messages, label):
         """Send ``messages`` (one frame each) and check every output frame."""
         for message in messages:
-            self.source.send_nowait(AxiStreamFrame(list(message)) if self.core == "encoder"
-                                    else AxiStreamFrame(bytes(message)))
+            self.source.send_nowait(self.frame(message))
         for index, message in enumerate(messages):
             frame = await with_timeout(self.sink.recv(compact=False),
                                        STALL_CYCLES * CLOCK_NS * max(1, len(message)), "ns")
-            got = list(zip(frame.tdata, frame.tuser or [0] * len(frame.tdata)))
+            got = self.beats(frame)
             want = expected_beats(self.core, self.errors, message)
             if got != want:
                 raise AssertionError(describe(label, index, message, want, got))
@@ -254,9 +295,8 @@ async def random_stream(dut):
     await bench.check(random_messages(bench.core, bench.rng, before), "before reset")
 
     # A long message, interrupted by a reset while input and output are both under way.
-    bench.source.send_nowait(AxiStreamFrame(
-        random_units(bench.rng, 100) if bench.core == "encoder" else
-        bytes(random_bytes(bench.rng, 100))))
+    bench.source.send_nowait(bench.frame(
+        random_units(bench.rng, 100) if bench.core == "encoder" else random_bytes(bench.rng, 100)))
     await ClockCycles(dut.aclk, bench.rng.randint(20, 60))
     await RisingEdge(dut.aclk)
     dut.aresetn.value = 0
@@ -270,4 +310,4 @@ async def random_stream(dut):
         while len(bench.trace) < trace_cycles:
             await ClockCycles(dut.aclk, 1)
         with open(args["trace"], "w") as file:
-            json.dump(bench.trace, file)
+            json.dump({"ports": bench.ports, "cycles": bench.trace}, file)

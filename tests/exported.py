@@ -1,6 +1,7 @@
 """The exported Verilog of every core, shared by the export tests (``test_export.py``) and the
 cocotb tests (``test_export_cocotb.py``) through the session fixture ``exported`` of
-``conftest.py``: each core in each error mode, with and without initial values."""
+``conftest.py``: each core in each error mode (the decoder also with 2 lanes), with and without
+initial values."""
 
 import re
 from dataclasses import dataclass
@@ -10,16 +11,23 @@ from utf8_gateware.hdl.export import export_verilog
 from utf8_gateware.hdl.synth import CORES
 
 
-#: ``<core>_<errors>`` for every core and error mode.
-VARIANTS = [f"{core}_{errors}" for core, (_, policies) in CORES.items() for errors in policies]
+#: ``{name: (core, parameters)}``: every core in every error mode (``<core>_<errors>``), and the
+#: decoder with 2 lanes (``decoder_<errors>_lanes2``; more lanes are the same wiring in the
+#: adapter, and longer to compile).
+VARIANTS = {
+    **{f"{core}_{errors}": (core, {"errors": errors})
+       for core, (_, policies) in CORES.items() for errors in policies},
+    **{f"decoder_{errors}_lanes2": ("decoder", {"errors": errors, "lanes": 2})
+       for errors in CORES["decoder"][1]},
+}
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
 
 
 @dataclass(frozen=True)
 class Exported:
-    """One exported file: the instance name used in test benches (``<variant>`` or
-    ``<variant>_noinit``), its module name, path and text."""
+    """One exported file: the instance name used in test benches (the variant's name, with
+    ``_noinit`` without initial values), the variant, its module name, path and text."""
     instance: str
     variant: str
     initial_values: bool
@@ -29,23 +37,21 @@ class Exported:
 
     @property
     def core(self):
-        return self.variant.split("_", 1)[0]
+        return VARIANTS[self.variant][0]
 
     @property
-    def errors(self):
-        return self.variant.split("_", 1)[1]
+    def params(self):
+        return VARIANTS[self.variant][1]
 
 
 def export_all(folder):
     """Export every variant, with and without initial values, into ``folder`` (each file
     named after its module); returns ``{instance: Exported}``."""
     found = {}
-    for variant in VARIANTS:
-        core, errors = variant.split("_", 1)
+    for variant, (core, params) in VARIANTS.items():
         for instance, initial_values in ((variant, True), (f"{variant}_noinit", False)):
             module = f"utf8_{instance}"
-            verilog = export_verilog(core, errors=errors, name=module,
-                                     initial_values=initial_values)
+            verilog = export_verilog(core, name=module, initial_values=initial_values, **params)
             path = Path(folder) / f"{module}.v"
             path.write_text(verilog)
             found[instance] = Exported(instance, variant, initial_values, module, path, verilog)

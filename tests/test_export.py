@@ -16,7 +16,7 @@ from utf8_gateware.hdl.axi_stream import AxiStreamAdapter, axis_map
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.export import (VERILATOR_WAIVERS, check_module_name, core_parameters,
-                                      export_verilog, make_core)
+                                      export_verilog, make_core, parameter_choices)
 from utf8_gateware.hdl.layouts import (ByteLayout, CodepointLayout, EncodedByteLayout,
                                        UnitLayout)
 from utf8_gateware.sim.cocotb_verilator import lint
@@ -160,19 +160,28 @@ def test_exported_file(exported, variant):
     assert all(line.startswith("//") for line in header.strip().splitlines())
     assert not _PRAGMA.search(text)
     assert f"{item.module}: the {item.core} of utf8-gateware" in header
-    assert f"errors='{item.errors}'" in header
-    names = {name for _, _, name in ports(text)}
-    assert names == {"aclk", "aresetn", "m_axis_tuser"} | {
-        f"{side}_axis_{signal}" for side in "sm" for signal in ("tdata", "tvalid", "tready",
-                                                                 "tlast")}
+    for key, value in item.params.items():
+        assert f"{key}={value!r}" in header
+    lanes = item.params.get("lanes", 1)
+    widths = {name: width for _, width, name in ports(text)}
+    expected = {"aclk": 1, "aresetn": 1, "s_axis_tvalid": 1, "s_axis_tready": 1,
+                "s_axis_tlast": 1, "m_axis_tvalid": 1, "m_axis_tready": 1, "m_axis_tlast": 1,
+                "s_axis_tdata": 32 if item.core == "encoder" else 8 * lanes,
+                "m_axis_tdata": 32 * lanes if item.core == "decoder" else 8,
+                "m_axis_tuser": 3 * lanes}
+    if lanes > 1:
+        expected.update(s_axis_tkeep=lanes, m_axis_tkeep=4 * lanes)
+    assert widths == expected
     flat = " ".join(line[2:].strip() for line in header.splitlines())
     for kind in ErrorKind:
         assert f"{kind.value} {kind.label}" in flat
-    assert "Latency" in flat and "one byte" in flat and "Reset: aresetn low" in flat
-    for port, direction, width in (("s_axis_tdata", "input", 32 if item.core == "encoder" else 8),
-                                   ("m_axis_tdata", "output",
-                                    32 if item.core == "decoder" else 8)):
-        assert re.search(rf"//\s+{port}\s+{direction}\s+{width}\s", header)
+    assert "Latency" in flat and "Reset: aresetn low" in flat
+    assert ("Lanes: lane 0 holds the first item" in flat) == (lanes > 1)
+    for port, width in widths.items():
+        direction = "input" if port in ("aclk", "aresetn") or port in (
+            "s_axis_tdata", "s_axis_tkeep", "s_axis_tvalid", "s_axis_tlast",
+            "m_axis_tready") else "output"
+        assert re.search(rf"//\s+{port}\s+{direction}\s+{width}\s", header), port
 
 
 def test_export_without_initial_values(exported):
@@ -218,12 +227,16 @@ def test_module_name_rejected(name, message):
 
 
 def test_core_parameters_and_checks():
-    assert core_parameters("decoder") == {"errors": "replace"}
+    assert core_parameters("decoder") == {"errors": "replace", "lanes": 1}
+    assert parameter_choices("decoder", "lanes") == (1, 2, 4, 8, 16)
+    assert parameter_choices("encoder", "errors") == ("replace", "strict", "surrogateescape")
     assert core_parameters("encoder") == {"errors": "replace"}   # carry_error is internal
     with pytest.raises(ValueError, match="core must be one of decoder, encoder"):
         make_core("multiplier")
     with pytest.raises(ValueError, match="decoder takes no parameter 'width'"):
         make_core("decoder", width=8)
+    with pytest.raises(ValueError, match="lanes must be one of 1, 2, 4, 8, 16, not 3"):
+        make_core("decoder", lanes=3)
     with pytest.raises(ValueError, match="decoder errors must be one of replace, "
                                          "surrogateescape, not 'strict'"):
         make_core("decoder", errors="strict")
@@ -257,6 +270,7 @@ def test_export_command(tmp_path, capsys):
     (["decoder", "--name", "reg"], "module name 'reg' is a Verilog keyword"),
     (["decoder", "--name", "a.b"], "module name must be a Verilog identifier"),
     (["decoder", "-o", "/nonexistent/dir/x.v"], "cannot write"),
+    (["encoder", "--lanes", "4"], "encoder takes no parameter 'lanes' (it takes errors)"),
 ])
 def test_export_command_errors(capsys, argv, message):
     status, out, err = run(capsys, "export", *argv)
@@ -270,3 +284,7 @@ def test_export_command_usage(capsys):
         main(["export", "multiplier"])
     assert exit.value.code == 2
     assert "invalid choice: 'multiplier'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit:
+        main(["export", "decoder", "--lanes", "3"])
+    assert exit.value.code == 2
+    assert "invalid choice: 3 (choose from 1, 2, 4, 8, 16)" in capsys.readouterr().err

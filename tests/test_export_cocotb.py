@@ -16,7 +16,7 @@ import pytest
 from amaranth.sim import Simulator
 
 import corpora
-from cocotb_axis_bench import Bench
+from cocotb_axis_bench import OUTPUTS
 from exported import VARIANTS, top_module
 from utf8_gateware.hdl.axi_stream import AxiStreamAdapter
 from utf8_gateware.hdl.export import make_core
@@ -43,8 +43,8 @@ def build(exported, tmp_path_factory):
 
 
 def simulate(build, variant, testcase, test_dir, instance=None, flags=(), **plusargs):
-    core, errors = variant.split("_", 1)
-    args = {"dut": instance or variant, "core": core, "errors": errors, **plusargs}
+    core, params = VARIANTS[variant]
+    args = {"dut": instance or variant, "core": core, "errors": params["errors"], **plusargs}
     cocotb_verilator.run(build, TOP, BENCH, test_dir=test_dir, testcase=testcase,
                          plusargs=[*(f"+{key}={value}" for key, value in args.items()), *flags])
 
@@ -52,30 +52,31 @@ def simulate(build, variant, testcase, test_dir, instance=None, flags=(), **plus
 # -------------------------------------------------------------------------------------------------
 # Amaranth's simulation of the same cycles
 
-_INPUTS = Bench.TRACED[:5]
-_OUTPUTS = Bench.TRACED[5:]
-
-
 def replay(variant, trace):
     """Drive :class:`AxiStreamAdapter` around the core in Amaranth's simulator with the inputs
-    that Verilator saw in every cycle of ``trace`` and compare the outputs; returns the first
-    difference (``None`` if there is none)."""
-    core, errors = variant.split("_", 1)
-    adapter = AxiStreamAdapter(make_core(core, errors=errors)[0])
-    inputs = [getattr(adapter, name) for name in _INPUTS]
-    outputs = [getattr(adapter, name) for name in _OUTPUTS]
+    that Verilator saw in every cycle of ``trace`` (``{"ports", "cycles"}``) and compare the
+    outputs; returns the first difference (``None`` if there is none)."""
+    core, params = VARIANTS[variant]
+    adapter = AxiStreamAdapter(make_core(core, **params)[0])
+    names = trace["ports"]
+    signals = [getattr(adapter, name) for name in names]
+    outputs = [index for index, name in enumerate(names) if name in OUTPUTS]
     found = []
 
     async def testbench(ctx):
-        for cycle, sample in enumerate(trace):
-            for signal, value in zip(inputs, sample):
-                ctx.set(signal, value)
+        for cycle, sample in enumerate(trace["cycles"]):
+            for signal, name, value in zip(signals, names, sample):
+                if name not in OUTPUTS:
+                    ctx.set(signal, value)
             await ctx.delay(5e-9)
-            got = [ctx.get(signal) for signal in outputs]
-            if got != sample[len(inputs):]:
-                found.append(f"cycle {cycle}: inputs {dict(zip(_INPUTS, sample))}: Verilator "
-                             f"{dict(zip(_OUTPUTS, sample[len(inputs):]))}, Amaranth "
-                             f"{dict(zip(_OUTPUTS, got))}")
+            got = [ctx.get(signals[index]) for index in outputs]
+            want = [sample[index] for index in outputs]
+            if got != want:
+                inputs = {name: value for name, value in zip(names, sample)
+                          if name not in OUTPUTS}
+                found.append(f"cycle {cycle}: inputs {inputs}: Verilator "
+                             f"{dict(zip((names[index] for index in outputs), want))}, "
+                             f"Amaranth {dict(zip((names[index] for index in outputs), got))}")
                 return
             ctx.set(adapter.aclk, 1)
             await ctx.delay(5e-9)
@@ -83,7 +84,7 @@ def replay(variant, trace):
 
     sim = Simulator(adapter)
     sim.add_testbench(testbench)
-    run_simulation(sim, f"replay-{variant}", traces=[*inputs, *outputs])
+    run_simulation(sim, f"replay-{variant}", traces=signals)
     return found[0] if found else None
 
 
@@ -94,18 +95,22 @@ def replay(variant, trace):
 def test_cocotb_random(build, variant, tmp_path):
     """Random messages under random pauses on both sides, a reset in the middle of a message;
     the first cycles again in Amaranth's simulation: every output in every cycle the same."""
-    trace = tmp_path / "trace.json"
-    simulate(build, variant, "random_stream", tmp_path, trace=trace, trace_cycles=TRACE_CYCLES,
+    path = tmp_path / "trace.json"
+    simulate(build, variant, "random_stream", tmp_path, trace=path, trace_cycles=TRACE_CYCLES,
              items=3000, items_before_reset=60)
-    cycles = json.loads(trace.read_text())
+    trace = json.loads(path.read_text())
+    cycles, names = trace["cycles"], trace["ports"]
     assert len(cycles) == TRACE_CYCLES
-    assert any(sample[0] == 0 for sample in cycles[100:]), "the trace holds no reset"
-    outputs = [sample for sample in cycles if sample[_OUTPUTS.index("m_axis_tvalid") + 5]]
-    assert len(outputs) > 100, "the trace holds too few outputs"
-    assert replay(variant, cycles) is None
+    running = [sample[0] for sample in cycles].index(1)
+    assert 0 in [sample[0] for sample in cycles[running:]], "the trace holds no reset"
+    valid, ready = names.index("m_axis_tvalid"), names.index("m_axis_tready")
+    assert sum(sample[valid] and sample[ready] for sample in cycles) > 100, \
+        "the trace holds too few output transfers"
+    assert replay(variant, trace) is None
     # The replay sees a difference: one output bit changed in cycle 200.
-    cycles[200][-1] ^= 1
-    assert replay(variant, cycles[:201]).startswith("cycle 200:")
+    cycles[200][names.index("m_axis_tlast")] ^= 1
+    del cycles[201:]
+    assert replay(variant, trace).startswith("cycle 200:")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -119,7 +124,7 @@ def test_cocotb_corpora(build, variant, tmp_path):
 def test_cocotb_power_up_without_initial_values(build, variant, tmp_path):
     """Exported without initial values, every register starts from a random value; after one
     cycle of reset the core is correct (random messages, a reset mid-message)."""
-    seed = VARIANTS.index(variant) + 1
+    seed = list(VARIANTS).index(variant) + 1
     simulate(build, variant, "random_stream", tmp_path, instance=f"{variant}_noinit",
              flags=["+verilator+rand+reset+2", f"+verilator+seed+{seed}"], reset_cycles=1,
              items=600, items_before_reset=60, seed=seed)

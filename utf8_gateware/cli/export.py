@@ -1,8 +1,10 @@
 """``utf8-gateware export``: a core with AXI4-Stream ports as one Verilog-2005 file.
 
 The options are the cores' parameters (:func:`utf8_gateware.hdl.export.core_parameters`): one
-``--NAME`` per parameter that some core takes, typed like its default value; a core given an
-option it does not take, or a value it does not accept, is a one-line error (exit status 2).
+``--NAME`` per parameter that some core takes, typed like its default value, its choices those
+of :func:`~utf8_gateware.hdl.export.parameter_choices` (``errors``: the policies; ``lanes``: the
+decoder's ``LANES``); a core given an option it does not take, or a value it does not accept, is
+a one-line error (exit status 2).
 """
 
 from utf8_gateware.hdl import export
@@ -22,13 +24,17 @@ def _parameters():
     return found
 
 
+def _choices(name, defaults):
+    """``{core: choices}`` of parameter ``name`` for the cores that take it."""
+    return {core: export.parameter_choices(core, name) for core in defaults}
+
+
 def _help(name, defaults):
-    if name == "errors":
-        choices = "; ".join(f"{core}: {', '.join(policies)}"
-                            for core, (_, policies) in CORES.items() if core in defaults)
-        return f"error policy ({choices}; default: the first)"
-    return ("parameter of the " + ", ".join(defaults) + " (default: " +
-            ", ".join(f"{core} {default!r}" for core, default in defaults.items()) + ")")
+    what = "error policy" if name == "errors" else name
+    cores = "; ".join(
+        f"{core}: " + (", ".join(map(str, choices)) if choices else "any") +
+        f" (default {defaults[core]})" for core, choices in _choices(name, defaults).items())
+    return f"{what} ({cores})"
 
 
 def add_parsers(commands):
@@ -42,7 +48,10 @@ def add_parsers(commands):
     parser.add_argument("core", choices=tuple(CORES), help="the core to export")
     for name, defaults in _parameters().items():
         kind = type(next(iter(defaults.values())))
-        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind,
+        choices = _choices(name, defaults).values()
+        union = (None if None in choices else
+                 tuple(dict.fromkeys(value for values in choices for value in values)))
+        parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, choices=union,
                             metavar=name.upper(), help=_help(name, defaults))
     parser.add_argument("--no-initial-values", dest="initial_values", action="store_false",
                         help="give the registers no Verilog initial values (for flows that "
