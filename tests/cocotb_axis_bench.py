@@ -1,8 +1,9 @@
 """cocotb testbench of the exported cores: AXI4-Stream traffic checked against the reference
 model (run under Verilator by ``tests/test_export_cocotb.py``; not a pytest module).
 
-The top level instantiates every exported core with its ports prefixed by an instance name
-(``decoder_replace_s_axis_tdata``, ...) and shares ``aclk`` and ``aresetn``. Plusargs:
+The top level (``exported.top_module``) instantiates every exported core with its ports
+prefixed by an instance name (``decoder_replace_s_axis_tdata``, ``decoder_replace_aclk``, ...)
+and shares ``aresetn``. Plusargs:
 
 ``+dut=NAME``
     the instance to drive; ``+core=`` and ``+errors=`` say what it is.
@@ -16,9 +17,10 @@ The top level instantiates every exported core with its ports prefixed by an ins
 
 Each test drives the input with cocotbext-axi's :class:`AxiStreamSource` and takes the output
 with :class:`AxiStreamSink`, both paused at random (phases of 0 %, 20 %, 50 % and 90 % pauses),
-checks every output beat (``tdata``, ``tuser``) and message boundary (``tlast``) against
-:mod:`utf8_gateware.sim.reference`, and the output stream rules in every cycle (once
-``m_axis_tvalid`` is high it and the payload hold until the transfer).
+checks every output beat (``tdata``, ``tkeep``, ``tuser``) and message boundary (``tlast``)
+against :mod:`utf8_gateware.sim.reference`, and that the top level's checker of the output
+stream rules (once ``m_axis_tvalid`` is high it and the payload hold until the transfer) saw
+no breach.
 """
 
 import itertools
@@ -27,7 +29,6 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.simtime import get_sim_time
 from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, Timer, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 
@@ -37,6 +38,8 @@ from utf8_gateware.sim import reference
 
 
 CLOCK_NS = 10
+#: Probabilities of a pause in a cycle, one of them per phase and side.
+PAUSES = (0.0, 0.2, 0.5, 0.9)
 #: Cycles an output may take at most after the previous one before the test fails (generous:
 #: 90 % pauses on both sides).
 STALL_CYCLES = 5000
@@ -115,13 +118,22 @@ def random_messages(core, rng, items):
     return messages
 
 
-def pauses(rng):
-    """A pause generator for cocotbext-axi: phases of 1..200 cycles, each with pauses at a
-    probability of 0, 0.2, 0.5 or 0.9."""
+async def pause_both(clock, rng, source, sink):
+    """Pause ``source`` and ``sink`` at random: phases of 1..200 cycles, in each of which
+    each side pauses in a cycle with a probability of 0, 0.2, 0.5 or 0.9 (one coroutine for
+    both sides: the simulation's time goes into Python's work per cycle)."""
+    edge = RisingEdge(clock)
     while True:
-        probability = rng.choice((0.0, 0.2, 0.5, 0.9))
-        for _ in range(rng.randint(1, 200)):
-            yield rng.random() < probability
+        source_p, sink_p = rng.choice(PAUSES), rng.choice(PAUSES)
+        cycles = rng.randint(1, 200)
+        if source_p == sink_p == 0:
+            source.pause = sink.pause = False
+            await ClockCycles(clock, cycles)
+            continue
+        for _ in range(cycles):
+            source.pause = rng.random() < source_p
+            sink.pause = rng.random() < sink_p
+            await edge
 
 
 # -------------------------------------------------------------------------------------------------
@@ -152,59 +164,42 @@ class Bench:
         self.rng = random.Random(seed)
         self.ports = [name for name in PORTS
                       if name == "aresetn" or hasattr(dut, f"{self.name}_{name}")]
+        self.clock = self.port("aclk")
         self.source = AxiStreamSource(
-            AxiStreamBus.from_prefix(dut, f"{self.name}_s_axis"), dut.aclk, dut.aresetn,
+            AxiStreamBus.from_prefix(dut, f"{self.name}_s_axis"), self.clock, dut.aresetn,
             reset_active_level=False)
         self.sink = AxiStreamSink(
-            AxiStreamBus.from_prefix(dut, f"{self.name}_m_axis"), dut.aclk, dut.aresetn,
+            AxiStreamBus.from_prefix(dut, f"{self.name}_m_axis"), self.clock, dut.aresetn,
             reset_active_level=False)
-        self.source.set_pause_generator(pauses(self.rng))
-        self.sink.set_pause_generator(pauses(self.rng))
-        self.rule_errors = []
         self.trace = []
 
     def port(self, name):
+        """A port of the instance (``aresetn`` is shared)."""
         return self.dut.aresetn if name == "aresetn" else getattr(self.dut, f"{self.name}_{name}")
 
-    async def start(self, trace_cycles=0):
-        """Start the clock and the stream-rule monitor; hold reset for the first
-        ``+reset_cycles`` rising edges (default 4)."""
+    async def start(self, trace_cycles=0, pauses=True):
+        """Start the clock, the random pauses (if ``pauses``) and the recording of the first
+        ``trace_cycles`` cycles; hold reset for the first ``+reset_cycles`` rising edges
+        (default 4)."""
         cycles = int(cocotb.plusargs.get("reset_cycles", 4))
         self.dut.aresetn.value = 0 if cycles else 1
-        Clock(self.dut.aclk, CLOCK_NS, unit="ns").start(start_high=False)
-        cocotb.start_soon(self._monitor(trace_cycles))
+        self.dut.rule_probe.value = 0
+        Clock(self.clock, CLOCK_NS, unit="ns").start(start_high=False)
+        if pauses:
+            cocotb.start_soon(pause_both(self.clock, self.rng, self.source, self.sink))
+        if trace_cycles:
+            cocotb.start_soon(self._record(trace_cycles))
         if cycles:
-            await ClockCycles(self.dut.aclk, cycles)
+            await ClockCycles(self.clock, cycles)
             self.dut.aresetn.value = 1
 
-    async def _monitor(self, trace_cycles):
-        """Every cycle, before the rising edge: check the output stream rules, and record the
-        first ``trace_cycles`` cycles."""
-        traced = [self.port(name) for name in self.ports]
-        reset, valid, ready = (self.port(name) for name in ("aresetn", "m_axis_tvalid",
-                                                            "m_axis_tready"))
-        payload = [self.port(name) for name in self.ports
-                   if name.startswith("m_axis") and name not in ("m_axis_tvalid",
-                                                                 "m_axis_tready")]
-        falling = FallingEdge(self.dut.aclk)
-        held = None    # the output payload offered and refused in the cycle before
+    async def _record(self, cycles):
+        """Record every port in the first ``cycles`` cycles, before the rising edge."""
+        handles = [self.port(name) for name in self.ports]
+        falling = FallingEdge(self.clock)
         await Timer(1, "ns")
-        while True:
-            if len(self.trace) < trace_cycles:
-                self.trace.append([int(handle.value) for handle in traced])
-            if not reset.value:
-                held = None
-            elif valid.value:
-                offered = [int(handle.value) for handle in payload]
-                if held is not None and offered != held:
-                    self.rule_errors.append(f"at {get_sim_time('ns')} ns: m_axis payload "
-                                            f"changed from {held} to {offered} before the "
-                                            f"transfer")
-                held = None if ready.value else offered
-            elif held is not None:
-                self.rule_errors.append(f"at {get_sim_time('ns')} ns: m_axis_tvalid fell "
-                                        f"before the transfer of {held}")
-                held = None
+        while len(self.trace) < cycles:
+            self.trace.append([int(handle.value) for handle in handles])
             await falling
 
     def frame(self, message):
@@ -245,8 +240,8 @@ class Bench:
             want = expected_beats(self.core, self.errors, message)
             if got != want:
                 raise AssertionError(describe(label, index, message, want, got))
-        await ClockCycles(self.dut.aclk, 32)
-        assert not self.rule_errors, "; ".join(self.rule_errors[:5])
+        await ClockCycles(self.clock, 32)
+        assert not self.port("rule_error").value, "m_axis broke the stream rules (see the log)"
         assert self.sink.empty() and not self.sink.active, "output beyond the last message"
 
 
@@ -297,17 +292,37 @@ async def random_stream(dut):
     # A long message, interrupted by a reset while input and output are both under way.
     bench.source.send_nowait(bench.frame(
         random_units(bench.rng, 100) if bench.core == "encoder" else random_bytes(bench.rng, 100)))
-    await ClockCycles(dut.aclk, bench.rng.randint(20, 60))
-    await RisingEdge(dut.aclk)
+    await ClockCycles(bench.clock, bench.rng.randint(20, 60))
     dut.aresetn.value = 0
-    await ClockCycles(dut.aclk, 2)
+    await ClockCycles(bench.clock, 2)
     dut.aresetn.value = 1
-    await ClockCycles(dut.aclk, 2)
+    await ClockCycles(bench.clock, 2)
     bench.sink.clear()
     await bench.check(random_messages(bench.core, bench.rng, items - before), "after reset")
 
     if trace_cycles:
         while len(bench.trace) < trace_cycles:
-            await ClockCycles(dut.aclk, 1)
+            await ClockCycles(bench.clock, 1)
         with open(args["trace"], "w") as file:
             json.dump({"ports": bench.ports, "cycles": bench.trace}, file)
+
+
+@cocotb.test()
+async def rule_checker(dut):
+    """The stream-rule checker of the top level fires: ``rule_probe`` while an output is
+    held counts as a breach."""
+    bench = Bench(dut, seed=1)
+    await bench.start(pauses=False)
+    assert not bench.port("rule_error").value
+    bench.sink.pause = True
+    bench.source.send_nowait(bench.frame(random_units(bench.rng, 8) if bench.core == "encoder"
+                                         else b"abcdefgh"))
+    held = 0
+    while held < 2:
+        await RisingEdge(bench.clock)
+        held = held + 1 if bench.port("m_axis_tvalid").value else 0
+    dut.rule_probe.value = 1
+    await RisingEdge(bench.clock)
+    dut.rule_probe.value = 0
+    await RisingEdge(bench.clock)
+    assert bench.port("rule_error").value

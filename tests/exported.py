@@ -65,20 +65,50 @@ def ports(verilog):
 
 
 def top_module(name, exported):
-    """A Verilog top level ``name`` with one instance of each of ``exported``: ``aclk`` and
-    ``aresetn`` shared, every other port brought out as ``<instance>_<port>``."""
-    declarations, instances = ["  input aclk,", "  input aresetn"], []
+    """A Verilog test bench top level ``name`` with one instance of each of ``exported``.
+
+    Every port of an instance is brought out as ``<instance>_<port>``, its clock too (an idle
+    instance's clock stands still, so Verilator does not evaluate its logic); ``aresetn`` is
+    shared. Beside each instance a checker of the output stream rules (once
+    ``m_axis_tvalid`` is high, it and the payload hold until the transfer) sets the output
+    ``<instance>_rule_error`` for good and prints the time of a breach; the shared input
+    ``rule_probe`` makes it count the cycle as a breach if an output is being held (to check
+    the checker)."""
+    declarations = ["  input aresetn", "  input rule_probe"]
+    body = []
     for item in exported:
-        connections = []
+        connections, payload = [], []
         for direction, width, port in ports(item.verilog):
-            if port in ("aclk", "aresetn"):
-                connections.append(f".{port}({port})")
-                continue
-            vector = f"[{width - 1}:0] " if width > 1 else ""
-            declarations[-1] += ","
-            declarations.append(f"  {direction} {vector}{item.instance}_{port}")
-            connections.append(f".{port}({item.instance}_{port})")
-        instances.append(f"  {item.module} {item.instance} (\n    " +
-                         ",\n    ".join(connections) + "\n  );")
-    return (f"module {name} (\n" + "\n".join(declarations) + "\n);\n" + "\n".join(instances) +
+            wire = "aresetn" if port == "aresetn" else f"{item.instance}_{port}"
+            if port != "aresetn":
+                vector = f"[{width - 1}:0] " if width > 1 else ""
+                declarations.append(f"  {direction} {vector}{wire}")
+            connections.append(f".{port}({wire})")
+            if port.startswith("m_axis_") and port not in ("m_axis_tvalid", "m_axis_tready"):
+                payload.append((wire, width))
+        name_of = f"{item.instance}_".__add__
+        width = sum(bits for _, bits in payload)
+        declarations.append(f"  output reg {name_of('rule_error')}")
+        body.append(f"""  {item.module} {item.instance} (
+    {(","+chr(10)+"    ").join(connections)}
+  );
+  reg {name_of('held')};
+  reg [{width - 1}:0] {name_of('held_payload')};
+  initial {name_of('rule_error')} = 1'b0;
+  initial {name_of('held')} = 1'b0;
+  always @(posedge {name_of('aclk')}) begin
+    if (!aresetn) begin
+      {name_of('held')} <= 1'b0;
+    end else begin
+      if ({name_of('held')} && (rule_probe || !{name_of('m_axis_tvalid')} ||
+          {{{", ".join(wire for wire, _ in payload)}}} != {name_of('held_payload')})) begin
+        if (!{name_of('rule_error')})
+          $display("{item.instance}: m_axis broke the stream rules at %0t", $time);
+        {name_of('rule_error')} <= 1'b1;
+      end
+      {name_of('held')} <= {name_of('m_axis_tvalid')} && !{name_of('m_axis_tready')};
+      {name_of('held_payload')} <= {{{", ".join(wire for wire, _ in payload)}}};
+    end
+  end""")
+    return (f"module {name} (\n" + ",\n".join(declarations) + "\n);\n" + "\n".join(body) +
             "\nendmodule\n")

@@ -120,6 +120,11 @@ def test_cocotb_corpora(build, variant, tmp_path):
     simulate(build, variant, "corpora_stream", tmp_path)
 
 
+def test_cocotb_rule_checker_fires(build, tmp_path):
+    """The top level's stream-rule checker, which the other tests rely on, can fail."""
+    simulate(build, "decoder_replace", "rule_checker", tmp_path)
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_cocotb_power_up_without_initial_values(build, variant, tmp_path):
     """Exported without initial values, every register starts from a random value; after one
