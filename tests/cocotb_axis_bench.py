@@ -16,7 +16,8 @@ and shares ``aresetn``. Plusargs:
     edge that acts on them) for the Amaranth simulation to replay.
 
 Each test drives the input with cocotbext-axi's :class:`AxiStreamSource` and takes the output
-with :class:`AxiStreamSink`, both paused at random (phases of 0 %, 20 %, 50 % and 90 % pauses),
+with :class:`AxiStreamSink`, both paused at random (phases of 0 %, 20 %, 50 % and 90 % pauses;
+lighter for the corpora),
 checks every output beat (``tdata``, ``tkeep``, ``tuser``) and message boundary (``tlast``)
 against :mod:`utf8_gateware.sim.reference`, and that the top level's checker of the output
 stream rules (once ``m_axis_tvalid`` is high it and the payload hold until the transfer) saw
@@ -38,8 +39,10 @@ from utf8_gateware.sim import reference
 
 
 CLOCK_NS = 10
-#: Probabilities of a pause in a cycle, one of them per phase and side.
+#: Probabilities of a pause in a cycle, one of them per phase and side: for the random streams,
+#: and lighter for the corpora (their point is the content; it halves their cycles).
 PAUSES = (0.0, 0.2, 0.5, 0.9)
+LIGHT_PAUSES = (0.0, 0.0, 0.1, 0.5)
 #: Cycles an output may take at most after the previous one before the test fails (generous:
 #: 90 % pauses on both sides).
 STALL_CYCLES = 5000
@@ -118,13 +121,13 @@ def random_messages(core, rng, items):
     return messages
 
 
-async def pause_both(clock, rng, source, sink):
+async def pause_both(clock, rng, source, sink, probabilities):
     """Pause ``source`` and ``sink`` at random: phases of 1..200 cycles, in each of which
-    each side pauses in a cycle with a probability of 0, 0.2, 0.5 or 0.9 (one coroutine for
-    both sides: the simulation's time goes into Python's work per cycle)."""
+    each side pauses in a cycle with one of the ``probabilities`` (one coroutine for both
+    sides: the simulation's time goes into Python's work per cycle)."""
     edge = RisingEdge(clock)
     while True:
-        source_p, sink_p = rng.choice(PAUSES), rng.choice(PAUSES)
+        source_p, sink_p = rng.choice(probabilities), rng.choice(probabilities)
         cycles = rng.randint(1, 200)
         if source_p == sink_p == 0:
             source.pause = sink.pause = False
@@ -177,8 +180,9 @@ class Bench:
         """A port of the instance (``aresetn`` is shared)."""
         return self.dut.aresetn if name == "aresetn" else getattr(self.dut, f"{self.name}_{name}")
 
-    async def start(self, trace_cycles=0, pauses=True):
-        """Start the clock, the random pauses (if ``pauses``) and the recording of the first
+    async def start(self, trace_cycles=0, pauses=PAUSES):
+        """Start the clock, the random pauses (``pauses``: the probabilities of
+        :func:`pause_both`, ``None`` for none) and the recording of the first
         ``trace_cycles`` cycles; hold reset for the first ``+reset_cycles`` rising edges
         (default 4)."""
         cycles = int(cocotb.plusargs.get("reset_cycles", 4))
@@ -186,7 +190,7 @@ class Bench:
         self.dut.rule_probe.value = 0
         Clock(self.clock, CLOCK_NS, unit="ns").start(start_high=False)
         if pauses:
-            cocotb.start_soon(pause_both(self.clock, self.rng, self.source, self.sink))
+            cocotb.start_soon(pause_both(self.clock, self.rng, self.source, self.sink, pauses))
         if trace_cycles:
             cocotb.start_soon(self._record(trace_cycles))
         if cycles:
@@ -267,9 +271,9 @@ def describe(label, index, message, want, got):
 @cocotb.test()
 async def corpora_stream(dut):
     """Every corpus case as one message (decoder, sanitizer: the decoding cases, Markus Kuhn's
-    stress test and the flenniken file; encoder: the encoding cases)."""
+    stress test and the flenniken file; encoder: the encoding cases), under light pauses."""
     bench = Bench(dut, seed=1)
-    await bench.start()
+    await bench.start(pauses=LIGHT_PAUSES)
     if bench.core == "encoder":
         messages = [case.units for case in corpora.encode_cases() if case.units]
     else:
@@ -312,7 +316,7 @@ async def rule_checker(dut):
     """The stream-rule checker of the top level fires: ``rule_probe`` while an output is
     held counts as a breach."""
     bench = Bench(dut, seed=1)
-    await bench.start(pauses=False)
+    await bench.start(pauses=None)
     assert not bench.port("rule_error").value
     bench.sink.pause = True
     bench.source.send_nowait(bench.frame(random_units(bench.rng, 8) if bench.core == "encoder"
