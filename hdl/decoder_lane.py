@@ -34,7 +34,7 @@ Stages (each one LUT level per flip-flop with one lane; see :class:`~.decoder.Ut
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Array, Cat, Const, Mux, Value
+from amaranth.hdl import Cat, Const, Mux, Value
 
 from .error_kind import ErrorKind
 from .pipeline import any_of, keep
@@ -212,7 +212,19 @@ def _neighbours(pipe, name, stage, parts, combine):
 def _lookup(index, table):
     """``table[index]`` for a Python list of bits ``table``, as a lookup table of the index's
     bits (a comparison would become a carry chain, a chain of equalities a deeper tree)."""
-    return Array(Const(bit, 1) for bit in table)[index]
+    return _mux_tree(index, [Const(bit, 1) for bit in table])
+
+
+def _mux_tree(index, values):
+    """``values[index]`` as a tree of 2:1 multiplexers on the bits of ``index``, most
+    significant first (``len(values)`` a power of two). A tree rather than ``Array``: Yosys
+    writes an indexed ``Array`` as a ``casez`` with overlapping patterns, which Verilog linters
+    flag in the exported file."""
+    if len(values) == 1:
+        return values[0]
+    half = len(values) // 2
+    top = Value.cast(index)[half.bit_length() - 1]
+    return Mux(top, _mux_tree(index, values[half:]), _mux_tree(index, values[:half]))
 
 
 def stage_align(pipe, payload, valid, lanes):
@@ -247,7 +259,7 @@ def stage_align(pipe, payload, valid, lanes):
         for k in range(lanes):
             sources = [data[k - done * r] if k - done * r >= 0 else Const(0, 8)
                        for r in range(radix)]
-            regs.append(pipe.data(f"l{step}_{k}_d", Array(sources)[digit], 8))
+            regs.append(pipe.data(f"l{step}_{k}_d", _mux_tree(digit, sources), 8))
         data = regs
         nv = [pipe.control(f"l{step}_{k}_nv", flag) for k, flag in enumerate(nv)]
         beat_vl = pipe.control(f"l{step}_vl", beat_vl)
