@@ -104,8 +104,9 @@ class Utf8Decoder(CheckedComponent):
     Each output is valid at most :attr:`LATENCY` cycles after the transfer of the byte that
     determines it (an ASCII byte, the last byte of a well-formed sequence, the byte that ends a
     maximal subpart, a byte with ``last``), while the sink is ready, even if no byte ever
-    follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane (6 with two
-    lanes or more: see the slots below). The core never waits for a byte that an output does not
+    follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane; with two or
+    more lanes 6 plus the align stages (one for 2 or 4 lanes, two for 8 or 16) in both modes
+    (see the slots below). The core never waits for a byte that an output does not
     depend on.
 
     Architecture
@@ -180,7 +181,12 @@ class Utf8Decoder(CheckedComponent):
     @property
     def LATENCY(self):
         """Cycles from the transfer of a determining byte to its output being valid."""
-        return 5 + self._slots
+        return 5 + self._slots + self._align_stages
+
+    @property
+    def _align_stages(self):
+        """Stages of :func:`stage_align` (4:1 multiplexers): 0, 1, 1, 2, 2 for 1..16 lanes."""
+        return ((self._lanes - 1).bit_length() + 1) // 2
 
     def elaborate(self, platform):
         m = Module()
@@ -189,7 +195,7 @@ class Utf8Decoder(CheckedComponent):
         # Past 4 lanes each enable copy drives more flip-flops: every copy is one more
         # flip-flop loading the output's next-state logic, and at 8-16 lanes hundreds of copies
         # cost more than the fan-out they save.
-        pipe = Pipeline(m, flush_steps=2 + self._slots,
+        pipe = Pipeline(m, flush_steps=2 + self._slots + self._align_stages,
                         ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
