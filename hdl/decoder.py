@@ -5,10 +5,11 @@ from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
-from .decoder_lane import kind_of, stage_a, stage_b, stage_c, stage_d, stage_e
+from .decoder_lane import (before, kind_of, stage_a, stage_align, stage_b, stage_c, stage_d,
+                           stage_e)
 from .error_kind import DECODE_ERRORS, ErrorKind, check_policy
 from .layouts import ByteLayout, CodepointLayout, byte_beat_layout, codepoint_beat_layout
-from .pipeline import Pipeline, any_of
+from .pipeline import CE_FANOUT, Pipeline, any_of
 
 
 __all__ = ["DECODE_ERRORS", "LANES", "Utf8Decoder", "check_lanes"]
@@ -103,8 +104,9 @@ class Utf8Decoder(CheckedComponent):
     Each output is valid at most :attr:`LATENCY` cycles after the transfer of the byte that
     determines it (an ASCII byte, the last byte of a well-formed sequence, the byte that ends a
     maximal subpart, a byte with ``last``), while the sink is ready, even if no byte ever
-    follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane (6 with two
-    lanes or more: see the slots below). The core never waits for a byte that an output does not
+    follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane; with two or
+    more lanes 6 plus the align stages (one for 2 or 4 lanes, two for 8 or 16) in both modes
+    (see the slots below). The core never waits for a byte that an output does not
     depend on.
 
     Architecture
@@ -179,17 +181,26 @@ class Utf8Decoder(CheckedComponent):
     @property
     def LATENCY(self):
         """Cycles from the transfer of a determining byte to its output being valid."""
-        return 5 + self._slots
+        return 5 + self._slots + self._align_stages
+
+    @property
+    def _align_stages(self):
+        """Stages of :func:`stage_align` (4:1 multiplexers): 0, 1, 1, 2, 2 for 1..16 lanes."""
+        return ((self._lanes - 1).bit_length() + 1) // 2
 
     def elaborate(self, platform):
         m = Module()
         se = self._errors == "surrogateescape"
         n = self._lanes
-        pipe = Pipeline(m, flush_steps=2 + self._slots)
+        # Past 4 lanes each enable copy drives more flip-flops: every copy is one more
+        # flip-flop loading the output's next-state logic, and at 8-16 lanes hundreds of copies
+        # cost more than the fan-out they save.
+        pipe = Pipeline(m, flush_steps=2 + self._slots + self._align_stages,
+                        ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
-        payload = self.i.payload
-        a = stage_a(pipe, payload, self.i.valid, n)
+        aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
+        a = stage_a(pipe, aligned, data)
         b = stage_b(pipe, a)
         c = stage_c(pipe, b, se)
         d = stage_d(pipe, c, se)
@@ -209,8 +220,21 @@ class Utf8Decoder(CheckedComponent):
             for lane, slot in zip(out.lanes, slots):
                 m.d.comb += [lane.codepoint.eq(slot.codepoint), lane.error.eq(slot.error),
                              lane.valid.eq(slot.valid)]
-            m.d.comb += out.last.eq(any_of(slot.last for slot in slots))
-        pipe.drive_output(self.o, any_of(slot.valid for slot in slots), out)
+            m.d.comb += out.last.eq(slots[-1].last)    # the last byte is in the last lane
+        if n == 1:
+            beat_valid = slots[0].valid
+        else:
+            # A beat goes out if it held input bytes or a burst from a later beat lands in it.
+            # (Whether any lane holds an output would be an OR of all lanes in front of
+            # `o.valid`; so a beat whose bytes all lie inside a pending sequence comes out with
+            # no valid lane, which only a partial beat of at most three bytes can be.)
+            def crossing(stage):
+                return any_of(flag for j in range(n)
+                              for _, flag, _, _ in self._items(d, e.recent, j, stage))
+            beat_valid = pipe.data("s1_v", ~e.bubble | crossing(1))
+            for stage in range(2, self._slots + 1):
+                beat_valid = pipe.data(f"s{stage}_v", beat_valid | crossing(stage))
+        pipe.drive_output(self.o, beat_valid, out)
         return m
 
     # -- slots -----------------------------------------------------------------------------------
@@ -231,7 +255,9 @@ class Utf8Decoder(CheckedComponent):
                         (source.btrunc, ErrorKind.TRUNCATED))
                 else:
                     kind = kind_of((flag, ErrorKind.TRUNCATED))
-                out.append((item, flag, recent[item - position - 1], kind))
+                # Its content: the escape of the byte `item` places before the source.
+                content = before(position, item, d, [lane.d for lane in d.lanes], recent)[-1]
+                out.append((item, flag, content, kind))
         return out
 
     def _slot(self, pipe, e, d, j):
@@ -240,26 +266,30 @@ class Utf8Decoder(CheckedComponent):
         se = self._errors == "surrogateescape"
         lane = e.lanes[j]
         own_d = lane.d
-        # Items from the same beat (their content is this lane's own byte) ...
-        same = [(lane.in_i1, lane.in_rkind.as_value() |
-                 kind_of((lane.in_btrunc, ErrorKind.TRUNCATED)))] \
-            if hasattr(lane, "in_i1") else []
-        if se:
-            same += [(getattr(lane, f"in_i{item}"), kind_of((getattr(lane, f"in_i{item}"),
-                                                             ErrorKind.TRUNCATED)))
-                     for item in (2, 3) if hasattr(lane, f"in_i{item}")]
-        # ... and from the next beat (their content is in the source's window).
+        # Items from the same beat (their content: the escape of the byte `item` places before
+        # the source, in the source's window) ...
+        same = []
+        for item in range(1, _BURST[self._errors] + 1):
+            if hasattr(lane, f"in_i{item}"):
+                flag = getattr(lane, f"in_i{item}")
+                kind = (lane.in_rkind.as_value() |
+                        kind_of((lane.in_btrunc, ErrorKind.TRUNCATED))) if item == 1 else \
+                    kind_of((flag, ErrorKind.TRUNCATED))
+                same.append((flag, e.lanes[j + item].w[item - 1], kind))
+        # ... and from the next beat.
         cross = self._items(d, e.recent, j, 1)
+        items = [(flag, content, kind) for flag, content, kind in same] + \
+                [(flag, content, kind) for _, flag, content, kind in cross]
         if se:
-            # Items whose content is this lane's byte (one lane: the latest valid byte).
-            mine = [flag for flag, _ in same] + \
-                   [flag for _, flag, content, _ in cross if content is own_d]
-            other = [(flag, content) for _, flag, content, _ in cross if content is not own_d]
+            # Items whose content is this lane's own byte (with one lane: the latest valid byte,
+            # which a bubble's slot shares) merge with its own output's bits.
+            mine = [flag for flag, content, _ in items if content is own_d]
+            other = [(flag, content) for flag, content, _ in items if content is not own_d]
         else:
-            mine = [flag for flag, _ in same] + [flag for _, flag, _, _ in cross]
+            mine = [flag for flag, _, _ in items]
             other = []
         escaped = any_of(mine)
-        kinds = [kind for _, kind in same] + [kind for _, _, _, kind in cross]
+        kinds = [kind for _, _, kind in items]
         bad = lane.err | escaped | any_of(flag for flag, _ in other)
         const = _ESCAPE if se else _REPLACEMENT
         w1, w2, w3 = lane.w
@@ -292,6 +322,7 @@ class Utf8Decoder(CheckedComponent):
                             for bit, value in enumerate(bits))),
             error=pipe.data(f"s1_{j}_kind", lane.kind.as_value() | any_of(kinds), ErrorKind),
             valid=pipe.data(f"s1_{j}_v", lane.showc | bad),
+            valid_next=lane.showc | bad,
             last=pipe.data(f"s1_{j}_last", lane.last))
 
     def _later_slot(self, pipe, slot, e, d, j, stage):
@@ -314,10 +345,12 @@ class Utf8Decoder(CheckedComponent):
             error=pipe.data(f"{name}_kind", slot.error.as_value() |
                             any_of(kind for _, _, _, kind in items), ErrorKind),
             valid=pipe.data(f"{name}_v", slot.valid | any_of(flags)),
+            valid_next=slot.valid | any_of(flags),
             last=pipe.data(f"{name}_last", slot.last))
 
 
 class _Slot:
-    """The registers of one output slot."""
-    def __init__(self, *, codepoint, error, valid, last):
+    """The registers of one output slot (``valid_next``: the value ``valid`` is loaded with)."""
+    def __init__(self, *, codepoint, error, valid, valid_next, last):
         self.codepoint, self.error, self.valid, self.last = codepoint, error, valid, last
+        self.valid_next = valid_next

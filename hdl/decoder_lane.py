@@ -34,10 +34,10 @@ Stages (each one LUT level per flip-flop with one lane; see :class:`~.decoder.Ut
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Mux, Value
+from amaranth.hdl import Cat, Const, Mux, Value
 
 from .error_kind import ErrorKind
-from .pipeline import any_of
+from .pipeline import any_of, keep
 from .utf8_grammar import (ASCII, CONTINUATION_RANGES, LEADS, START_ERRORS, continuation_code,
                            lead_code, lead_codes, nibble_groups, second_byte_table)
 
@@ -93,13 +93,16 @@ class ByteClassifier:
         self.predicates.append((nibble, values))
         return [(len(self.predicates) - 1, False)]
 
+    def values(self, byte):
+        """The predicates of ``byte`` (a Value of 8 bits), as Values."""
+        return [any_of((byte[4:8] if nibble == "high" else byte[0:4]) == v
+                       for v in sorted(values))
+                for nibble, values in self.predicates]
+
     def registers(self, pipe, name, byte):
         """The predicate registers of ``byte`` (stage ``A``), named ``{name}_p{index}``."""
-        regs = []
-        for index, (nibble, values) in enumerate(self.predicates):
-            bits = byte[4:8] if nibble == "high" else byte[0:4]
-            regs.append(pipe.data(f"{name}_p{index}", any_of(bits == v for v in sorted(values))))
-        return regs
+        return [pipe.data(f"{name}_p{index}", value)
+                for index, value in enumerate(self.values(byte))]
 
     def member(self, regs, name):
         """Whether the byte whose predicate registers are ``regs`` is in the set ``name``."""
@@ -148,9 +151,10 @@ class Stage:
     """One pipeline stage of all lanes of a beat.
 
     ``lanes``: per lane a namespace of its registers; each has ``nv`` (no byte: an empty lane or
-    a bubble), ``vl`` (the byte ends a message) and ``last_lane`` (the byte is the beat's last
-    valid one, for the histories). ``beat_vl``: the beat ends a message (or the pipeline is
-    flushing).
+    a bubble) and ``vl`` (the byte ends a message: only the last lane's can be set). Beats are
+    *right-aligned*: the valid lanes of a beat are lanes N-count..N-1, so the beat's latest byte
+    is always in lane N-1. ``beat_vl``: the beat ends a message (or the pipeline is flushing);
+    ``bubble``: the beat has no valid lane.
     """
     def __init__(self, lanes, beat_vl):
         self.lanes = lanes
@@ -160,52 +164,127 @@ class Stage:
         return len(self.lanes)
 
     @property
-    def last_lanes(self):
-        return [lane.last_lane for lane in self.lanes]
+    def bubble(self):
+        return self.lanes[-1].nv
 
 
-def _control(pipe, name, prev, count):
+def _control(pipe, name, prev):
     """The control registers of a stage, from the stage before (``prev``)."""
-    lanes = []
-    for k, lane in enumerate(prev.lanes):
-        regs = SimpleNamespace(
-            nv=pipe.control(f"{name}{k}_nv", lane.nv),
-            vl=pipe.control(f"{name}{k}_vl", lane.vl))
-        regs.last_lane = ~regs.nv if count == 1 else pipe.data(f"{name}{k}_ll", lane.last_lane)
-        lanes.append(regs)
-    beat_vl = lanes[0].vl if count == 1 else pipe.control(f"{name}_vl", prev.beat_vl)
-    return lanes, beat_vl
+    n = len(prev)
+    lanes = [SimpleNamespace(nv=pipe.control(f"{name}{k}_nv", lane.nv)) for k, lane in
+             enumerate(prev.lanes)]
+    beat_vl = pipe.control(f"{name}_vl", prev.beat_vl)
+    for k, lane in enumerate(lanes):
+        lane.vl = beat_vl if k == n - 1 else 0
+    return Stage(lanes, beat_vl)
 
 
-def _neighbours(pipe, name, stage, exports, widths):
-    """For each lane, the previous byte's ``exports`` (a dict name -> value per lane): lane k-1's
-    for k > 0, the history for lane 0 (histories named ``{name}_{field}``)."""
-    history = {field: pipe.history(f"{name}_{field}", [values[field] for values in exports],
-                                   stage.last_lanes, stage.beat_vl, widths[field])
-               for field in widths}
-    return [history] + exports[:-1]
+def _neighbours(pipe, name, stage, parts, combine):
+    """For each lane, the facts of the byte before it: ``combine(parts)``, where ``parts`` are
+    registers of the byte (a dict per lane) and ``combine`` makes the facts from them (a dict of
+    Values).
+
+    The byte before lane k is lane k-1 if that is valid, else the latest byte of the beats
+    before: the *history* (registers named ``{name}_{field}``), which takes lane N-1's values
+    from every beat that is not a bubble (the latest byte of a right-aligned beat is in lane
+    N-1) and is cleared at the end of a message. With one lane the history keeps the facts
+    themselves (each a function of two registers at most, so a fact and the history's keep
+    multiplexer fit one LUT); with several it keeps the parts, and lane k > 0 chooses between
+    lane k-1's parts and the history's.
+    """
+    def history(field, value):
+        return pipe.history(f"{name}_{field}", [value], [~stage.bubble], stage.bubble,
+                            stage.beat_vl)
+    if len(stage) == 1:
+        return [{field: history(field, value) for field, value in combine(parts[0]).items()}]
+    kept = {field: history(field, value) for field, value in parts[-1].items()}
+    prevs = [combine(kept)]
+    for k in range(1, len(stage)):
+        valid = ~stage.lanes[k - 1].nv
+        prevs.append(combine({field: Mux(valid, value, kept[field])
+                              for field, value in parts[k - 1].items()}))
+    return prevs
 
 
 # -------------------------------------------------------------------------------------------------
 # The stages
 
-def stage_a(pipe, payload, valid, lanes):
-    """Stage ``A``: the input register. ``payload``: the input payload (``data``, ``last`` and,
-    with several lanes, ``count``); ``valid``: the input transfer."""
-    regs = []
-    for k in range(lanes):
-        byte = payload.data[8 * k:8 * k + 8]
-        present = valid if lanes == 1 else valid & (payload.count > k)
-        is_last = present if lanes == 1 else valid & (payload.count == k + 1)
-        lane = SimpleNamespace(
-            nv=pipe.control(f"a{k}_nv", ~present),
-            vl=pipe.control(f"a{k}_vl", is_last & payload.last),
-            d=pipe.data(f"a{k}_d", byte[0:7], 7),
-            p=CLASSIFIER.registers(pipe, f"a{k}", byte))
-        lane.last_lane = ~lane.nv if lanes == 1 else pipe.data(f"a{k}_ll", is_last)
-        regs.append(lane)
-    beat_vl = regs[0].vl if lanes == 1 else pipe.control("a_vl", valid & payload.last)
-    return Stage(regs, beat_vl)
+def _lookup(index, table):
+    """``table[index]`` for a Python list of bits ``table``, as a lookup table of the index's
+    bits (a comparison would become a carry chain, a chain of equalities a deeper tree)."""
+    return _mux_tree(index, [Const(bit, 1) for bit in table])
+
+
+def _mux_tree(index, values):
+    """``values[index]`` as a tree of 2:1 multiplexers on the bits of ``index``, most
+    significant first (``len(values)`` a power of two). A tree rather than ``Array``: Yosys
+    writes an indexed ``Array`` as a ``casez`` with overlapping patterns, which Verilog linters
+    flag in the exported file."""
+    if len(values) == 1:
+        return values[0]
+    half = len(values) // 2
+    top = Value.cast(index)[half.bit_length() - 1]
+    return Mux(top, _mux_tree(index, values[half:]), _mux_tree(index, values[:half]))
+
+
+def stage_align(pipe, payload, valid, lanes):
+    """With several lanes, the *align* stages: the beat shifted right by N - ``count`` lanes, so
+    that its valid bytes are in lanes N-count..N-1 (see :class:`Stage`). A multiplexer of at most
+    four inputs per stage (one stage for two or four lanes, two for eight or sixteen).
+
+    Returns ``(stage, data)``: the stage's control registers and the data registers (8 bits per
+    lane). With one lane there is nothing to align: the input itself is returned, and stage
+    ``A`` is the first register.
+    """
+    if lanes == 1:
+        lane = SimpleNamespace(nv=~valid, vl=valid & payload.last)
+        return Stage([lane], valid & payload.last), [payload.data]
+    width = len(Value.cast(payload.count))
+    # The lane valid flags, right-aligned: lane k holds a byte if count > N-1-k.
+    # The shift, N - count modulo N: the low bits of -count (bit i is count's bit i XOR the OR
+    # of the bits below it), so that each shift digit depends on the count bits below it only.
+    bits = (lanes - 1).bit_length()
+    shift = Cat(*(payload.count[i] ^ any_of(payload.count[j] for j in range(i))
+                  for i in range(bits)))
+    nv = [~valid | ~_lookup(payload.count, [int(value > lanes - 1 - k)
+                                           for value in range(1 << width)])
+          for k in range(lanes)]
+    data = [payload.data[8 * k:8 * k + 8] for k in range(lanes)]
+    beat_vl = valid & payload.last
+    step, done = 0, 1
+    while done < lanes:
+        radix = min(4, lanes // done)
+        digit = shift.bit_select((done.bit_length() - 1), (radix - 1).bit_length())
+        regs = []
+        for k in range(lanes):
+            sources = [data[k - done * r] if k - done * r >= 0 else Const(0, 8)
+                       for r in range(radix)]
+            regs.append(pipe.data(f"l{step}_{k}_d", _mux_tree(digit, sources), 8))
+        data = regs
+        nv = [pipe.control(f"l{step}_{k}_nv", flag) for k, flag in enumerate(nv)]
+        beat_vl = pipe.control(f"l{step}_vl", beat_vl)
+        shift = pipe.data(f"l{step}_shift", shift, len(Value.cast(shift)))
+        done *= radix
+        step += 1
+    stage_lanes = [SimpleNamespace(nv=flag, vl=beat_vl if k == lanes - 1 else 0)
+                   for k, flag in enumerate(nv)]
+    return Stage(stage_lanes, beat_vl), data
+
+
+def stage_a(pipe, aligned, data):
+    """Stage ``A``: per lane the byte's data and nibble predicates (from the aligned beat)."""
+    stage = _control(pipe, "a", aligned)
+    for k, (lane, byte) in enumerate(zip(stage.lanes, data)):
+        lane.d = pipe.data(f"a{k}_d", byte[0:7], 7)
+        lane.p = CLASSIFIER.registers(pipe, f"a{k}", byte)
+        if len(data) > 1:
+            # With several lanes also the terms of the lead codes (two LUT levels from the
+            # aligned byte, a register of its own), which the next lane and the history use:
+            # stage B then chooses between two lanes' codes in the LUTs that use them.
+            terms = _lead_code_terms(SimpleNamespace(p=CLASSIFIER.values(byte)))
+            lane.terms = {field: pipe.data(f"a{k}_{field}", value)
+                          for field, value in terms.items()}
+    return stage
 
 
 def _lead_code_terms(lane):
@@ -245,11 +324,14 @@ _RANGE_LENGTHS = [length for length in (2, 3, 4) if _restricted_classes(length)]
 def stage_b(pipe, a):
     """Stage ``B``: the byte's class; an allowed second byte or a range error of the lead
     before it."""
-    lanes, beat_vl = _control(pipe, "b", a, len(a))
-    stage = Stage(lanes, beat_vl)
-    exports = [_lead_code_terms(lane) for lane in a.lanes]
-    widths = dict.fromkeys(exports[0], 1)
-    prevs = _neighbours(pipe, "bh", a, exports, widths)
+    stage = _control(pipe, "b", a)
+    lanes = stage.lanes
+    if len(a) == 1:
+        parts = [{f"p{i}": reg for i, reg in enumerate(a.lanes[0].p)}]
+        prevs = _neighbours(pipe, "bh", a, parts, lambda parts: _lead_code_terms(
+            SimpleNamespace(p=[parts[f"p{i}"] for i in range(len(parts))])))
+    else:
+        prevs = _neighbours(pipe, "bh", a, [lane.terms for lane in a.lanes], dict)
     for k, (lane, prev, regs) in enumerate(zip(a.lanes, prevs, lanes)):
         member = lambda name: CLASSIFIER.member(lane.p, name)
         q = Cat(member("q0"), member("q1"))
@@ -283,20 +365,20 @@ def stage_b(pipe, a):
 
 def stage_c(pipe, b, surrogateescape):
     """Stage ``C``: the prefix pending after the byte."""
-    lanes, beat_vl = _control(pipe, "c", b, len(b))
-    stage = Stage(lanes, beat_vl)
-    exports = [{"sb4": lane.ok2_4} for lane in b.lanes]
-    prevs = _neighbours(pipe, "ch", b, exports, {"sb4": 1})
+    stage = _control(pipe, "c", b)
+    lanes = stage.lanes
+    prevs = _neighbours(pipe, "ch", b, [{"sb4": lane.ok2_4} for lane in b.lanes], dict)
     for k, (lane, prev, regs) in enumerate(zip(b.lanes, prevs, lanes)):
         sc = prev["sb4"] & lane.cont        # the third byte of a four-byte prefix
         regs.asc = pipe.data(f"c{k}_asc", lane.asc)
         regs.cont = pipe.data(f"c{k}_cont", lane.cont)
         regs.ok2l2 = pipe.data(f"c{k}_ok2l2", lane.ok2_2)
         regs.ok2 = pipe.data(f"c{k}_ok2", lane.ok2_2 | lane.ok2_3 | lane.ok2_4)
-        regs.sb3 = pipe.data(f"c{k}_sb3", lane.ok2_3)              # 2 of 3 bytes
-        regs.sb = pipe.data(f"c{k}_sb", lane.ok2_3 | lane.ok2_4)   # 2 bytes of 3 or 4
-        regs.sc = pipe.data(f"c{k}_sc", sc)                        # 3 of 4 bytes
-        # A prefix of 1 or 2 bytes pends after the byte (with `sc`: of any length).
+        # The prefix pending after the byte: of 3 of 4 bytes (`sc`); of 2 or 3 bytes (`anyc`);
+        # one that one more byte completes (`need1`); any (`pend0` or `sc`).
+        regs.sc = pipe.data(f"c{k}_sc", sc)
+        regs.anyc = pipe.data(f"c{k}_anyc", lane.ok2_3 | lane.ok2_4 | sc)
+        regs.need1 = pipe.data(f"c{k}_need1", lane.ok2_3 | sc)
         regs.pend0 = pipe.data(f"c{k}_pend0", lane.lead2 | lane.lead34 | lane.ok2_3 | lane.ok2_4)
         # The byte cannot continue a prefix: not a continuation byte, or outside the range of
         # the lone lead before it.
@@ -317,20 +399,20 @@ def stage_c(pipe, b, surrogateescape):
 
 def stage_d(pipe, c, surrogateescape):
     """Stage ``D``: what the byte does to the prefix pending before it; the burst."""
-    lanes, beat_vl = _control(pipe, "d", c, len(c))
-    stage = Stage(lanes, beat_vl)
-    exports = [{"pend": lane.pend0 | lane.sc,       # a prefix pends
-                "anyc": lane.sb | lane.sc,          # ... of 2 or 3 bytes
-                "need1": lane.sb3 | lane.sc,        # ... that one byte completes
-                "sc": lane.sc}                      # ... of 3 bytes
-               for lane in c.lanes]
-    prevs = _neighbours(pipe, "dh", c, exports, dict.fromkeys(exports[0], 1))
+    stage = _control(pipe, "d", c)
+    lanes = stage.lanes
+    prevs = _neighbours(pipe, "dh", c,
+                        [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc,
+                          "need1": lane.need1} for lane in c.lanes],
+                        lambda parts: {"pend": parts["pend0"] | parts["sc"], "sc": parts["sc"],
+                                       "anyc": parts["anyc"], "need1": parts["need1"]})
     for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, lanes)):
-        def completes():                            # ... a sequence of 3 or 4 bytes
-            return prev["need1"] & lane.cont
-        regs.showc = pipe.data(f"d{k}_showc", lane.asc | lane.ok2l2 | completes())  # a scalar
-        regs.multi = pipe.fact(f"d{k}_multi", lane.ok2l2 | completes(), lane.nv)  # 2..4 bytes
-        regs.len34 = pipe.data(f"d{k}_len34", completes())
+        completes = prev["need1"] & lane.cont       # a sequence of 3 or 4 bytes
+        # The byte's own output is a scalar: ASCII (`asc`), or the last byte of a sequence of
+        # 2..4 bytes (`multi`); stage E joins them.
+        regs.asc = pipe.data(f"d{k}_asc", lane.asc)
+        regs.multi = pipe.fact(f"d{k}_multi", lane.ok2l2 | completes, lane.nv)
+        regs.len34 = pipe.data(f"d{k}_len34", completes)
         regs.len4 = pipe.data(f"d{k}_len4", prev["sc"] & lane.cont)
         regs.unc = pipe.data(f"d{k}_unc", lane.cont & ~lane.ok2 & ~prev["anyc"])  # uncovered
         regs.trunc = pipe.data(f"d{k}_trunc", lane.vl & (lane.pend0 | lane.sc))   # cut by last
@@ -356,23 +438,23 @@ def stage_d(pipe, c, surrogateescape):
     return stage
 
 
-def last_valid(history, lanes, last_lanes, valid_count, depth):
-    """The ``depth`` latest valid values (latest first) after a beat: ``history`` (the latest
-    before it, latest first), ``lanes`` (its values per lane) and ``last_lanes`` (one flag per
-    lane: the beat's last valid lane; none for a bubble). Returns a list of Values."""
+def before(k, count, stage, lanes, history):
+    """The ``count`` latest valid values before lane ``k`` of the beat in ``stage`` (latest
+    first): ``lanes`` (the beat's values per lane) and ``history`` (the latest values before the
+    beat, latest first). The values before lane k are lanes k-1, k-2, ... as far as they are
+    valid (a right-aligned beat's valid lanes are a suffix), then the history's. Returns a list of
+    Values (multiplexers on the lanes' valid flags)."""
     out = []
-    for j in range(depth):
-        # Lane k - j if the last valid lane is k >= j, else history entry j - k - 1.
-        terms = []
-        for k, flag in enumerate(last_lanes):
-            source = lanes[k - j] if k >= j else (history[j - k - 1] if j - k - 1 < len(history)
-                                                  else None)
-            if source is not None:
-                width = len(Value.cast(history[j]))
-                terms.append(Value.cast(source)[:width] & flag.replicate(width))
-        width = len(Value.cast(history[j]))
-        out.append(any_of(terms) | (Value.cast(history[j]) &
-                                    (~any_of(last_lanes)).replicate(width)))
+    for i in range(1, count + 1):
+        # Lane k-i if valid, else history entry m, where k-i+1+m is the first valid lane.
+        value = history[i - 1]
+        for m in range(i - 2, -1, -1):
+            value = Mux(~stage.lanes[k - i + 1 + m].nv, history[m], value) \
+                if k - i + 1 + m >= 0 else value
+        if k - i >= 0:
+            value = Mux(~stage.lanes[k - i].nv, lanes[k - i], value)
+        width = len(Value.cast(history[i - 1]))
+        out.append(Value.cast(value)[:width])
     return out
 
 
@@ -387,24 +469,23 @@ def stage_e(pipe, d, surrogateescape):
     latest valid bytes up to and including the beat (latest first).
     """
     count = len(d)
-    lanes, beat_vl = _control(pipe, "e", d, count)
-    stage = Stage(lanes, beat_vl)
+    stage = _control(pipe, "e", d)
+    lanes = stage.lanes
     wide = 7 if surrogateescape else 6       # bits of the bytes before a byte that are used
     # `recent`: the latest valid bytes up to the beat in E (with one lane, four: the byte itself
     # and the three before it).
-    depth = 4 if count == 1 else 3
-    widths = [7, wide, wide, 3][:depth]
+    # (With surrogateescape the third byte before a byte may be escaped by a burst: 7 bits.)
+    third = wide if surrogateescape else 3
+    widths = [7, wide, wide, 3] if count == 1 else [7, wide, third]
     recent = [pipe.register(f"e_recent{j}", width) for j, width in enumerate(widths)]
-    updated = last_valid(recent, [lane.d for lane in d.lanes], d.last_lanes, count, depth)
-    for j, (reg, value) in enumerate(zip(recent, updated)):
+    updated = before(count, len(recent), d, [lane.d for lane in d.lanes], recent)
+    for reg, value in zip(recent, updated):
         with pipe.m.If(pipe.enable(len(reg))):
-            pipe.m.d.sync += reg.eq(value)
+            pipe.m.d.sync += reg.eq(keep(~d.bubble, value, reg))
     stage.recent = recent
-    if count > 1:
-        before = [pipe.data(f"e_before{j}", recent[j], widths[j]) for j in range(3)]
     for k, (lane, regs) in enumerate(zip(d.lanes, lanes)):
         nv = lane.nv
-        regs.showc = pipe.fact(f"e{k}_showc", lane.showc, nv)
+        regs.showc = pipe.fact(f"e{k}_showc", lane.asc | lane.multi, nv)
         regs.err = pipe.fact(f"e{k}_err", lane.erb | lane.unc | lane.trunc, nv)
         regs.multi = pipe.fact(f"e{k}_multi", lane.multi, nv)
         regs.len34 = pipe.fact(f"e{k}_len34", lane.len34, nv)
@@ -414,15 +495,21 @@ def stage_e(pipe, d, surrogateescape):
                               lane.startkind.as_value() |
                               kind_of((lane.unc, ErrorKind.UNEXPECTED_CONTINUATION),
                                       (lane.trunc, ErrorKind.TRUNCATED)), nv, ErrorKind)
-        # Bit 6 of the output: bit 0 of the previous byte for a multi-byte scalar, else bit 6.
-        prev_d0 = d.lanes[k - 1].d[0] if k else recent[0][0]
-        regs.c6 = pipe.data(f"e{k}_c6", Mux(lane.multi, prev_d0, lane.d[6]))
         if count == 1:
             regs.d = recent[0]
             regs.w = recent[1:4]
+            prev_d0 = recent[0][0]
         else:
+            # The data of the bytes before it (registered: they are chosen by the lanes'
+            # valid flags), and its own.
+            window = before(k, 3, d, [lane.d for lane in d.lanes], recent)
+            regs.w = [pipe.data(f"e{k}_w{i}", value, width)
+                      for i, (value, width) in enumerate(zip(window, [wide, wide, third]),
+                                                         start=1)]
             regs.d = pipe.data(f"e{k}_d", lane.d, 7)
-            regs.w = [None] * 3          # filled below, once every lane's `d` exists
+            prev_d0 = window[0][0]
+        # Bit 6 of the output: bit 0 of the previous byte for a multi-byte scalar, else bit 6.
+        regs.c6 = pipe.data(f"e{k}_c6", Mux(lane.multi, prev_d0, lane.d[6]))
         # Items of later lanes' bursts that land in this lane's slot (same beat).
         items = [("i1", 1), ("btrunc", 1), ("rkind", 1)]
         if surrogateescape:
@@ -433,7 +520,4 @@ def stage_e(pipe, d, surrogateescape):
                 shape = ErrorKind if field == "rkind" else 1
                 setattr(regs, f"in_{field}",
                         pipe.fact(f"e{k}_in_{field}", source, d.lanes[k + distance].nv, shape))
-    if count > 1:
-        for k, regs in enumerate(lanes):
-            regs.w = [lanes[k - i].d if k >= i else before[i - k - 1] for i in (1, 2, 3)]
     return stage

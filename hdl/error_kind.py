@@ -31,6 +31,13 @@ class ErrorKind(enum.Enum, shape=3):
         U+D800..U+DFFF (except U+DC80..U+DCFF, the escapes, with ``errors="surrogateescape"``).
     ``TOO_LARGE``
         A value of 0x110000 or more.
+
+    The other encodings of the family (:mod:`utf8_gateware.sim.encodings`) use the same kinds:
+    ``SURROGATE`` is also a lone surrogate of CESU-8 or UTF-16 and a WTF-8 trail surrogate
+    sequence right after a lead one; ``TRUNCATED`` also an odd trailing UTF-16 byte;
+    ``INVALID_BYTE`` also F0..F4 in CESU-8 and Modified UTF-8, and 00 in Modified UTF-8;
+    ``OVERLONG`` also C0 81..BF in Modified UTF-8 and F8 80..87, FC 80..83 in RFC 2279;
+    ``TOO_LARGE`` when encoding RFC 2279 is a value of 0x80000000 or more.
     """
     NONE                    = 0
     OVERLONG                = 1

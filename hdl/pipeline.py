@@ -29,7 +29,7 @@ What :class:`Pipeline` makes, each register fed by one LUT level where the calle
 from amaranth.hdl import Mux, Signal, Value
 
 
-__all__ = ["CE_FANOUT", "Pipeline", "keep", "any_of"]
+__all__ = ["CE_FANOUT", "Pipeline", "keep", "select", "any_of"]
 
 
 #: The most flip-flops one copy of the pipeline's clock enable drives.
@@ -42,6 +42,17 @@ def keep(cond, new, reg):
     new, reg = Value.cast(new), Value.cast(reg)
     rep = Value.cast(cond).replicate(len(reg))
     return (new & rep) | (reg & ~rep)
+
+
+def select(values, flags, bubble, kept):
+    """The value of ``values`` whose flag in ``flags`` is set (at most one is), or ``kept`` if
+    ``bubble``; with one value and flag, a 2:1 multiplexer (:func:`keep`)."""
+    if len(values) == 1:
+        return keep(flags[0], values[0], kept)
+    width = len(Value.cast(kept))
+    return any_of(Value.cast(value)[:width] & Value.cast(flag).replicate(width)
+                  for value, flag in zip(values, flags)) | \
+        (Value.cast(kept) & Value.cast(bubble).replicate(width))
 
 
 def any_of(values):
@@ -131,21 +142,17 @@ class Pipeline:
             self.m.d.sync += reg.eq(keep(valid, value, reg))
         return reg
 
-    def history(self, name, values, last_lane, clear, shape=1):
+    def history(self, name, values, last, bubble, clear, shape=1):
         """The value of the latest valid lane, for the first lane of the next beat.
 
-        ``values``: one value per lane; ``last_lane``: one flag per lane, set for the beat's last
-        valid lane (at most one is set; none for a bubble, which keeps the history); ``clear``:
-        the beat ends a message (the history becomes 0). With one lane this is a 2:1 keep in
-        front of a flip-flop with a synchronous reset.
+        ``values``: one value per lane; ``last``: one flag per lane, set for the beat's latest
+        valid lane; ``bubble``: the beat has no valid lane (the history keeps its value);
+        ``clear``: the beat ends a message (the history becomes 0). With one lane this is a 2:1
+        keep in front of a flip-flop with a synchronous reset; with N lanes an AND-OR of N + 1
+        pairs (see :func:`select`).
         """
         reg = self.register(name, shape)
-        if len(values) == 1:
-            value = keep(last_lane[0], values[0], reg)
-        else:
-            value = any_of(Value.cast(v) & Value.cast(flag).replicate(len(Value.cast(reg)))
-                           for v, flag in zip(values, last_lane))
-            value = value | (reg & (~any_of(last_lane)).replicate(len(Value.cast(reg))))
+        value = select(values, last, bubble, reg)
         with self.m.If(self.enable(len(Value.cast(reg)))):
             with self.m.If(clear):
                 self.m.d.sync += reg.eq(0)

@@ -74,13 +74,14 @@ class CompiledSimError(ToolError):
     """Generating, compiling or running a compiled model failed."""
 
 
-def cache_dir():
-    """Directory of the compiled-model cache (created on demand)."""
+def cache_dir(kind="cxxrtl"):
+    """Directory of the compiled-model cache of ``kind`` (``cxxrtl``; ``verilator`` for
+    :mod:`.cocotb_verilator`), created on demand."""
     base = os.environ.get("UTF8_GATEWARE_CACHE_DIR")
     if not base:
         import platformdirs
         base = platformdirs.user_cache_dir("utf8-gateware", appauthor=False)
-    path = Path(base) / "cxxrtl"
+    path = Path(base) / kind
     path.mkdir(parents=True, exist_ok=True)
     return path
 

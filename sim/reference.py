@@ -54,6 +54,16 @@ bytes (the inverse of the table above). Surrogates U+D800..U+DFFF (``SURROGATE``
   this undoes the decoder's escapes); every other error as ``replace``.
 
 So ``encode(decode(b, "surrogateescape"), "surrogateescape") == b`` for every byte string ``b``.
+
+The machine every encoding of the family reuses
+-----------------------------------------------
+The decoder is one instance of a table-driven machine: a :class:`Grammar` (the per-byte facts of
+a table of the shape of Table 3-7), a :class:`ByteDecoder` that cuts bytes into
+:class:`Piece` s (well-formed sequences and maximal subparts, by the rule above), and
+:func:`render`, which applies an error policy. :mod:`utf8_gateware.sim.encodings` builds the
+other encodings on it (CESU-8, Modified UTF-8, WTF-8, RFC 2279 with other grammars) and adds the
+policies ``strict`` and ``surrogatepass``; :func:`decode` and :func:`encode` here keep the UTF-8
+model's policies (:data:`DECODE_ERRORS`, :data:`ENCODE_ERRORS`).
 """
 
 from typing import NamedTuple, Sequence
@@ -66,6 +76,8 @@ __all__ = [
     "Decoded", "Decoder", "decode", "decode_to_str",
     "Encoded", "encode_unit", "encode", "count_errors",
     "sequence_length", "second_byte_range", "UTF8_LENGTH_LIMITS", "utf8_length",
+    "Grammar", "UTF8", "Piece", "ByteDecoder", "DecodeError", "render",
+    "sequence_bytes", "check_unit",
 ]
 
 
@@ -123,7 +135,8 @@ def _start_error(byte):
 
 
 def _scalar(sequence):
-    """The scalar value of a well-formed sequence of 2..4 bytes."""
+    """The value of a sequence of 1..6 bytes of the UTF-8 bit distribution (a lead byte with
+    ``len(sequence)`` leading ones, then six bits per continuation byte)."""
     value = sequence[0] & (0x7F >> len(sequence))
     for byte in sequence[1:]:
         value = (value << 6) | (byte & 0x3F)
@@ -142,6 +155,193 @@ class Decoded(NamedTuple):
         return f"U+{self.codepoint:04X}!{self.error.label}"
 
 
+class Grammar:
+    """A byte grammar of the shape of Table 3-7, from which :class:`ByteDecoder` cuts a byte
+    stream into well-formed sequences and maximal subparts.
+
+    A well-formed sequence is a byte that stands alone, or a lead byte followed by continuation
+    bytes 80..BF, as many as the lead byte says; only the second byte's range may be narrower.
+
+    ``lengths``: the length of the sequence each byte starts (1: the byte stands alone; a byte
+    that is not listed, or listed with 0, starts none). ``second_ranges``: the inclusive range
+    of second bytes a lead byte allows (default 80..BF). ``second_errors``: the kind of error of
+    a lone lead byte ended by a continuation byte outside that range. ``start_errors``: the kind
+    of a byte that starts no sequence, examined as a new start (default, for 80..BF:
+    ``UNEXPECTED_CONTINUATION``). :meth:`derive` makes a grammar from this one with changes.
+    """
+    def __init__(self, name, lengths, second_ranges=None, second_errors=None, start_errors=None):
+        self.name = name
+        self.lengths = {byte: length for byte, length in lengths.items() if length}
+        self.second_ranges = dict(second_ranges or {})
+        self.second_errors = dict(second_errors or {})
+        self.start_errors = dict(start_errors or {})
+        # Per-byte tables for the decoder's inner loop.
+        self.length = tuple(self.lengths.get(byte, 0) for byte in range(256))
+        self.low, self.high = zip(*(self.second_ranges.get(byte, (0x80, 0xBF))
+                                    for byte in range(256)))
+        self.second_error = tuple(self.second_errors.get(byte) for byte in range(256))
+        self.start_error = tuple(
+            None if self.length[byte] else
+            self.start_errors.get(byte, ErrorKind.UNEXPECTED_CONTINUATION
+                                  if 0x80 <= byte <= 0xBF else None)
+            for byte in range(256))
+        for byte in range(256):
+            if not self.length[byte] and self.start_error[byte] is None:
+                raise ValueError(f"grammar {name}: byte {byte:02X} has neither a length nor "
+                                 f"a start error")
+            if (self.length[byte] > 1 and (self.low[byte], self.high[byte]) != (0x80, 0xBF)
+                    and self.second_error[byte] is None):
+                raise ValueError(f"grammar {name}: lead {byte:02X} narrows its second byte "
+                                 f"but names no error kind")
+
+    def derive(self, name, lengths=(), second_ranges=(), second_errors=(), start_errors=()):
+        """A grammar equal to this one except for the entries given (``lengths`` with 0: the
+        byte no longer starts a sequence, and ``start_errors`` must give its kind)."""
+        return Grammar(name, {**self.lengths, **dict(lengths)},
+                       {**self.second_ranges, **dict(second_ranges)},
+                       {**self.second_errors, **dict(second_errors)},
+                       {**self.start_errors, **dict(start_errors)})
+
+    def __repr__(self):
+        return f"<Grammar {self.name}>"
+
+
+#: The UTF-8 byte grammar: Table 3-7 and the error kinds above.
+UTF8 = Grammar(
+    "utf-8",
+    lengths={byte: sequence_length(byte) for byte in range(256)},
+    second_ranges={lead: second_byte_range(lead) for lead in _SECOND_BYTE_ERROR},
+    second_errors=_SECOND_BYTE_ERROR,
+    start_errors={byte: _start_error(byte) for byte in range(256)
+                  if _start_error(byte) is not None})
+
+
+class Piece(NamedTuple):
+    """A stretch of the input as a decoder classified it.
+
+    A well-formed sequence: ``kind`` is ``NONE`` and ``value`` its value. An ill-formed one (a
+    maximal subpart): ``kind`` says why, and ``value`` is ``None``, or a code point that the
+    ``surrogatepass`` policy passes through instead (a lone surrogate). ``data``: its bytes;
+    ``start``: the offset of its first byte in the stream.
+    """
+    value: int | None
+    kind: ErrorKind
+    data: bytes
+    start: int
+
+
+_SINGLE_BYTES = tuple(bytes([byte]) for byte in range(256))
+
+
+class ByteDecoder:
+    """Cuts a byte stream into :class:`Piece` s following a :class:`Grammar`.
+
+    It keeps a *pending prefix*: a lead byte and the continuation bytes it has accepted so far.
+    Each byte either extends the prefix (a well-formed sequence when it is full) or, if it is not
+    an allowed next byte, ends the prefix's maximal subpart (one ill-formed piece) and is then
+    examined again as a new start: a sequence by itself, a lead (a new prefix) or an ill-formed
+    piece of its own. :meth:`finish` ends the stream: a pending prefix is one ``TRUNCATED``
+    piece; the next byte fed starts a new stream at offset 0.
+    """
+    def __init__(self, grammar):
+        self.grammar = grammar
+        self._pending = bytearray()
+        self._start = 0    # offset of the pending prefix's lead byte
+        self._offset = 0   # offset of the next byte
+
+    @property
+    def pending(self):
+        """The well-formed prefix that still waits for continuation bytes."""
+        return bytes(self._pending)
+
+    def feed(self, data):
+        """Classify the bytes ``data``; returns the pieces they complete, in order."""
+        pending, out = self._pending, []
+        length, low, high = self.grammar.length, self.grammar.low, self.grammar.high
+        start_error, second_error = self.grammar.start_error, self.grammar.second_error
+        none, truncated = ErrorKind.NONE, ErrorKind.TRUNCATED
+        data = bytes(data)
+        for offset, byte in enumerate(data, self._offset):
+            if pending:
+                lead = pending[0]
+                if (low[lead] <= byte <= high[lead] if len(pending) == 1 else
+                        0x80 <= byte <= 0xBF):
+                    pending.append(byte)
+                    if len(pending) == length[lead]:
+                        out.append(Piece(_scalar(pending), none, bytes(pending), self._start))
+                        pending.clear()
+                    continue
+                # `byte` ends the maximal subpart held in `pending`.
+                if len(pending) == 1 and 0x80 <= byte <= 0xBF:
+                    kind = second_error[lead]
+                else:
+                    kind = truncated
+                out.append(Piece(None, kind, bytes(pending), self._start))
+                pending.clear()
+            # `byte` is examined as the start of a new sequence.
+            if length[byte] == 1:
+                out.append(Piece(byte, none, _SINGLE_BYTES[byte], offset))
+            elif length[byte]:
+                pending.append(byte)
+                self._start = offset
+            else:
+                out.append(Piece(None, start_error[byte], _SINGLE_BYTES[byte], offset))
+        self._offset += len(data)
+        return out
+
+    def finish(self):
+        """End the stream: returns the ``TRUNCATED`` piece of a pending prefix, if any."""
+        out = []
+        if self._pending:
+            out.append(Piece(None, ErrorKind.TRUNCATED, bytes(self._pending), self._start))
+            self._pending.clear()
+        self._offset = 0
+        return out
+
+
+class DecodeError(ValueError):
+    """Ill-formed input under a policy that stops at it (``strict``; with ``surrogatepass``,
+    anything but a lone surrogate).
+
+    ``position``: the offset of the first byte of the first maximal subpart (from the start of
+    the stream); ``end``: one past its last byte; ``kind``: its :class:`ErrorKind`; ``decoded``:
+    the outputs before it that the same call produced.
+    """
+    def __init__(self, encoding, piece, decoded):
+        self.encoding = encoding
+        self.position = piece.start
+        self.end = piece.start + len(piece.data)
+        self.kind = piece.kind
+        self.decoded = decoded
+        super().__init__(f"cannot decode {encoding}: {piece.kind.label} at byte {piece.start} "
+                         f"({piece.data.hex(' ')})")
+
+
+def render(pieces, errors, encoding="utf-8"):
+    """The outputs of ``pieces`` under the error policy ``errors``.
+
+    A well-formed piece is its value. An ill-formed piece is one U+FFFD (``replace``), one
+    escape U+DC00+b per byte b (``surrogateescape``), its ``value`` if it has one
+    (``surrogatepass``: a lone surrogate passed through, still flagged with its kind), and
+    otherwise raises :class:`DecodeError` (``strict``, and ``surrogatepass`` for anything but a
+    lone surrogate). Every output of an ill-formed piece carries its kind.
+    """
+    out = []
+    for piece in pieces:
+        kind = piece.kind
+        if kind is ErrorKind.NONE:
+            out.append(Decoded(piece.value))
+        elif errors == "replace":
+            out.append(Decoded(REPLACEMENT_CHARACTER, kind))
+        elif errors == "surrogateescape":
+            out.extend(Decoded(_ESCAPE_BASE + byte, kind) for byte in piece.data)
+        elif errors == "surrogatepass" and piece.value is not None:
+            out.append(Decoded(piece.value, kind))
+        else:
+            raise DecodeError(encoding, piece, out)
+    return out
+
+
 class Decoder:
     """Incremental UTF-8 decoder.
 
@@ -151,56 +351,20 @@ class Decoder:
     def __init__(self, errors="replace"):
         check_policy(errors, DECODE_ERRORS)
         self.errors = errors
-        self._pending = bytearray()
+        self._bytes = ByteDecoder(UTF8)
 
     @property
     def pending(self):
         """The well-formed prefix that still waits for continuation bytes."""
-        return bytes(self._pending)
-
-    def _error(self, subpart, kind, out):
-        if self.errors == "replace":
-            out.append(Decoded(REPLACEMENT_CHARACTER, kind))
-        else:
-            out.extend(Decoded(_ESCAPE_BASE + byte, kind) for byte in subpart)
+        return self._bytes.pending
 
     def feed(self, data):
         """Decode the bytes ``data``; returns the outputs they complete, in order."""
-        out = []
-        pending = self._pending
-        for byte in bytes(data):
-            if pending:
-                lo, hi = second_byte_range(pending[0]) if len(pending) == 1 else (0x80, 0xBF)
-                if lo <= byte <= hi:
-                    pending.append(byte)
-                    if len(pending) == sequence_length(pending[0]):
-                        out.append(Decoded(_scalar(pending)))
-                        pending.clear()
-                    continue
-                # `byte` ends the maximal subpart held in `pending`.
-                if len(pending) == 1 and 0x80 <= byte <= 0xBF:
-                    kind = _SECOND_BYTE_ERROR[pending[0]]
-                else:
-                    kind = ErrorKind.TRUNCATED
-                self._error(pending, kind, out)
-                pending.clear()
-            # `byte` is examined as the start of a new sequence.
-            kind = _start_error(byte)
-            if kind is not None:
-                self._error((byte,), kind, out)
-            elif byte < 0x80:
-                out.append(Decoded(byte))
-            else:
-                pending.append(byte)
-        return out
+        return render(self._bytes.feed(data), self.errors)
 
     def finish(self):
         """End the stream: returns the ``TRUNCATED`` error(s) of a pending prefix, if any."""
-        out = []
-        if self._pending:
-            self._error(self._pending, ErrorKind.TRUNCATED, out)
-            self._pending.clear()
-        return out
+        return render(self._bytes.finish(), self.errors)
 
 
 def decode(data, errors="replace"):
@@ -243,11 +407,28 @@ def utf8_length(value):
     raise ValueError(f"0x{value:X} has no UTF-8 form (values end at 0x10FFFF)")
 
 
+def sequence_bytes(value, length):
+    """The ``length``-byte sequence (1..6) of ``value`` in the UTF-8 bit distribution (Table
+    3-6, which RFC 2279 extends to 5 and 6 bytes); ``value`` must fit in it."""
+    if length == 1:
+        return _SINGLE_BYTES[value]
+    # The lead byte: `length` ones, a zero, the top bits; then 10 and six bits per byte.
+    lead = (0xFF00 >> length) & 0xFF | value >> 6 * (length - 1)
+    tail = [0x80 | value >> 6 * shift & 0x3F for shift in range(length - 2, -1, -1)]
+    return bytes([lead, *tail])
+
+
+def check_unit(unit):
+    """Check that ``unit`` is a UTF-32 code unit (an integer in 0..0xFFFFFFFF); returns it."""
+    if not isinstance(unit, int) or not 0 <= unit < 1 << 32:
+        raise ValueError(f"a UTF-32 code unit is an integer in 0..0xFFFFFFFF, not {unit!r}")
+    return unit
+
+
 def encode_unit(unit, errors="replace"):
     """Encode one UTF-32 code unit; returns ``(bytes, ErrorKind)``."""
     check_policy(errors, ENCODE_ERRORS)
-    if not isinstance(unit, int) or not 0 <= unit < 1 << 32:
-        raise ValueError(f"a UTF-32 code unit is an integer in 0..0xFFFFFFFF, not {unit!r}")
+    check_unit(unit)
     if 0xD800 <= unit <= 0xDFFF:
         if errors == "surrogateescape" and 0xDC80 <= unit <= 0xDCFF:
             return bytes([unit - _ESCAPE_BASE]), ErrorKind.NONE
@@ -255,13 +436,7 @@ def encode_unit(unit, errors="replace"):
     elif unit >= 0x110000:
         kind = ErrorKind.TOO_LARGE
     else:
-        length = utf8_length(unit)
-        if length == 1:
-            return bytes([unit]), ErrorKind.NONE
-        # The lead byte: `length` ones, a zero, the top bits; then 10 and six bits per byte.
-        lead = (0xFF00 >> length) & 0xFF | unit >> 6 * (length - 1)
-        tail = [0x80 | unit >> 6 * shift & 0x3F for shift in range(length - 2, -1, -1)]
-        return bytes([lead, *tail]), ErrorKind.NONE
+        return sequence_bytes(unit, utf8_length(unit)), ErrorKind.NONE
     return (b"" if errors == "strict" else _REPLACEMENT_BYTES), kind
 
 

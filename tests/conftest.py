@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 
 def pytest_sessionstart(session):
     started = time.monotonic()
@@ -22,3 +24,11 @@ def pytest_sessionstart(session):
     elapsed = time.monotonic() - started
     if elapsed > 5:
         print(f"\nYoWASP tools prepared in {elapsed:.0f} s (their first use compiles them once)")
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory):
+    """Every core exported as Verilog in every error mode, with and without initial values
+    (``exported.export_all``): ``{instance: Exported}``."""
+    from exported import export_all
+    return export_all(tmp_path_factory.mktemp("exported"))

@@ -163,3 +163,31 @@ def encode_cases():
 def kuhn():
     """Markus Kuhn's UTF-8 decoder capability and stress test (input only)."""
     return (ROOT / "kuhn" / "UTF-8-test.txt").read_bytes()
+
+
+# --- the encoding family (cesu8/, mutf8/, wtf8/, utf16/, bom/, rfc2279/) -----------------------
+
+#: The folders of the encoding family, each with its own README.txt and check.py.
+FAMILY_FOLDERS = ("cesu8", "mutf8", "wtf8", "utf16", "bom", "rfc2279")
+
+
+def family_cases(folder):
+    """Every case of the family folder ``folder``, as ``(file name, case dict)`` in file order.
+
+    The fields are the folder's README.txt's: ``op``, ``input_hex``/``input_codepoints``/
+    ``input_utf16``, the expectation, and the semantics it follows (``errors``, ``bom``,
+    ``profile``, ``encoding``)."""
+    cases = []
+    for path in sorted((ROOT / folder).glob("*.json")):
+        cases.extend((path.name, case) for case in _load(f"{folder}/{path.name}")["cases"])
+    return cases
+
+
+def family_file(folder, name):
+    """The bytes of a data file of a family folder (e.g. cesu8/random.cesu8.txt)."""
+    return (ROOT / folder / name).read_bytes()
+
+
+def hex_bytes(text):
+    """A corpus hex string (spaces allowed) as bytes."""
+    return _hex(text)

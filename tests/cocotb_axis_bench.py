@@ -1,0 +1,332 @@
+"""cocotb testbench of the exported cores: AXI4-Stream traffic checked against the reference
+model (run under Verilator by ``tests/test_export_cocotb.py``; not a pytest module).
+
+The top level (``exported.top_module``) instantiates every exported core with its ports
+prefixed by an instance name (``decoder_replace_s_axis_tdata``, ``decoder_replace_aclk``, ...)
+and shares ``aresetn``. Plusargs:
+
+``+dut=NAME``
+    the instance to drive; ``+core=`` and ``+errors=`` say what it is.
+``+items=N``, ``+items_before_reset=M``, ``+seed=S``
+    (``random_stream``) N items (bytes or code units) in random messages, the reset after the
+    first M of them; the random generator's seed.
+``+trace=FILE``, ``+trace_cycles=N``
+    (``random_stream``) record the first N cycles of every port of the instance into FILE
+    (JSON: ``{"ports": [names], "cycles": [[values] per cycle]}``, sampled before the rising
+    edge that acts on them) for the Amaranth simulation to replay.
+
+Each test drives the input with cocotbext-axi's :class:`AxiStreamSource` and takes the output
+with :class:`AxiStreamSink`, both paused at random (phases of 0 %, 20 %, 50 % and 90 % pauses;
+lighter for the corpora),
+checks every output beat (``tdata``, ``tkeep``, ``tuser``) and message boundary (``tlast``)
+against :mod:`utf8_gateware.sim.reference`, and that the top level's checker of the output
+stream rules (once ``m_axis_tvalid`` is high it and the payload hold until the transfer) saw
+no breach.
+"""
+
+import itertools
+import json
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, FallingEdge, RisingEdge, Timer, with_timeout
+from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
+
+import corpora
+from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.sim import reference
+
+
+CLOCK_NS = 10
+#: Probabilities of a pause in a cycle, one of them per phase and side: for the random streams,
+#: and lighter for the corpora (their point is the content; it halves their cycles).
+PAUSES = (0.0, 0.2, 0.5, 0.9)
+LIGHT_PAUSES = (0.0, 0.0, 0.1, 0.5)
+#: Cycles an output may take at most after the previous one before the test fails (generous:
+#: 90 % pauses on both sides).
+STALL_CYCLES = 5000
+
+
+# -------------------------------------------------------------------------------------------------
+# What the cores must produce
+
+def expected_beats(core, errors, message):
+    """The output beats ``[(tdata, tuser)]`` of ``core`` for one message (bytes for the decoder
+    and the sanitizer, code units for the encoder)."""
+    if core == "decoder":
+        return [(out.codepoint, out.error.value) for out in reference.decode(message, errors)]
+    if core == "encoder":
+        units = [(unit, ErrorKind.NONE) for unit in message]
+    elif core == "sanitizer":
+        units = [(out.codepoint, out.error) for out in reference.decode(message, errors)]
+    else:
+        raise ValueError(f"unknown core {core!r}")
+    beats = []
+    for unit, carried in units:
+        data, kind = reference.encode_unit(unit, errors)
+        kind = kind if kind is not ErrorKind.NONE else carried
+        # A unit that yields no byte (strict) yields one marker beat: data 0, its error kind.
+        for index, byte in enumerate(data or b"\0"):
+            beats.append((byte, kind.value if index == 0 else 0))
+    return beats
+
+
+# -------------------------------------------------------------------------------------------------
+# Stimulus
+
+def random_bytes(rng, length):
+    """UTF-8-like text: well-formed characters of every length, ill-formed bytes, truncated
+    and overlong sequences, surrogates and values beyond U+10FFFF."""
+    out = bytearray()
+    while len(out) < length:
+        pick = rng.random()
+        if pick < 0.55:
+            low, high = rng.choice(((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF),
+                                    (0x10000, 0x10FFFF)))
+            char = chr(rng.randint(low, high)).encode("utf-8", "surrogatepass")
+            if rng.random() < 0.15 and len(char) > 1:
+                char = char[:rng.randint(1, len(char) - 1)]          # truncated
+            out += char
+        elif pick < 0.7:
+            out.append(rng.randint(0x80, 0xFF))                      # any non-ASCII byte
+        else:
+            out += rng.choice((b"\xc0\x80", b"\xc1\xbf", b"\xe0\x80\x80", b"\xe0\x9f\xbf",
+                               b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf0\x80\x80\x80",
+                               b"\xf0\x8f\xbf\xbf", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80",
+                               b"\xfe", b"\xff", b"\xef\xbf\xbd", b"\xf4\x8f\xbf\xbf"))
+    return bytes(out[:length])
+
+
+def random_units(rng, length):
+    """UTF-32 code units of every class: 1- to 4-byte scalars, surrogates (and the escapes
+    U+DC80..U+DCFF), values from 0x110000 up to 0xFFFFFFFF, and the boundaries between."""
+    edges = (0, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDC7F, 0xDC80, 0xDCFF,
+             0xDD00, 0xDFFF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF, 0x110000, 0x1FFFFF, 0x200000,
+             0xFFFFFFFF)
+    ranges = ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF), (0xD800, 0xDFFF),
+              (0xDC80, 0xDCFF), (0x110000, 0x1FFFFF), (0x200000, 0xFFFFFFFF))
+    return [rng.choice(edges) if rng.random() < 0.2 else rng.randint(*rng.choice(ranges))
+            for _ in range(length)]
+
+
+def random_messages(core, rng, items):
+    """Messages of 1 to 200 items (mostly short), ``items`` in all."""
+    make = random_units if core == "encoder" else random_bytes
+    messages, total = [], 0
+    while total < items:
+        length = rng.choice((1, 2, 3, 4, rng.randint(1, 16), rng.randint(1, 200)))
+        messages.append(make(rng, length))
+        total += length
+    return messages
+
+
+async def pause_both(clock, rng, source, sink, probabilities):
+    """Pause ``source`` and ``sink`` at random: phases of 1..200 cycles, in each of which
+    each side pauses in a cycle with one of the ``probabilities`` (one coroutine for both
+    sides: the simulation's time goes into Python's work per cycle)."""
+    edge = RisingEdge(clock)
+    while True:
+        source_p, sink_p = rng.choice(probabilities), rng.choice(probabilities)
+        cycles = rng.randint(1, 200)
+        if source_p == sink_p == 0:
+            source.pause = sink.pause = False
+            await ClockCycles(clock, cycles)
+            continue
+        for _ in range(cycles):
+            source.pause = rng.random() < source_p
+            sink.pause = rng.random() < sink_p
+            await edge
+
+
+# -------------------------------------------------------------------------------------------------
+# The bench
+
+#: Every port a trace may record, inputs first (a core has ``tkeep`` with lanes only).
+PORTS = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tkeep", "s_axis_tlast",
+         "m_axis_tready", "s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tkeep",
+         "m_axis_tuser", "m_axis_tlast")
+#: The ports of :data:`PORTS` that are the core's outputs.
+OUTPUTS = frozenset({"s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tkeep",
+                     "m_axis_tuser", "m_axis_tlast"})
+#: Bits of one error kind on ``m_axis_tuser``.
+KIND_BITS = 3
+
+
+class Bench:
+    """The drivers of one instance of the top level. Frames are bytes on both sides (the
+    encoder's code units as 4 little-endian bytes each); :meth:`beats` turns an output frame
+    back into items."""
+
+    def __init__(self, dut, seed):
+        args = cocotb.plusargs
+        self.dut = dut
+        self.name = args["dut"]
+        self.core = args["core"]
+        self.errors = args["errors"]
+        self.rng = random.Random(seed)
+        self.ports = [name for name in PORTS
+                      if name == "aresetn" or hasattr(dut, f"{self.name}_{name}")]
+        self.clock = self.port("aclk")
+        self.source = AxiStreamSource(
+            AxiStreamBus.from_prefix(dut, f"{self.name}_s_axis"), self.clock, dut.aresetn,
+            reset_active_level=False)
+        self.sink = AxiStreamSink(
+            AxiStreamBus.from_prefix(dut, f"{self.name}_m_axis"), self.clock, dut.aresetn,
+            reset_active_level=False)
+        self.trace = []
+
+    def port(self, name):
+        """A port of the instance (``aresetn`` is shared)."""
+        return self.dut.aresetn if name == "aresetn" else getattr(self.dut, f"{self.name}_{name}")
+
+    async def start(self, trace_cycles=0, pauses=PAUSES):
+        """Start the clock, the random pauses (``pauses``: the probabilities of
+        :func:`pause_both`, ``None`` for none) and the recording of the first
+        ``trace_cycles`` cycles; hold reset for the first ``+reset_cycles`` rising edges
+        (default 4)."""
+        cycles = int(cocotb.plusargs.get("reset_cycles", 4))
+        self.dut.aresetn.value = 0 if cycles else 1
+        self.dut.rule_probe.value = 0
+        Clock(self.clock, CLOCK_NS, unit="ns").start(start_high=False)
+        if pauses:
+            cocotb.start_soon(pause_both(self.clock, self.rng, self.source, self.sink, pauses))
+        if trace_cycles:
+            cocotb.start_soon(self._record(trace_cycles))
+        if cycles:
+            await ClockCycles(self.clock, cycles)
+            self.dut.aresetn.value = 1
+
+    async def _record(self, cycles):
+        """Record every port in the first ``cycles`` cycles, before the rising edge."""
+        handles = [self.port(name) for name in self.ports]
+        falling = FallingEdge(self.clock)
+        await Timer(1, "ns")
+        while len(self.trace) < cycles:
+            self.trace.append([int(handle.value) for handle in handles])
+            await falling
+
+    def frame(self, message):
+        """The input frame of a message."""
+        if self.core == "encoder":
+            return AxiStreamFrame(b"".join(unit.to_bytes(4, "little") for unit in message))
+        return AxiStreamFrame(bytes(message))
+
+    def beats(self, frame):
+        """``[(item, error kind)]`` of an output frame (taken with ``compact=False``): each
+        beat holds one item per ``KIND_BITS`` of ``tuser``; a lane whose ``tkeep`` bits are
+        clear holds none."""
+        beat_bytes = len(self.port("m_axis_tdata")) // 8
+        lanes = len(self.port("m_axis_tuser")) // KIND_BITS
+        lane_bytes = beat_bytes // lanes
+        items = []
+        for start in range(0, len(frame.tdata), beat_bytes):
+            user = frame.tuser[start]
+            for lane in range(lanes):
+                first = start + lane * lane_bytes
+                keep = set(frame.tkeep[first:first + lane_bytes]) if frame.tkeep else {1}
+                if len(keep) != 1:
+                    raise AssertionError(f"tkeep of lane {lane} is partly set: {frame.tkeep}")
+                if keep == {1}:
+                    items.append((int.from_bytes(frame.tdata[first:first + lane_bytes],
+                                                 "little"),
+                                  user >> KIND_BITS * lane & (1 << KIND_BITS) - 1))
+        return items
+
+    async def check(self, messages, label):
+        """Send ``messages`` (one frame each) and check every output frame."""
+        for message in messages:
+            self.source.send_nowait(self.frame(message))
+        for index, message in enumerate(messages):
+            frame = await with_timeout(self.sink.recv(compact=False),
+                                       STALL_CYCLES * CLOCK_NS * max(1, len(message)), "ns")
+            got = self.beats(frame)
+            want = expected_beats(self.core, self.errors, message)
+            if got != want:
+                raise AssertionError(describe(label, index, message, want, got))
+        await ClockCycles(self.clock, 32)
+        assert not self.port("rule_error").value, "m_axis broke the stream rules (see the log)"
+        assert self.sink.empty() and not self.sink.active, "output beyond the last message"
+
+
+def _show(items, limit=24):
+    text = " ".join(f"{item:02X}" if isinstance(item, int) else str(item)
+                    for item in list(items)[:limit])
+    return text + (" ..." if len(items) > limit else "")
+
+
+def describe(label, index, message, want, got):
+    """A one-screen account of a mismatch: the message and the first differing beat."""
+    first = next((n for n, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want),
+                                                                               len(got)))
+    return (f"{label} message {index} ({len(message)} items): input {_show(message)}; "
+            f"first difference at beat {first}: expected (tdata, tuser) "
+            f"{want[first:first + 4]}, got {got[first:first + 4]} "
+            f"({len(want)} beats expected, {len(got)} received)")
+
+
+# -------------------------------------------------------------------------------------------------
+# Tests
+
+@cocotb.test()
+async def corpora_stream(dut):
+    """Every corpus case as one message (decoder, sanitizer: the decoding cases, Markus Kuhn's
+    stress test and the flenniken file; encoder: the encoding cases), under light pauses."""
+    bench = Bench(dut, seed=1)
+    await bench.start(pauses=LIGHT_PAUSES)
+    if bench.core == "encoder":
+        messages = [case.units for case in corpora.encode_cases() if case.units]
+    else:
+        messages = [case.data for case in corpora.decode_cases() if case.data]
+        messages += [corpora.kuhn(), corpora.flenniken_whole_file()[0]]
+    await bench.check(messages, "corpus")
+
+
+@cocotb.test()
+async def random_stream(dut):
+    """Random messages; a reset in the middle of a message; random messages again (nothing of
+    the interrupted message may leak into them)."""
+    args = cocotb.plusargs
+    trace_cycles = int(args.get("trace_cycles", 0))
+    bench = Bench(dut, seed=int(args.get("seed", 1)))
+    await bench.start(trace_cycles)
+    items, before = int(args.get("items", 4000)), int(args.get("items_before_reset", 100))
+    await bench.check(random_messages(bench.core, bench.rng, before), "before reset")
+
+    # A long message, interrupted by a reset while input and output are both under way.
+    bench.source.send_nowait(bench.frame(
+        random_units(bench.rng, 100) if bench.core == "encoder" else random_bytes(bench.rng, 100)))
+    await ClockCycles(bench.clock, bench.rng.randint(20, 60))
+    dut.aresetn.value = 0
+    await ClockCycles(bench.clock, 2)
+    dut.aresetn.value = 1
+    await ClockCycles(bench.clock, 2)
+    bench.sink.clear()
+    await bench.check(random_messages(bench.core, bench.rng, items - before), "after reset")
+
+    if trace_cycles:
+        while len(bench.trace) < trace_cycles:
+            await ClockCycles(bench.clock, 1)
+        with open(args["trace"], "w") as file:
+            json.dump({"ports": bench.ports, "cycles": bench.trace}, file)
+
+
+@cocotb.test()
+async def rule_checker(dut):
+    """The stream-rule checker of the top level fires: ``rule_probe`` while an output is
+    held counts as a breach."""
+    bench = Bench(dut, seed=1)
+    await bench.start(pauses=None)
+    assert not bench.port("rule_error").value
+    bench.sink.pause = True
+    bench.source.send_nowait(bench.frame(random_units(bench.rng, 8) if bench.core == "encoder"
+                                         else b"abcdefgh"))
+    held = 0
+    while held < 2:
+        await RisingEdge(bench.clock)
+        held = held + 1 if bench.port("m_axis_tvalid").value else 0
+    dut.rule_probe.value = 1
+    await RisingEdge(bench.clock)
+    dut.rule_probe.value = 0
+    await RisingEdge(bench.clock)
+    assert bench.port("rule_error").value
