@@ -2,18 +2,20 @@
 
 ``transcode``: bytes -> :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` (replace) ->
 :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` (replace) -> bytes.
-``decode``: bytes -> decoder -> 4 bytes per output (u32 LE: code point, error kind << 24).
+``decode``: bytes -> decoder -> 4 bytes per output (u32 LE, laid out as
+:data:`~utf8_gateware.boards.protocol.DECODE_WORD`).
 ``encode``: bytes -> 4-byte unit assembler -> encoder -> bytes.
 ``validate``: bytes -> decoder -> counters only.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import data, fifo, stream, wiring
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
-from .protocol import Mode
+from .protocol import DECODE_WORD, Mode
+from .stream_fifo import StreamFIFO
 
 
 __all__ = ["Datapath"]
@@ -76,27 +78,18 @@ class Datapath(wiring.Component):
         m.submodules.encoder = enc = self._encoder()
         mode = self.mode
 
-        # 2-entry FIFOs at both ports: registered ready/valid towards the buffers.
-        m.submodules.in_fifo = in_fifo = fifo.SyncFIFO(width=9, depth=2)
-        m.submodules.out_fifo = out_fifo = fifo.SyncFIFO(width=9, depth=2)    # data, last
+        # 2-entry FIFOs at both ports: registered ready/valid towards the buffers. Inside,
+        # `src` is the input stream, `dst` the output stream (with `last`).
+        m.submodules.in_fifo = src_fifo = StreamFIFO(ByteLayout, 2)
+        m.submodules.out_fifo = dst_fifo = StreamFIFO(ByteLayout, 2)
+        wiring.connect(m, wiring.flipped(self.i), src_fifo.i)
+        src, dst = src_fifo.o, dst_fifo.i
         m.d.comb += [
-            in_fifo.w_data.eq(self.i.payload),
-            in_fifo.w_en.eq(self.i.valid),
-            self.i.ready.eq(in_fifo.w_rdy),
-            self.o.payload.eq(out_fifo.r_data[:8]),
-            self.o.valid.eq(out_fifo.r_rdy),
-            out_fifo.r_en.eq(self.o.ready),
+            self.o.payload.eq(dst_fifo.o.payload.data),
+            self.o.valid.eq(dst_fifo.o.valid),
+            dst_fifo.o.ready.eq(self.o.ready),
         ]
-        # Inside: `src` is the input stream, `dst` the output stream.
-        src = stream.Signature(ByteLayout).create()
-        dst = stream.Signature(8).create()
-        dst_last = Signal()       # the byte on `dst` is the message's last
-        m.d.comb += [
-            src.payload.eq(in_fifo.r_data), src.valid.eq(in_fifo.r_rdy),
-            in_fifo.r_en.eq(src.ready),
-            out_fifo.w_data.eq(Cat(dst.payload, dst_last)), out_fifo.w_en.eq(dst.valid),
-            dst.ready.eq(out_fifo.w_rdy),
-        ]
+        out_done = self.o.valid & self.o.ready & dst_fifo.o.payload.last
 
         # Mode flags (registers: the mode is static during a message).
         is_transcode = Signal()
@@ -110,13 +103,9 @@ class Datapath(wiring.Component):
 
         # The decoder's output goes through a 2-entry FIFO too (its ready is a register, so
         # the decoder's pipeline enable does not depend on the encoder's or the packer's).
-        m.submodules.mid_fifo = mid_fifo = fifo.SyncFIFO(width=CodepointLayout.size, depth=2)
-        mid = data.View(CodepointLayout, mid_fifo.r_data)
-        m.d.comb += [
-            mid_fifo.w_data.eq(dec.o.payload.as_value()),
-            mid_fifo.w_en.eq(dec.o.valid),
-            dec.o.ready.eq(mid_fifo.w_rdy),
-        ]
+        m.submodules.mid_fifo = mid_fifo = StreamFIFO(CodepointLayout, 2)
+        wiring.connect(m, dec.o, mid_fifo.i)
+        mid = mid_fifo.o
 
         # -- encode mode: 4 bytes -> one UTF-32LE unit; a trailing partial unit -> U+FFFD.
         unit = Signal(32)
@@ -138,7 +127,7 @@ class Datapath(wiring.Component):
                              unit_count.eq(0), partial.eq(1)]
 
         # -- decode mode: one decoder output -> 4 bytes.
-        word = Signal(32)
+        word = Signal(DECODE_WORD)
         word_index = Signal(2)
         word_valid = Signal()
         word_last = Signal()
@@ -147,10 +136,10 @@ class Datapath(wiring.Component):
             m.d.sync += word_index.eq(word_index + 1)
             with m.If(word_index == 3):
                 m.d.sync += word_valid.eq(0)
-        with m.If(mid_fifo.r_rdy & pack_ready & is_decode):
+        with m.If(mid.valid & pack_ready & is_decode):
             m.d.sync += [
-                word.eq(Cat(mid.codepoint, Const(0, 3), mid.error, Const(0, 5))),
-                word_valid.eq(1), word_index.eq(0), word_last.eq(mid.last),
+                word.codepoint.eq(mid.payload.codepoint), word.error.eq(mid.payload.error),
+                word_valid.eq(1), word_index.eq(0), word_last.eq(mid.payload.last),
             ]
 
         # -- routing
@@ -169,29 +158,29 @@ class Datapath(wiring.Component):
             ]
         with m.If(is_transcode):
             m.d.comb += [
-                enc.i.valid.eq(mid_fifo.r_rdy),
-                enc.i.payload.codepoint.eq(mid.codepoint),
-                enc.i.payload.last.eq(mid.last),
-                mid_fifo.r_en.eq(enc.i.ready),
+                enc.i.valid.eq(mid.valid),
+                enc.i.payload.codepoint.eq(mid.payload.codepoint),
+                enc.i.payload.last.eq(mid.payload.last),
+                mid.ready.eq(enc.i.ready),
             ]
         with m.Elif(is_decode):
-            m.d.comb += mid_fifo.r_en.eq(pack_ready)
+            m.d.comb += mid.ready.eq(pack_ready)
         with m.Elif(is_validate):
-            m.d.comb += mid_fifo.r_en.eq(1)
+            m.d.comb += mid.ready.eq(1)
         with m.If(is_transcode | is_encode):
             m.d.comb += [
                 dst.valid.eq(enc.o.valid),
-                dst.payload.eq(enc.o.payload.data),
+                dst.payload.data.eq(enc.o.payload.data),
                 enc.o.ready.eq(dst.ready),
-                dst_last.eq(enc.o.payload.last),
-                self.done.eq(self.o.valid & self.o.ready & out_fifo.r_data[8]),
+                dst.payload.last.eq(enc.o.payload.last),
+                self.done.eq(out_done),
             ]
         with m.Elif(is_decode):
             m.d.comb += [
                 dst.valid.eq(word_valid),
-                dst.payload.eq(word.word_select(word_index, 8)),
-                dst_last.eq((word_index == 3) & word_last),
-                self.done.eq(self.o.valid & self.o.ready & out_fifo.r_data[8]),
+                dst.payload.data.eq(word.as_value().word_select(word_index, 8)),
+                dst.payload.last.eq((word_index == 3) & word_last),
+                self.done.eq(out_done),
             ]
         with m.Elif(is_validate):
             m.d.comb += self.done.eq(dec.o.valid & dec.o.ready & dec.o.payload.last)

@@ -15,7 +15,7 @@ import time
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
 from .protocol import (OVERHEAD, STATUS_SIZE, HELLO_SIZE, HostFrame, BoardFrame, Mode, ErrorCode,
-                       FrameParser, Hello, Status, encode_frame)
+                       FrameParser, Hello, Status, decode_word, encode_frame)
 
 
 __all__ = ["BoardError", "Link", "MessageResult", "expected_output", "utilisation", "stream"]
@@ -101,17 +101,19 @@ class Link:
 
     # -- protocol -------------------------------------------------------------------------------
 
-    def connect(self, attempts=3):
-        """HELLO until HELLO_ACK (stale frames are dropped); returns :class:`Hello`."""
+    def connect(self, interval=2.0):
+        """HELLO (again every ``interval`` seconds) until HELLO_ACK, for up to ``timeout``
+        seconds (stale frames are dropped); returns :class:`Hello`."""
         try:
             self.serial.reset_input_buffer()
         except Exception:
             pass
-        for _ in range(attempts):
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
             self.parser = FrameParser()
             self.send(HostFrame.HELLO)
-            deadline = time.monotonic() + min(self.timeout, 2.0)
-            while time.monotonic() < deadline:
+            retry = min(deadline, time.monotonic() + interval)
+            while time.monotonic() < retry:
                 for kind, payload in self.parser.feed(self._read()):
                     if kind == BoardFrame.HELLO_ACK and len(payload) == HELLO_SIZE:
                         self.hello = Hello(payload)
@@ -229,7 +231,7 @@ def expected_output(mode, data):
     if mode is Mode.TRANSCODE:
         output = reference.encode([item.codepoint for item in decoded], "replace").data
     elif mode is Mode.DECODE:
-        output = b"".join(struct.pack("<I", item.codepoint | item.error.value << 24)
+        output = b"".join(struct.pack("<I", decode_word(item.codepoint, item.error))
                           for item in decoded)
     else:
         output = b""

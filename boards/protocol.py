@@ -65,22 +65,35 @@ output beyond it. A host that keeps reading grants ahead and never throttles the
 Modes
 -----
 ``transcode`` (0): UTF-8 in, sanitised UTF-8 out (decoder -> encoder, ``errors="replace"``).
-``decode`` (1): UTF-8 in, one u32 LE per decoder output: bits 0..20 the code point, bits 24..26
-    the :class:`~utf8_gateware.hdl.error_kind.ErrorKind`.
+``decode`` (1): UTF-8 in, one u32 LE per decoder output, laid out as :data:`DECODE_WORD` (bits
+    0..20 the code point, bits 24..26 the :class:`~utf8_gateware.hdl.error_kind.ErrorKind`).
 ``encode`` (2): UTF-32LE in, UTF-8 out (``errors="replace"``). A trailing partial unit (1..3
     bytes) becomes one U+FFFD and counts as one ``truncated`` error.
 ``validate`` (3): UTF-8 in, no output; only the ``STATUS`` counters.
+
+Tables
+------
+The constants are :mod:`amaranth.lib.enum` types, used by the gateware and the host alike. The
+board's gateware is generated from the tables here: the length check of its frame receiver from
+:func:`host_lengths`, its credit from :data:`CREDIT_SHIFT` (:data:`EXPANSION` as a shift), its
+STATUS payload from :data:`STATUS_LAYOUT`, the ``decode`` output from :data:`DECODE_WORD`.
 """
 
 import binascii
-import enum
 import struct
+
+from amaranth.hdl import unsigned
+from amaranth.lib import data, enum
+
+from utf8_gateware.hdl.error_kind import ErrorKind
 
 
 __all__ = [
     "SYNC", "OVERHEAD", "VERSION", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
-    "HostFrame", "BoardFrame", "Mode", "ErrorCode", "EXPANSION", "STATUS_FIELDS",
-    "ERROR_FIELDS", "crc16", "encode_frame", "FrameParser", "Hello", "Status",
+    "HostFrame", "BoardFrame", "Mode", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
+    "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
+    "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",
+    "crc16", "encode_frame", "FrameParser", "Hello", "Status",
 ]
 
 
@@ -96,7 +109,7 @@ CREDIT_STEP = 4096
 FRAME_TIMEOUT_S = 0.005
 
 
-class HostFrame(enum.IntEnum):
+class HostFrame(enum.IntEnum, shape=8):
     HELLO  = 0x01
     START  = 0x02
     DATA   = 0x03
@@ -104,7 +117,7 @@ class HostFrame(enum.IntEnum):
     WINDOW = 0x05
 
 
-class BoardFrame(enum.IntEnum):
+class BoardFrame(enum.IntEnum, shape=8):
     HELLO_ACK = 0x81
     CREDIT    = 0x82
     DATA      = 0x83
@@ -112,7 +125,7 @@ class BoardFrame(enum.IntEnum):
     ERROR     = 0x85
 
 
-class Mode(enum.IntEnum):
+class Mode(enum.IntEnum, shape=2):
     TRANSCODE = 0
     DECODE    = 1
     ENCODE    = 2
@@ -128,7 +141,18 @@ class Mode(enum.IntEnum):
 EXPANSION = {Mode.TRANSCODE: 4, Mode.DECODE: 4, Mode.ENCODE: 1, Mode.VALIDATE: 0}
 
 
-class ErrorCode(enum.IntEnum):
+def _shift(expansion):
+    if expansion & (expansion - 1):
+        raise ValueError(f"the worst-case expansion {expansion} is not a power of 2")
+    return expansion.bit_length() - 1 if expansion else None
+
+
+#: :data:`EXPANSION` as a right shift of the free output space (``None``: no output, the credit is
+#: limited by the input buffer alone). The board's credit logic is generated from this table.
+CREDIT_SHIFT = {mode: _shift(expansion) for mode, expansion in EXPANSION.items()}
+
+
+class ErrorCode(enum.IntEnum, shape=4):
     """Why the board rejected a frame (payload of ``ERROR``)."""
     CRC          = 1   # bad CRC (corrupted frame)
     UNKNOWN_TYPE = 2   # a type the board does not know
@@ -155,24 +179,47 @@ class ErrorCode(enum.IntEnum):
         }[self]
 
 
+#: The STATUS counters of errors, one per :class:`~utf8_gateware.hdl.error_kind.ErrorKind` but NONE.
+ERROR_FIELDS = tuple(kind.label for kind in ErrorKind if kind is not ErrorKind.NONE)
 #: The u32 fields of STATUS, in order. ``rx_first``/``rx_last``: the message's cycle counter when
 #: the first DATA frame's sync byte and the END frame's last byte were received; ``tx_first``,
 #: ``tx_status``: when the first output DATA frame and the STATUS frame started to be sent.
 STATUS_FIELDS = (
-    "mode", "bytes_in", "bytes_out", "codepoints",
-    "overlong", "surrogate", "too_large", "invalid_byte", "unexpected_continuation", "truncated",
+    "mode", "bytes_in", "bytes_out", "codepoints", *ERROR_FIELDS,
     "rx_first", "rx_last", "tx_first", "tx_status",
 )
-ERROR_FIELDS = STATUS_FIELDS[4:10]
+#: The STATUS payload as a layout (the board's status words are assigned by these names).
+STATUS_LAYOUT = data.StructLayout({name: unsigned(32) for name in STATUS_FIELDS})
+
+#: One output word of the ``decode`` mode (u32, sent little-endian).
+DECODE_WORD = data.FlexibleLayout(32, {
+    "codepoint": data.Field(unsigned(21), 0),
+    "error": data.Field(ErrorKind, 24),
+})
+
+
+def decode_word(codepoint, error):
+    """The :data:`DECODE_WORD` value of a decoder output (an integer)."""
+    return codepoint << DECODE_WORD["codepoint"].offset | \
+        ErrorKind(error).value << DECODE_WORD["error"].offset
+
+
 HELLO_FORMAT = "<BBHIIII"
 HELLO_SIZE = struct.calcsize(HELLO_FORMAT)
 STATUS_SIZE = 4 * len(STATUS_FIELDS)
 
+
+def host_lengths(max_payload=MAX_PAYLOAD):
+    """Allowed payload lengths of the host's frames, ``{type: (min, max)}``, for a board whose
+    largest DATA frame is ``max_payload``. The board's frame receiver is generated from it."""
+    return {
+        HostFrame.HELLO: (0, 0), HostFrame.START: (5, 5), HostFrame.DATA: (1, max_payload),
+        HostFrame.END: (0, 0), HostFrame.WINDOW: (4, 4),
+    }
+
+
 #: Allowed payload lengths: (min, max) per type.
-HOST_LENGTHS = {
-    HostFrame.HELLO: (0, 0), HostFrame.START: (5, 5), HostFrame.DATA: (1, MAX_PAYLOAD),
-    HostFrame.END: (0, 0), HostFrame.WINDOW: (4, 4),
-}
+HOST_LENGTHS = host_lengths()
 BOARD_LENGTHS = {
     BoardFrame.HELLO_ACK: (HELLO_SIZE, HELLO_SIZE), BoardFrame.CREDIT: (4, 4),
     BoardFrame.DATA: (1, MAX_PAYLOAD), BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE),

@@ -10,19 +10,16 @@ tested on their own and end to end on the virtual board.
 import struct
 
 import pytest
-from amaranth.hdl import Module
-from amaranth.lib import stream, wiring
-from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from utf8_gateware.sim.testbench import run_simulation
-
 from utf8_gateware.hdl.error_kind import ErrorKind
-from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 from utf8_gateware.boards.board import BoardCore
 from utf8_gateware.boards.protocol import (
     SYNC, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
     encode_frame, HOST_LENGTHS)
+
+from standins import AsciiDecoder
 
 
 # -- host codec ----------------------------------------------------------------------------------
@@ -56,36 +53,13 @@ def test_parser_resynchronises():
 
 # -- gateware framer -----------------------------------------------------------------------------
 
-class StandinDecoder(wiring.Component):
-    i: In(stream.Signature(ByteLayout))
-    o: Out(stream.Signature(CodepointLayout))
-
-    def __init__(self, errors="replace"):
-        super().__init__()
-
-    def elaborate(self, platform):
-        m = Module()
-        m.d.comb += self.i.ready.eq(~self.o.valid | self.o.ready)
-        with m.If(self.o.ready):
-            m.d.sync += self.o.valid.eq(0)
-        with m.If(self.i.valid & self.i.ready):
-            m.d.sync += [self.o.valid.eq(1), self.o.payload.last.eq(self.i.payload.last)]
-            with m.If(self.i.payload.data[7]):
-                m.d.sync += [self.o.payload.codepoint.eq(0xFFFD),
-                             self.o.payload.error.eq(ErrorKind.INVALID_BYTE)]
-            with m.Else():
-                m.d.sync += [self.o.payload.codepoint.eq(self.i.payload.data),
-                             self.o.payload.error.eq(ErrorKind.NONE)]
-        return m
-
-
 DIVISOR = 4
 
 
 def make_core(**kwargs):
     options = dict(clk_freq=4_000_000, baud=1_000_000, in_depth=1024, out_depth=1024,
                    max_payload=64, credit_step=64, frame_timeout=0.0005,
-                   decoder=StandinDecoder)
+                   decoder=AsciiDecoder)
     options.update(kwargs)
     return BoardCore(**options)
 

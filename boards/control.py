@@ -1,0 +1,222 @@
+"""The board's message control: what a received frame does, and which frame goes out next."""
+
+from types import SimpleNamespace
+
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib.wiring import In, Out
+
+from utf8_gateware.hdl.component import CheckedComponent
+from .credit import FlowControl
+from .frame_rx import FrameError, ReceivedFrames
+from .frame_tx import FrameRequests
+from .protocol import HostFrame, BoardFrame, Mode, ErrorCode, STATUS_SIZE
+from .replies import ReplyValues
+
+
+__all__ = ["MessageControl"]
+
+
+class MessageControl(CheckedComponent):
+    """The protocol engine's state: the message in progress and the frames owed to the host.
+
+    Parameters: ``hello_size`` (the HELLO_ACK payload length), ``max_payload``.
+
+    Received frames (from :class:`~.frame_rx.FrameReceiver`): ``HELLO`` clears everything and
+    owes a ``HELLO_ACK``; ``START`` (refused while a message is in progress or its STATUS is
+    going out, or with an unknown mode) clears the buffers and the datapath and begins a
+    message; ``DATA`` commits its payload; ``END`` marks the input complete; ``WINDOW`` raises
+    the host's window. A rejected frame owes an ``ERROR``; one that ends the message (``abort``)
+    clears the board.
+
+    Frames sent (to :class:`~.frame_tx.FrameTransmitter`), in this order of priority: ``ERROR``,
+    ``HELLO_ACK``, ``CREDIT`` (after ``START``; when it has grown by ``credit_step``; when the
+    line from the host is idle), ``DATA`` (when due, or when the input is finished), ``STATUS``
+    (when the input is finished and all output sent; it ends the message).
+
+    Ports
+    -----
+    ``frames``: In(:data:`~.frame_rx.ReceivedFrames`)
+        From the frame receiver: the frames, their verdicts, the line's silence.
+    ``tx``: Out(:data:`~.frame_tx.FrameRequests`)
+        To the frame transmitter: the next frame to send (from a register; re-chosen every
+        cycle until the transmitter accepts it).
+    ``flow``: In(:data:`~.credit.FlowControl`)
+        To the flow control: the mode, the host's window, committed frames, announcements;
+        from it: the credit, the next DATA frame, whether all output is sent.
+    ``replies``: Out(:data:`~.replies.ReplyValues`)
+        The payloads of CREDIT and ERROR frames.
+    ``dp_done``: In(1)
+        The datapath's final output was written (pulse).
+    ``clear``: Out(1)
+        Reset the buffers, the datapath and the counters (registered; a message begins or
+        ends abnormally).
+    ``rollback``: Out(1)
+        Forget the payload of the frame just received (after an error; ``flow.commit`` keeps
+        it).
+    ``active``, ``end_seen``: Out(1)
+        The message: in progress, input complete.
+    ``started``, ``ended``: Out(1)
+        Pulses: a message began (START accepted); its END arrived.
+    ``error``: Out(1)
+        Pulses for each rejected frame.
+    """
+    @classmethod
+    def check_parameters(cls, *, hello_size, max_payload):
+        for name, value in (("hello_size", hello_size), ("max_payload", max_payload)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+
+    def __init__(self, *, hello_size, max_payload):
+        self.hello_size = hello_size
+        self.max_payload = max_payload
+        super().__init__({
+            "frames": In(ReceivedFrames),
+            "tx": Out(FrameRequests),
+            "flow": In(FlowControl),
+            "replies": Out(ReplyValues),
+            "dp_done": In(1),
+            "clear": Out(1),
+            "rollback": Out(1),
+            "active": Out(1),
+            "end_seen": Out(1),
+            "started": Out(1),
+            "ended": Out(1),
+            "error": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        state = SimpleNamespace(
+            clear_req=Signal(),     # clear one cycle later (registered: a large fan-out)
+            raised=Signal(FrameError),
+            hello_pending=Signal(),
+            err_pending=Signal(),
+            credit_force=Signal(),  # announce the credit (a message began)
+            dp_finished=Signal(),   # the datapath's final output is counted
+        )
+        m.d.sync += self.clear.eq(state.clear_req)
+        m.d.comb += [self.flow.enable.eq(self.active),
+                     self.flow.commit_length.eq(self.frames.frame.length)]
+        self._receive(m, state)
+        self._errors(m, state)
+        self._schedule(m, state)
+        return m
+
+    def _receive(self, m, state):
+        """The received frames' effects, decided in two steps: flags registered on ``check``,
+        actions on ``done``."""
+        kind, fields = self.frames.frame.kind, self.frames.frame.fields
+        new_mode, new_limit = fields[:8], fields[8:]    # START: mode, then the window (u32)
+        is_kind = {frame: Signal(name=f"is_{frame.name.lower()}") for frame in HostFrame}
+        start_busy = Signal()
+        mode_ok = Signal()
+        window_ahead = Signal()
+        status_busy = Signal()      # the STATUS frame is going out (its fields must hold)
+        m.d.sync += status_busy.eq(~self.tx.idle & (self.tx.kind == BoardFrame.STATUS))
+        with m.If(self.frames.check):
+            m.d.sync += [flag.eq(kind == frame) for frame, flag in is_kind.items()]
+            m.d.sync += [start_busy.eq(self.active | status_busy),
+                         mode_ok.eq(new_mode <= max(Mode)),
+                         window_ahead.eq(~(new_limit - self.flow.host_limit)[31])]
+
+        def fail(code):
+            m.d.comb += [state.raised.valid.eq(1), state.raised.code.eq(code)]
+
+        with m.If(self.frames.done):
+            with m.If(is_kind[HostFrame.HELLO]):
+                m.d.comb += state.clear_req.eq(1)
+                m.d.sync += [self.active.eq(0), state.hello_pending.eq(1),
+                             state.err_pending.eq(0)]
+            with m.Elif(is_kind[HostFrame.START]):
+                with m.If(start_busy):
+                    fail(ErrorCode.BUSY)
+                with m.Elif(~mode_ok):
+                    fail(ErrorCode.BAD_MODE)
+                with m.Else():
+                    m.d.comb += [state.clear_req.eq(1), self.started.eq(1)]
+                    m.d.sync += [self.active.eq(1), self.flow.mode.eq(new_mode),
+                                 self.end_seen.eq(0), state.dp_finished.eq(0),
+                                 self.flow.host_limit.eq(new_limit), state.credit_force.eq(1)]
+            with m.Elif(is_kind[HostFrame.DATA]):
+                with m.If(~self.active):
+                    fail(ErrorCode.NO_MESSAGE)
+                with m.Else():
+                    m.d.comb += self.flow.commit.eq(1)
+            with m.Elif(is_kind[HostFrame.END]):
+                with m.If(~self.active):
+                    fail(ErrorCode.NO_MESSAGE)
+                with m.Elif(~self.end_seen):
+                    m.d.comb += self.ended.eq(1)
+                    m.d.sync += self.end_seen.eq(1)
+            with m.Elif(is_kind[HostFrame.WINDOW]):
+                with m.If(self.active & window_ahead):
+                    m.d.sync += self.flow.host_limit.eq(new_limit)
+
+    def _errors(self, m, state):
+        """A rejected frame (the receiver's verdicts take precedence) owes an ERROR frame; one
+        that aborts the message clears the board. The effects come a cycle later (registered:
+        the conditions are deep), and so does the rollback of the frame's payload."""
+        with m.If(self.frames.error.valid):
+            m.d.comb += state.raised.eq(self.frames.error)
+        error_q = Signal(FrameError)
+        m.d.sync += error_q.eq(state.raised)
+        m.d.comb += [self.rollback.eq(error_q.valid), self.error.eq(error_q.valid)]
+        with m.If(error_q.valid):
+            m.d.sync += [state.err_pending.eq(1), self.replies.error_code.eq(error_q.code),
+                         self.replies.error_aborted.eq(error_q.abort & self.active)]
+            with m.If(error_q.abort & self.active):
+                m.d.comb += state.clear_req.eq(1)
+                m.d.sync += self.active.eq(0)
+
+    def _schedule(self, m, state):
+        """The next frame to send, chosen two cycles ahead from conditions that only stay true or
+        are reset together with the transmitter's ``settled``."""
+        # The datapath's final output: 3 cycles later the registered counts include it.
+        done_delay = Signal(3)
+        m.d.sync += done_delay.eq(Cat(self.dp_done, done_delay[:2]))
+        with m.If(done_delay[2]):
+            m.d.sync += state.dp_finished.eq(1)
+        with m.If(self.clear):
+            m.d.sync += done_delay.eq(0)
+        no_input = Signal()
+        m.d.sync += no_input.eq(self.flow.in_total == 0)
+        finished = self.end_seen & (state.dp_finished | no_input)
+
+        # Two registered stages: the wants, then the choice among them. The transmitter only
+        # accepts a frame after it has been idle for `settled` (7 cycles, also after a clear),
+        # by which time both stages reflect the current state.
+        ready = self.active & self.tx.settled
+        wants = [
+            (BoardFrame.ERROR, state.err_pending, 2),
+            (BoardFrame.HELLO_ACK, state.hello_pending, self.hello_size),
+            (BoardFrame.CREDIT, ready & self.flow.credit_new &
+                (state.credit_force | self.flow.credit_due | self.frames.line_idle), 4),
+            (BoardFrame.DATA, ready & (self.flow.data_len != 0) & (self.flow.data_due | finished),
+                self.flow.data_len),
+            (BoardFrame.STATUS, ready & finished & self.flow.all_sent,
+                STATUS_SIZE),
+        ]
+        wanted = Signal(len(wants))
+        m.d.sync += wanted.eq(Cat(want for _, want, _ in wants))
+        m.d.sync += self.tx.request.eq(wanted.any())
+        for index, (kind, _, _) in reversed(list(enumerate(wants))):   # the first has priority
+            with m.If(wanted[index]):
+                m.d.sync += self.tx.header.kind.eq(kind)
+        with m.Switch(self.tx.header.kind):
+            for kind, _, length in wants:
+                with m.Case(kind):
+                    m.d.comb += self.tx.header.length.eq(length)
+
+        with m.If(self.tx.accept):
+            with m.Switch(self.tx.header.kind):
+                with m.Case(BoardFrame.ERROR):
+                    m.d.sync += state.err_pending.eq(0)
+                with m.Case(BoardFrame.HELLO_ACK):
+                    m.d.sync += state.hello_pending.eq(0)
+                with m.Case(BoardFrame.CREDIT):
+                    m.d.comb += self.flow.announce.eq(1)
+                    m.d.sync += [self.replies.credit.eq(self.flow.credit), state.credit_force.eq(0)]
+                with m.Case(BoardFrame.STATUS):
+                    # The message ends here: frames that arrive from now on are not part of
+                    # it (the STATUS fields stay as they are).
+                    m.d.sync += self.active.eq(0)

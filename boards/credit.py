@@ -1,0 +1,186 @@
+"""The board's flow control: the input credit it grants, the output the host lets it send."""
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from utf8_gateware.hdl.component import CheckedComponent
+from .protocol import Mode, CREDIT_SHIFT
+
+
+__all__ = ["OUT_SLACK", "FlowControl", "CreditWindow"]
+
+
+#: Output bytes the datapath may still produce for input it has already taken (a decoder's
+#: pending sequence and pipeline registers, at 4 output bytes each); kept free in the output
+#: buffer on top of the worst case of the granted input.
+OUT_SLACK = 64
+
+
+#: The link between the flow control (this side) and the message control: see
+#: :class:`CreditWindow`.
+FlowControl = wiring.Signature({
+    "mode": In(Mode),
+    "enable": In(1),
+    "commit": In(1),
+    "commit_length": In(16),
+    "announce": In(1),
+    "host_limit": In(32),
+    "credit": Out(32),
+    "credit_new": Out(1),
+    "credit_due": Out(1),
+    "in_total": Out(32),
+    "data_len": Out(16),
+    "data_due": Out(1),
+    "all_sent": Out(1),
+})
+
+
+class CreditWindow(CheckedComponent):
+    """Counts a message's bytes and computes both directions' flow control.
+
+    *Input credit* (cumulative input bytes the host may send): it grows to
+    ``consumed + min(in_depth, (out_depth - OUT_SLACK - pending) >> shift)`` and never shrinks,
+    where ``shift`` is the mode's worst-case expansion from
+    :data:`~utf8_gateware.boards.protocol.CREDIT_SHIFT` (``validate``: ``in_depth``), so every
+    granted byte fits in the input buffer and its worst-case output in the output buffer.
+    *Output*: the length of the next DATA frame, at most ``max_payload``, the bytes waiting in
+    the output buffer and the host's window.
+
+    Parameters: ``in_depth``, ``out_depth`` (the buffers, bytes), ``max_payload``,
+    ``credit_step`` (the credit is due for announcement when it has grown by this much).
+    Reset it (``ResetInserter``) at the start of each message.
+
+    Ports
+    -----
+    ``flow``: Out(:data:`FlowControl`)
+        From the message control: ``mode``; ``enable`` (the credit may grow: a message is in
+        progress); ``commit`` with ``commit_length`` (a DATA frame was received);
+        ``announce`` (a CREDIT frame with the current ``credit`` is being sent);
+        ``host_limit`` (the host's window: output payload bytes it accepts in all).
+        To it: ``credit``; ``credit_new``/``credit_due`` (it has grown since it was last
+        announced; by ``credit_step`` or more); ``in_total`` (input bytes received);
+        ``data_len`` (the length of the next DATA frame, registered; 0: nothing may be sent);
+        ``data_due`` (a DATA frame of ``data_len`` bytes should go now: it is full, i.e.
+        ``max_payload`` bytes or all the host's window allows, or no output has arrived for 64
+        cycles); ``all_sent`` (every output byte written was sent: the output buffer is empty;
+        registered).
+    ``take``: In(1), ``write``: In(1), ``send``: In(1)
+        Pulses: the datapath took an input byte; an output byte went into the output buffer;
+        an output payload byte went to the host.
+    ``credit_left``: Out(32)
+        ``credit - in_total`` (one cycle late; it only changes at the end of a frame).
+    ``bytes_out``: Out(32)
+        Output bytes sent.
+
+    Timing: every wide comparison has a register of its own. The credit grows in four steps
+    (snapshot, headroom, compare, update), so it lags the counts by up to eight cycles.
+    """
+    @classmethod
+    def check_parameters(cls, *, in_depth, out_depth, max_payload, credit_step):
+        for name, value in (("in_depth", in_depth), ("out_depth", out_depth)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1024 or \
+                    value & (value - 1):
+                raise ValueError(f"{name} must be a power of 2 of at least 1024, not {value!r}")
+        if not 1 <= max_payload <= min(in_depth, out_depth) // 4:
+            raise ValueError(f"max_payload must be 1..{min(in_depth, out_depth) // 4} (a quarter "
+                             f"of the smaller buffer), not {max_payload!r}")
+        if not 1 <= credit_step <= in_depth // 2:
+            raise ValueError(f"credit_step must be 1..{in_depth // 2}, not {credit_step!r}")
+
+    def __init__(self, *, in_depth, out_depth, max_payload, credit_step):
+        self.in_depth = in_depth
+        self.out_depth = out_depth
+        self.max_payload = max_payload
+        self.credit_step = credit_step
+        super().__init__({
+            "flow": Out(FlowControl),
+            "take": In(1),
+            "write": In(1),
+            "send": In(1),
+            "credit_left": Out(32),
+            "bytes_out": Out(32),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        flow = self.flow
+        consumed = Signal(32)
+        written = Signal(32)
+        sent = self.bytes_out
+        with m.If(flow.commit):
+            m.d.sync += flow.in_total.eq(flow.in_total + flow.commit_length)
+        with m.If(self.take):
+            m.d.sync += consumed.eq(consumed + 1)
+        with m.If(self.write):
+            m.d.sync += written.eq(written + 1)
+        with m.If(self.send):
+            m.d.sync += sent.eq(sent + 1)
+        pending = Signal(range(self.out_depth + 1))     # output bytes in the buffer
+        m.d.sync += [self.credit_left.eq(flow.credit - flow.in_total),
+                     pending.eq(written - sent), flow.all_sent.eq(written == sent)]
+        self._grow_credit(m, consumed, pending)
+
+        # Announcements.
+        credit_sent = Signal(32)
+        ahead = Signal(18)          # credit - credit_sent: at most the window, below 2**17
+        m.d.comb += ahead.eq((flow.credit - credit_sent)[:18])
+        m.d.sync += [flow.credit_new.eq(flow.credit != credit_sent),
+                     flow.credit_due.eq(ahead >= self.credit_step)]
+        with m.If(flow.announce):
+            m.d.sync += credit_sent.eq(flow.credit)
+
+        # The next DATA frame: min(pending, max_payload, host_limit - sent), registered in
+        # steps; it is due when full or when the output has been quiet for 64 cycles.
+        room_host = Signal(32)
+        limit = Signal(range(self.out_depth + 1))
+        len_is_room = Signal()
+        quiet = Signal(range(65))
+        m.d.sync += [
+            room_host.eq((flow.host_limit - sent)[:32]),
+            limit.eq(Mux(pending < self.max_payload, pending, self.max_payload)),
+            flow.data_len.eq(Mux(room_host[31], 0, Mux(room_host < limit, room_host, limit))),
+            len_is_room.eq(flow.data_len == room_host),
+        ]
+        with m.If(self.write):
+            m.d.sync += quiet.eq(0)
+        with m.Elif(quiet != 64):
+            m.d.sync += quiet.eq(quiet + 1)
+        m.d.comb += flow.data_due.eq((flow.data_len == self.max_payload) | len_is_room |
+                                     (quiet == 64))
+        return m
+
+    def _grow_credit(self, m, consumed, pending):
+        """credit := max(credit, consumed + window), window = min(in_depth, free >> shift), in
+        four steps so that no 32-bit comparison sits in one cycle: snapshot, headroom = credit -
+        consumed (below 2**17), compare, update."""
+        flow = self.flow
+        room = Signal(range(self.out_depth + 1))
+        window = Signal(range(max(self.in_depth, self.out_depth) + 1))
+        m.d.sync += room.eq(Mux(pending > self.out_depth - OUT_SLACK, 0,
+                                self.out_depth - OUT_SLACK - pending))
+        shifted = Signal.like(window)
+        with m.Switch(flow.mode):
+            for mode, shift in CREDIT_SHIFT.items():
+                with m.Case(mode):
+                    m.d.comb += shifted.eq(self.in_depth if shift is None else room >> shift)
+        m.d.sync += window.eq(Mux(shifted < self.in_depth, shifted, self.in_depth))
+
+        step = Signal(2)
+        snap_consumed = Signal(32)
+        snap_window = Signal.like(window)
+        headroom = Signal(18)
+        grow_ok = Signal()
+        grow_to = Signal(32)
+        m.d.sync += step.eq(step + 1)
+        with m.Switch(step):
+            with m.Case(0):
+                m.d.sync += [snap_consumed.eq(consumed), snap_window.eq(window)]
+            with m.Case(1):
+                m.d.sync += headroom.eq((flow.credit - snap_consumed)[:18])
+            with m.Case(2):
+                m.d.sync += [grow_ok.eq(snap_window > headroom),
+                             grow_to.eq(snap_consumed + snap_window)]
+            with m.Case(3):
+                with m.If(flow.enable & grow_ok):
+                    m.d.sync += flow.credit.eq(grow_to)

@@ -1,0 +1,274 @@
+"""The board's frame receiver: host frames out of the UART's bytes.
+
+See :mod:`~utf8_gateware.boards.protocol` for the frame format.
+"""
+
+from amaranth.hdl import Cat, Module, Signal, unsigned
+from amaranth.lib import crc, data, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from utf8_gateware.hdl.component import CheckedComponent
+from .protocol import SYNC, HostFrame, ErrorCode, host_lengths
+
+
+__all__ = ["FrameInfo", "FrameError", "ReceivedFrames", "FrameReceiver"]
+
+
+#: What the receiver knows of the frame it is receiving: type, payload length and the last five
+#: payload bytes (``fields``: a START's mode and window, a WINDOW's value; little-endian).
+FrameInfo = data.StructLayout({
+    "kind": HostFrame,
+    "length": unsigned(16),
+    "fields": unsigned(40),
+})
+
+#: A rejected frame: ``valid`` pulses with the :class:`ErrorCode` and whether the error ends the
+#: message in progress (``abort``).
+FrameError = data.StructLayout({
+    "valid": unsigned(1),
+    "code": ErrorCode,
+    "abort": unsigned(1),
+})
+
+
+#: What the frame receiver reports (its ``frames`` port): see :class:`FrameReceiver`.
+ReceivedFrames = wiring.Signature({
+    "frame": Out(FrameInfo),
+    "check": Out(1),
+    "done": Out(1),
+    "error": Out(FrameError),
+    "line_idle": Out(1),
+})
+
+
+class FrameReceiver(CheckedComponent):
+    """Parses the host's frames from received bytes and checks them.
+
+    Parameters: ``max_payload`` (the largest DATA frame; the length check is generated from
+    :func:`~utf8_gateware.boards.protocol.host_lengths`), ``frame_timeout`` (clock cycles a
+    frame may stall before it is dropped), ``starve_time`` (clock cycles of silence after which
+    ``line_idle`` rises).
+
+    Ports
+    -----
+    ``i``: In(stream.Signature(8))
+        Bytes from the UART receiver; always ready (bytes are at least 10 bit times apart, and
+        no state lasts longer than a few cycles without taking a byte).
+    ``framing_error``, ``overrun``: In(1)
+        The UART's error pulses: inside a frame they end it (``FRAMING``/``OVERRUN`` errors).
+    ``accept_data``: In(1)
+        The payload of DATA frames goes to ``o`` (a message is in progress); sampled when the
+        length has arrived.
+    ``data_room``: In(32)
+        A DATA frame longer than this is refused with ``OVERRUN`` (the host's remaining credit).
+    ``discard``: In(1)
+        Forget a payload byte not yet passed on to ``o`` (the frame was rolled back).
+    ``time``: In(32)
+        The clock whose value at a frame's sync byte becomes ``stamp``.
+    ``o``: Out(stream.Signature(8))
+        Payload bytes of accepted DATA frames, from a register (no combinational path back to
+        the UART). They are not yet checked: the user commits them on ``done`` and rolls them
+        back on an error.
+    ``stamp``: Out(32)
+        ``time`` at the frame's sync byte.
+    ``data_begin``: Out(1)
+        Pulses when a DATA frame whose payload goes to ``o`` has passed the header checks.
+    ``frames``: Out(:data:`ReceivedFrames`)
+        ``frame`` (:data:`FrameInfo`): the frame's type, length and fields; complete when
+        ``check`` pulses, and held until the next frame's type arrives.
+        ``check``: pulses when the whole frame has arrived (the CRC not yet known).
+        ``done``: pulses the cycle after ``check`` if the CRC is good (act upon the frame).
+        ``error`` (:data:`FrameError`): a frame rejected: ``CRC``, ``UNKNOWN_TYPE``,
+        ``BAD_LENGTH`` (not allowed by the table), ``OVERRUN`` (beyond ``data_room``, or a UART
+        overrun), ``FRAMING``, ``TIMEOUT``; ``abort`` is set unless it was a framing error
+        outside a frame.
+        ``line_idle``: no byte has arrived for ``starve_time`` cycles.
+
+    After an error the receiver hunts for the next sync byte. The checks are made in registered
+    steps (the length in one cycle, its verdict in the next; the CRC in ``check``, the verdict in
+    ``done``), so the decisions that fan out widely come from flip-flops.
+    """
+    @classmethod
+    def check_parameters(cls, *, max_payload, frame_timeout, starve_time):
+        for name, value in (("max_payload", max_payload), ("frame_timeout", frame_timeout),
+                            ("starve_time", starve_time)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if max_payload > 0xFFFF:
+            raise ValueError(f"max_payload must be at most 65535, not {max_payload}")
+
+    def __init__(self, *, max_payload, frame_timeout, starve_time):
+        self.lengths = host_lengths(max_payload)
+        self.frame_timeout = frame_timeout
+        self.starve_time = starve_time
+        super().__init__({
+            "i": In(stream.Signature(8)),
+            "framing_error": In(1),
+            "overrun": In(1),
+            "accept_data": In(1),
+            "data_room": In(32),
+            "discard": In(1),
+            "time": In(32),
+            "o": Out(stream.Signature(8)),
+            "stamp": Out(32),
+            "data_begin": Out(1),
+            "frames": Out(ReceivedFrames),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.crc = rx_crc = crc.catalog.CRC16_CCITT_FALSE(data_width=8).create()
+        # The bytes go through a register with their sync flag: the decisions below start from
+        # flip-flops (a byte is 10 bit times from the next, so the cycle costs nothing).
+        take = Signal()
+        byte = Signal(8)
+        is_sync = Signal()
+        m.d.comb += self.i.ready.eq(1)
+        m.d.sync += [take.eq(self.i.valid), byte.eq(self.i.payload),
+                     is_sync.eq(self.i.payload == SYNC)]
+        m.d.comb += rx_crc.data.eq(byte)
+        frames = self.frames
+        kind, length, fields = frames.frame.kind, frames.frame.length, frames.frame.fields
+
+        left = Signal(16)           # payload bytes still to come
+        last = Signal()             # ... only one (registered: no compare in the decisions)
+        empty = Signal()            # the frame has no payload
+        known = Signal()            # LENX -> LENC: registered verdicts on the header
+        length_ok = Signal()
+        room_ok = Signal()
+        to_buffer = Signal()        # the payload goes to `o`
+        crc_good = Signal()         # CHECK -> ACT
+        abort_frame = Signal()      # something went wrong inside the frame
+
+        def fail(code, abort=True):
+            m.d.comb += [frames.error.valid.eq(1), frames.error.code.eq(code),
+                         frames.error.abort.eq(abort)]
+
+        in_frame = Signal()         # the receiver is inside a frame
+        timeout = self._idle_timer(m, take)
+
+        with m.If(self.o.ready):
+            m.d.sync += self.o.valid.eq(0)
+
+        def header_byte(state, next_state, target=None):
+            with m.State(state):
+                m.d.comb += rx_crc.valid.eq(take)
+                with m.If(take):
+                    if target is not None:
+                        m.d.sync += target.eq(byte)
+                    m.next = next_state
+                with m.If(abort_frame):
+                    m.next = "HUNT"
+
+        with m.FSM(name="rx_fsm") as fsm:
+            with m.State("HUNT"):
+                with m.If(take & is_sync):
+                    m.d.comb += rx_crc.start.eq(1)
+                    m.d.sync += self.stamp.eq(self.time)
+                    m.next = "TYPE"
+            header_byte("TYPE", "LEN0", kind)
+            header_byte("LEN0", "LEN1", length[:8])
+            header_byte("LEN1", "LENX", length[8:])
+            with m.State("LENX"):
+                # The verdicts on the header, from registers (the next byte is cycles away).
+                data_frame = kind == HostFrame.DATA
+                with m.Switch(kind):
+                    for frame_kind, (low, high) in self.lengths.items():
+                        with m.Case(frame_kind):
+                            m.d.sync += [known.eq(1), length_ok.eq(_allowed(length, low, high))]
+                    with m.Default():
+                        m.d.sync += [known.eq(0), length_ok.eq(0)]
+                m.d.sync += [left.eq(length), last.eq(length == 1), empty.eq(length == 0),
+                             to_buffer.eq(data_frame & self.accept_data),
+                             room_ok.eq(~(data_frame & self.accept_data) |
+                                        (self.data_room >= length))]
+                m.next = "LENC"
+                with m.If(abort_frame):
+                    m.next = "HUNT"
+            with m.State("LENC"):
+                with m.If(~known):
+                    fail(ErrorCode.UNKNOWN_TYPE)
+                    m.next = "HUNT"
+                with m.Elif(~length_ok):
+                    fail(ErrorCode.BAD_LENGTH)
+                    m.next = "HUNT"
+                with m.Elif(~room_ok):
+                    fail(ErrorCode.OVERRUN)
+                    m.next = "HUNT"
+                with m.Else():
+                    m.d.comb += self.data_begin.eq(to_buffer)
+                    with m.If(empty):
+                        m.next = "CRC0"
+                    with m.Else():
+                        m.next = "PAYLOAD"
+                with m.If(abort_frame):
+                    m.next = "HUNT"
+            with m.State("PAYLOAD"):
+                m.d.comb += rx_crc.valid.eq(take)
+                with m.If(take):
+                    m.d.sync += [left.eq(left - 1), last.eq(left == 2),
+                                 fields.eq(Cat(fields[8:], byte))]
+                    with m.If(to_buffer):
+                        with m.If(self.o.valid):
+                            fail(ErrorCode.OVERRUN)     # cannot happen: bytes are far apart
+                            m.next = "HUNT"
+                        m.d.sync += [self.o.payload.eq(byte), self.o.valid.eq(1)]
+                    with m.If(last):
+                        m.next = "CRC0"
+                with m.If(abort_frame):
+                    m.next = "HUNT"
+            header_byte("CRC0", "CRC1")
+            header_byte("CRC1", "CHECK")
+            with m.State("CHECK"):
+                m.d.comb += frames.check.eq(1)
+                m.d.sync += crc_good.eq(rx_crc.match_detected)
+                m.next = "ACT"
+            with m.State("ACT"):
+                with m.If(crc_good):
+                    m.d.comb += frames.done.eq(1)
+                with m.Else():
+                    fail(ErrorCode.CRC)
+                m.next = "HUNT"
+
+        # Anything going wrong inside a frame ends it.
+        m.d.comb += in_frame.eq(~fsm.ongoing("HUNT") & ~fsm.ongoing("CHECK") &
+                                ~fsm.ongoing("ACT"))
+        with m.If(self.framing_error):
+            fail(ErrorCode.FRAMING, abort=in_frame)
+            m.d.comb += abort_frame.eq(in_frame)
+        with m.If(self.overrun):
+            fail(ErrorCode.OVERRUN)
+            m.d.comb += abort_frame.eq(in_frame)
+        with m.If(in_frame & timeout):
+            fail(ErrorCode.TIMEOUT)
+            m.d.comb += abort_frame.eq(1)
+        with m.If(self.discard):
+            m.d.sync += self.o.valid.eq(0)
+        return m
+
+    def _idle_timer(self, m, take):
+        """Silence on the line: ``line_idle`` after ``starve_time`` cycles; returns a flag that
+        is set after ``frame_timeout`` cycles."""
+        idle_max = max(self.frame_timeout, self.starve_time)
+        idle = Signal(range(idle_max + 1))
+        timeout = Signal()
+        with m.If(take):
+            m.d.sync += [idle.eq(0), timeout.eq(0), self.frames.line_idle.eq(0)]
+        with m.Elif(idle != idle_max):
+            m.d.sync += idle.eq(idle + 1)
+            with m.If(idle == self.frame_timeout - 1):
+                m.d.sync += timeout.eq(1)
+            with m.If(idle == self.starve_time - 1):
+                m.d.sync += self.frames.line_idle.eq(1)
+        return timeout
+
+
+def _allowed(value, low, high):
+    """``low <= value <= high``, without comparisons that are always true."""
+    if low == high:
+        return value == low
+    if low == 0:
+        return value <= high
+    if low == 1:
+        return (value != 0) & (value <= high)
+    return (value >= low) & (value <= high)

@@ -1,0 +1,78 @@
+"""The payload bytes of the board's own frames (HELLO_ACK, CREDIT, STATUS, ERROR)."""
+
+from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from .frame_tx import PayloadFields
+from .protocol import BoardFrame, ErrorCode, STATUS_LAYOUT
+
+
+__all__ = ["ReplyValues", "ReplyFields"]
+
+
+#: The values the message control puts into CREDIT and ERROR frames (its side).
+ReplyValues = wiring.Signature({
+    "credit": Out(32),
+    "error_code": Out(ErrorCode, init=ErrorCode.CRC),
+    "error_aborted": Out(1),
+})
+
+
+class ReplyFields(wiring.Component):
+    """The payload bytes of the board's frames other than DATA (whose payload comes from the
+    output buffer), three registers behind their inputs.
+
+    Parameter: ``hello`` (bytes: the HELLO_ACK payload, a constant).
+
+    Ports
+    -----
+    ``fields``: In(:data:`~.frame_tx.PayloadFields`)
+        From the :class:`~.frame_tx.FrameTransmitter`: the frame type ``kind`` and the payload
+        position ``index``; to it: ``byte``, valid three cycles after ``index`` or an input
+        changed.
+    ``values``: In(:data:`ReplyValues`)
+        The CREDIT payload (``credit``) and the ERROR payload (``error_code``,
+        ``error_aborted``).
+    ``status``: In(:data:`~utf8_gateware.boards.protocol.STATUS_LAYOUT`)
+        The STATUS payload (u32 words, little-endian).
+
+    The STATUS words are selected in three stages (four registered 4:1 groups of words, the
+    word, the byte), so no wide multiplexer sits between two registers.
+    """
+    def __init__(self, hello):
+        self.hello = bytes(hello)
+        super().__init__({
+            "fields": In(PayloadFields),
+            "values": In(ReplyValues),
+            "status": In(STATUS_LAYOUT),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        index = self.fields.index
+        words = [self.status[name] for name in STATUS_LAYOUT.members]
+        count = -(-len(words) // 4)
+        words += [Const(0, 32)] * (4 * count - len(words))
+        groups = [Signal(32, name=f"status_group{number}") for number in range(count)]
+        for number, group in enumerate(groups):
+            m.d.sync += group.eq(Array(words[4 * number:4 * number + 4])[index[2:4]])
+        word = Signal(32)
+        m.d.sync += word.eq(Array(groups)[index[4:4 + (count - 1).bit_length()]])
+
+        byte = Signal(8)
+        m.d.sync += self.fields.byte.eq(byte)
+        with m.Switch(self.fields.kind):
+            with m.Case(BoardFrame.HELLO_ACK):
+                with m.Switch(index):
+                    for position, value in enumerate(self.hello):
+                        with m.Case(position):
+                            m.d.comb += byte.eq(value)
+            with m.Case(BoardFrame.CREDIT):
+                m.d.comb += byte.eq(self.values.credit.word_select(index[:2], 8))
+            with m.Case(BoardFrame.ERROR):
+                m.d.comb += byte.eq(Mux(index[0], self.values.error_aborted,
+                                        self.values.error_code))
+            with m.Case(BoardFrame.STATUS):
+                m.d.comb += byte.eq(word.word_select(index[:2], 8))
+        return m

@@ -1,0 +1,604 @@
+"""The board's components, each on its own in Amaranth's simulator (the whole board is tested in
+test_board_protocol.py and, compiled, in test_board_virtual.py)."""
+
+import random
+import struct
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.sim import Simulator
+
+from utf8_gateware.sim.testbench import run_simulation, run_stream, stream_get, stream_put
+from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.hdl.layouts import ByteLayout
+from utf8_gateware.boards.control import MessageControl
+from utf8_gateware.boards.credit import OUT_SLACK, CreditWindow
+from utf8_gateware.boards.datapath import Datapath
+from utf8_gateware.boards.feeder import MessageFeeder
+from utf8_gateware.boards.frame_rx import FrameReceiver
+from utf8_gateware.boards.frame_tx import FrameTransmitter
+from utf8_gateware.boards.leds import LEDStretcher
+from utf8_gateware.boards.protocol import (
+    BoardFrame, CREDIT_SHIFT, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS, SYNC,
+    decode_word, encode_frame, host_lengths)
+from utf8_gateware.boards.replies import ReplyFields
+from utf8_gateware.boards.stamps import MessageStamps
+from utf8_gateware.boards.stream_fifo import StreamFIFO
+
+from standins import AsciiDecoder
+
+
+def simulate(dut, *testbenches, name, background=()):
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    for testbench in testbenches:
+        sim.add_testbench(testbench)
+    for testbench in background:
+        sim.add_testbench(testbench, background=True)
+    run_simulation(sim, name)
+
+
+# -- frame receiver ------------------------------------------------------------------------------
+
+MAX_PAYLOAD = 64
+
+
+def receiver(**kwargs):
+    options = dict(max_payload=MAX_PAYLOAD, frame_timeout=400, starve_time=100)
+    options.update(kwargs)
+    return FrameReceiver(**options)
+
+
+class ReceiverLog:
+    """Collects a receiver's outputs cycle by cycle."""
+    def __init__(self, dut):
+        self.dut = dut
+        self.errors = []
+        self.done = []
+        self.payload = bytearray()
+        self.data_begin = 0
+        self.cycle = 0
+
+    async def watch(self, ctx):
+        dut = self.dut
+        ctx.set(dut.o.ready, 1)
+        frames = dut.frames
+        async for _, _, error, done, frame, stamp, valid, byte, begin in ctx.tick().sample(
+                frames.error, frames.done, frames.frame, dut.stamp, dut.o.valid, dut.o.payload,
+                dut.data_begin):
+            if error.valid:
+                self.errors.append((ErrorCode(error.code), error.abort))
+            if done:
+                self.done.append((HostFrame(frame.kind), frame.length, frame.fields, stamp))
+            if valid:
+                self.payload.append(byte)
+            self.data_begin += begin
+            self.cycle += 1
+
+
+async def send_bytes(ctx, dut, data, gap=3):
+    for byte in data:
+        ctx.set(dut.i.valid, 1)
+        ctx.set(dut.i.payload, byte)
+        await ctx.tick()
+        ctx.set(dut.i.valid, 0)
+        await ctx.tick().repeat(gap)
+
+
+def test_receiver_length_table_read_back():
+    """The lengths the gateware accepts per frame type are exactly :func:`host_lengths`: every
+    known type probed at 0..8, 0xFFFF and each boundary of the table +-1; each of the other
+    types at three lengths."""
+    table = host_lengths(MAX_PAYLOAD)
+    bounds = {value + delta for low, high in table.values() for value in (low, high)
+              for delta in (-1, 0, 1)}
+    probes = sorted({length for length in bounds | set(range(9)) | {0xFFFF}
+                     if 0 <= length <= 0xFFFF})
+    dut = receiver()
+    seen = {}
+
+    async def bench(ctx):
+        ctx.set(dut.accept_data, 1)
+        ctx.set(dut.data_room, 1 << 20)
+        for kind in range(256):
+            for length in (probes if kind in table else (0, 5, 0xFFFF)):
+                errors = []
+                await send_bytes(ctx, dut, [SYNC, kind, length & 0xFF, length >> 8], gap=1)
+                for _ in range(3):
+                    _, _, error = await ctx.tick().sample(dut.frames.error)
+                    if error.valid:
+                        errors.append(ErrorCode(error.code))
+                if not errors:
+                    # Accepted: end the frame with a framing error.
+                    ctx.set(dut.framing_error, 1)
+                    await ctx.tick()
+                    ctx.set(dut.framing_error, 0)
+                    await ctx.tick().repeat(2)
+                seen[kind, length] = errors
+
+    simulate(dut, bench, name="receiver-lengths")
+    for (kind, length), errors in seen.items():
+        if kind not in table:
+            assert errors == [ErrorCode.UNKNOWN_TYPE], (kind, length)
+        else:
+            low, high = table[kind]
+            want = [] if low <= length <= high else [ErrorCode.BAD_LENGTH]
+            assert errors == want, (HostFrame(kind), length)
+
+
+def test_receiver_frames_payload_and_errors():
+    dut = receiver()
+    log = ReceiverLog(dut)
+    start = encode_frame(HostFrame.START, bytes([Mode.DECODE]) + struct.pack("<I", 1234))
+    data = encode_frame(HostFrame.DATA, b"hello")
+    bad = bytearray(encode_frame(HostFrame.DATA, b"world"))
+    bad[6] ^= 0x20
+    too_long = encode_frame(HostFrame.DATA, b"x" * 20)
+
+    async def bench(ctx):
+        ctx.set(dut.accept_data, 1)
+        ctx.set(dut.data_room, 16)
+        ctx.set(dut.time, 777)
+        await send_bytes(ctx, dut, start + data)
+        await ctx.tick().repeat(5)
+        await send_bytes(ctx, dut, bytes(bad))
+        await ctx.tick().repeat(5)
+        await send_bytes(ctx, dut, too_long[:8])      # refused at the header: 20 > 16
+        await ctx.tick().repeat(5)
+        await send_bytes(ctx, dut, data[:6])          # stalls: times out
+        await ctx.tick().repeat(450)
+
+    simulate(dut, bench, name="receiver-frames", background=[log.watch])
+    assert log.done == [(HostFrame.START, 5, Mode.DECODE | 1234 << 8, 777),
+                        (HostFrame.DATA, 5, int.from_bytes(b"hello", "little"), 777)]
+    assert log.errors == [(ErrorCode.CRC, 1), (ErrorCode.OVERRUN, 1), (ErrorCode.TIMEOUT, 1)]
+    # Payload bytes go out before the CRC is known (the user rolls them back on an error).
+    assert bytes(log.payload) == b"hello" + bytes(bad[4:9]) + b"he"
+    assert log.data_begin == 3
+
+
+def test_receiver_keeps_payload_when_not_accepting():
+    dut = receiver()
+    log = ReceiverLog(dut)
+
+    async def bench(ctx):
+        ctx.set(dut.accept_data, 0)
+        await send_bytes(ctx, dut, encode_frame(HostFrame.DATA, b"abc"))
+        await ctx.tick().repeat(5)
+
+    simulate(dut, bench, name="receiver-not-accepting", background=[log.watch])
+    assert [kind for kind, *_ in log.done] == [HostFrame.DATA]
+    assert log.payload == b"" and log.data_begin == 0
+
+
+def test_receiver_line_idle_and_framing_outside_a_frame():
+    dut = receiver(starve_time=50)
+    idle = []
+    log = ReceiverLog(dut)
+
+    async def bench(ctx):
+        await ctx.tick().repeat(60)
+        idle.append(ctx.get(dut.frames.line_idle))
+        await send_bytes(ctx, dut, [0x00])
+        idle.append(ctx.get(dut.frames.line_idle))
+        ctx.set(dut.framing_error, 1)
+        await ctx.tick()
+        ctx.set(dut.framing_error, 0)
+        await ctx.tick().repeat(3)
+
+    simulate(dut, bench, name="receiver-idle", background=[log.watch])
+    assert idle == [1, 0]
+    assert log.errors == [(ErrorCode.FRAMING, 0)]       # outside a frame: nothing to abort
+
+
+def test_receiver_parameter_checks():
+    with pytest.raises(ValueError, match="max_payload"):
+        receiver(max_payload=0)
+    with pytest.raises(ValueError, match="frame_timeout"):
+        receiver(frame_timeout=1.5)
+
+
+# -- frame transmitter and reply fields ----------------------------------------------------------
+
+def transmit(headers, data=b"", abort_at=None):
+    """Send ``headers`` [(kind, length)] through a FrameTransmitter into a sink that takes a
+    byte every 10 cycles (like a UART); fields are ``index ^ 0x5A`` through three registers,
+    DATA payload from ``data``; ``abort`` pulses when ``abort_at`` bytes are out. Returns the
+    bytes sent and the count of ``sent`` pulses."""
+    dut = FrameTransmitter()
+    out = bytearray()
+    sent = []
+
+    async def fields(ctx):
+        pipe = [0, 0, 0]
+        async for _, _, index in ctx.tick().sample(dut.fields.index):
+            pipe = [(index ^ 0x5A) & 0xFF] + pipe[:2]
+            ctx.set(dut.fields.byte, pipe[2])
+
+    async def source(ctx):
+        for byte in data:
+            await stream_put(ctx, dut.data, byte)
+
+    async def sink(ctx):
+        while True:
+            out.append(await stream_get(ctx, dut.o))
+            await ctx.tick().repeat(9)
+
+    async def bench(ctx):
+        requests = dut.requests
+        for kind, length in headers:
+            ctx.set(requests.request, 1)
+            ctx.set(requests.header, {"kind": kind, "length": length})
+            while True:
+                _, _, accept = await ctx.tick().sample(requests.accept)
+                if accept:
+                    break
+            ctx.set(requests.request, 0)
+            while True:
+                _, _, idle, pulse = await ctx.tick().sample(requests.idle, dut.sent)
+                sent.append(pulse)
+                ctx.set(dut.abort, len(out) == abort_at)
+                if idle:
+                    break
+        await ctx.tick().repeat(40)
+
+    simulate(dut, bench, name="transmitter", background=[fields, source, sink])
+    return bytes(out), sum(sent)
+
+
+def test_transmitter_frames():
+    out, sent = transmit([(BoardFrame.CREDIT, 4), (BoardFrame.DATA, 6), (BoardFrame.ERROR, 2)],
+                         data=b"abcdef")
+    frames = FrameParser().feed(out)
+    assert frames == [(BoardFrame.CREDIT, bytes([0x5A, 0x5B, 0x58, 0x59])),
+                      (BoardFrame.DATA, b"abcdef"), (BoardFrame.ERROR, bytes([0x5A, 0x5B]))]
+    assert sent == 6
+
+
+def test_transmitter_abort_spoils_a_data_frame():
+    """A DATA frame cut short (its source has 3 of 6 bytes) is finished with zeros and a bad
+    CRC."""
+    out, sent = transmit([(BoardFrame.DATA, 6)], data=b"abc", abort_at=7)
+    assert out[4:7] == b"abc" and out[7:10] == bytes(3) and len(out) == 12
+    frames = FrameParser().feed(out)
+    assert frames[0] == (None, "bad CRC in a frame of type 0x83") and all(
+        kind is None for kind, _ in frames)
+    assert sent == 3
+
+
+def test_reply_fields():
+    hello = bytes(range(100, 120))
+    dut = ReplyFields(hello)
+    status = {name: 0x01020304 * (index + 1) & 0xFFFFFFFF
+              for index, name in enumerate(STATUS_FIELDS)}
+    got = {}
+
+    async def bench(ctx):
+        ctx.set(dut.values.credit, 0xA1B2C3D4)
+        ctx.set(dut.values.error_code, ErrorCode.TIMEOUT)
+        ctx.set(dut.values.error_aborted, 1)
+        for name, value in status.items():
+            ctx.set(dut.status[name], value)
+        for kind, length in ((BoardFrame.HELLO_ACK, len(hello)), (BoardFrame.CREDIT, 4),
+                             (BoardFrame.ERROR, 2), (BoardFrame.STATUS, 4 * len(status))):
+            ctx.set(dut.fields.kind, kind)
+            payload = bytearray()
+            for index in range(length):
+                ctx.set(dut.fields.index, index)
+                await ctx.tick().repeat(3)
+                payload.append(ctx.get(dut.fields.byte))
+            got[kind] = bytes(payload)
+
+    simulate(dut, bench, name="reply-fields")
+    assert got[BoardFrame.HELLO_ACK] == hello
+    assert got[BoardFrame.CREDIT] == struct.pack("<I", 0xA1B2C3D4)
+    assert got[BoardFrame.ERROR] == bytes([ErrorCode.TIMEOUT, 1])
+    assert got[BoardFrame.STATUS] == struct.pack(f"<{len(status)}I", *status.values())
+
+
+# -- credit and window ---------------------------------------------------------------------------
+
+def credit_window(**kwargs):
+    options = dict(in_depth=4096, out_depth=1024, max_payload=64, credit_step=64)
+    options.update(kwargs)
+    return CreditWindow(**options)
+
+
+def test_credit_shift_read_back():
+    """The credit the gateware grants in each mode with an empty output buffer gives back the
+    shift of :data:`CREDIT_SHIFT` (``None``: the input buffer's size)."""
+    dut = credit_window()
+    credits = {}
+
+    async def bench(ctx):
+        for mode in Mode:
+            ctx.set(dut.flow.mode, mode)
+            ctx.set(dut.flow.enable, 1)
+            await ctx.tick().repeat(20)
+            credits[mode] = ctx.get(dut.flow.credit)
+            ctx.set(dut.flow.enable, 0)
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    run_simulation(sim, "credit-shift")
+    free = 1024 - OUT_SLACK
+    for mode, credit in credits.items():
+        shift = None if credit == 4096 else (free // credit).bit_length() - 1
+        assert free >> shift == credit if shift is not None else True
+        assert shift == CREDIT_SHIFT[mode], mode
+
+
+def test_credit_follows_consumption_and_output():
+    dut = credit_window()
+    seen = {}
+
+    async def pulse(ctx, port, count):
+        ctx.set(port, 1)
+        await ctx.tick().repeat(count)
+        ctx.set(port, 0)
+
+    async def bench(ctx):
+        flow = dut.flow
+        ctx.set(flow.mode, Mode.TRANSCODE)
+        ctx.set(flow.enable, 1)
+        ctx.set(flow.host_limit, 100)
+        await ctx.tick().repeat(20)
+        seen["first"] = ctx.get(flow.credit)                # (1024 - 64) >> 2
+        seen["new"] = ctx.get(flow.credit_new), ctx.get(flow.credit_due)
+        ctx.set(flow.announce, 1)
+        await ctx.tick()
+        ctx.set(flow.announce, 0)
+        await ctx.tick().repeat(2)
+        seen["announced"] = ctx.get(flow.credit_new)
+        await pulse(ctx, dut.write, 120)                    # 120 output bytes pending
+        await ctx.tick().repeat(20)
+        seen["kept"] = ctx.get(flow.credit)
+        await pulse(ctx, dut.take, 40)                      # 40 bytes consumed
+        await ctx.tick().repeat(20)
+        seen["second"] = ctx.get(flow.credit)
+        seen["data"] = ctx.get(flow.data_len), ctx.get(flow.data_due), ctx.get(flow.all_sent)
+        await pulse(ctx, dut.send, 64)
+        await ctx.tick().repeat(10)
+        seen["after"] = ctx.get(flow.data_len), ctx.get(dut.bytes_out), ctx.get(flow.all_sent)
+        await pulse(ctx, dut.send, 56)
+        await ctx.tick().repeat(10)                         # the credit lags by up to 8
+        seen["empty"] = ctx.get(flow.all_sent)
+        ctx.set(flow.commit_length, 30)
+        await pulse(ctx, flow.commit, 1)
+        await ctx.tick().repeat(2)
+        seen["left"] = ctx.get(flow.in_total), ctx.get(dut.credit_left), ctx.get(flow.credit)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    run_simulation(sim, "credit-flow")
+    assert seen["first"] == 240
+    assert seen["new"] == (1, 1) and seen["announced"] == 0
+    # The window shrank to (960 - 120) / 4 = 210, the credit did not; it grows with consumption.
+    assert seen["kept"] == 240
+    assert seen["second"] == 40 + (960 - 120) // 4
+    assert seen["data"] == (64, 1, 0)               # a full frame is due
+    assert seen["after"] == (36, 64, 0)             # the host's window: 100 - 64
+    assert seen["empty"] == 1
+    # All sent: the credit grew to 40 + 960 / 4.
+    assert seen["left"] == (30, 40 + 960 // 4 - 30, 40 + 960 // 4)
+
+
+def test_credit_parameter_checks():
+    with pytest.raises(ValueError, match="power of 2"):
+        credit_window(in_depth=3000)
+    with pytest.raises(ValueError, match="credit_step"):
+        credit_window(credit_step=4096)
+
+
+# -- feeder, FIFO, stamps, LEDs ------------------------------------------------------------------
+
+def test_feeder_holds_the_last_byte_until_the_end():
+    dut = MessageFeeder()
+    out = []
+
+    async def source(ctx):
+        for byte in b"hello":                 # like the RingBuffer: a byte every 2+ cycles
+            await stream_put(ctx, dut.i, byte)
+            await ctx.tick()
+
+    async def sink(ctx):
+        while True:
+            item = await stream_get(ctx, dut.o)
+            out.append((item.data, item.last))
+
+    async def bench(ctx):
+        ctx.set(dut.enable, 1)
+        ctx.set(dut.commit_length, 5)
+        ctx.set(dut.commit, 1)
+        await ctx.tick()
+        ctx.set(dut.commit, 0)
+        await ctx.tick().repeat(30)
+        held = list(out)
+        ctx.set(dut.end, 1)
+        await ctx.tick().repeat(10)
+        return held
+
+    results = []
+
+    async def main(ctx):
+        results.append(await bench(ctx))
+
+    simulate(dut, main, name="feeder", background=[source, sink])
+    assert results[0] == [(byte, 0) for byte in b"hell"]
+    assert out == [(byte, 0) for byte in b"hell"] + [(ord("o"), 1)]
+
+
+def test_stream_fifo_keeps_order_under_backpressure():
+    dut = StreamFIFO(ByteLayout, 2)
+    data = bytes(random.Random(7).randrange(256) for _ in range(200))
+    inputs = [{"data": byte, "last": index == len(data) - 1} for index, byte in enumerate(data)]
+    run = run_stream(dut, inputs, gap=0.3, stall=0.3, seed=3, name="stream-fifo")
+    assert bytes(item.data for item in run.outputs) == data
+    fast = run_stream(StreamFIFO(ByteLayout, 2), inputs, name="stream-fifo-fast")
+    assert fast.ready_low == 0 and fast.cycles <= len(data) + 2      # one item per cycle
+
+
+def test_stamps():
+    dut = MessageStamps()
+    got = {}
+
+    async def pulse(ctx, port):
+        ctx.set(port, 1)
+        await ctx.tick()
+        ctx.set(port, 0)
+
+    async def bench(ctx):
+        await ctx.tick().repeat(10)
+        await pulse(ctx, dut.restart)                 # time 0 after this edge
+        await ctx.tick().repeat(4)
+        ctx.set(dut.data_stamp, 3)
+        await pulse(ctx, dut.data_begin)              # rx_first = 3
+        ctx.set(dut.data_stamp, 5)
+        await pulse(ctx, dut.data_begin)              # not the first: ignored
+        ctx.set(dut.tx_kind, BoardFrame.DATA)
+        await pulse(ctx, dut.tx_started)              # tx_first = 6
+        await pulse(ctx, dut.tx_started)
+        await pulse(ctx, dut.end)                     # rx_last = 8
+        ctx.set(dut.tx_kind, BoardFrame.STATUS)
+        await pulse(ctx, dut.tx_started)              # tx_status = 9
+        for name in ("time", "rx_first", "rx_last", "tx_first", "tx_status"):
+            got[name] = ctx.get(getattr(dut, name))
+
+    simulate(dut, bench, name="stamps")
+    assert got == {"time": 10, "rx_first": 3, "rx_last": 8, "tx_first": 6, "tx_status": 9}
+
+
+def test_leds_stretch_events():
+    dut = LEDStretcher(10_000, activity_ms=5, error_ms=20)     # 10 cycles per millisecond
+    trace = []
+
+    async def bench(ctx):
+        ctx.set(dut.activity, 1)
+        ctx.set(dut.error, 1)
+        await ctx.tick()
+        ctx.set(dut.activity, 0)
+        ctx.set(dut.error, 0)
+        for _ in range(250):
+            _, _, activity, error = await ctx.tick().sample(dut.led_activity, dut.led_error)
+            trace.append((activity, error))
+        ctx.set(dut.busy, 1)
+        await ctx.tick()
+        trace.append((ctx.get(dut.led_activity), ctx.get(dut.led_error)))
+
+    simulate(dut, bench, name="leds")
+    lit_activity = sum(activity for activity, _ in trace[:-1])
+    lit_error = sum(error for _, error in trace[:-1])
+    assert 40 <= lit_activity <= 50 and 190 <= lit_error <= 200
+    assert trace[-1] == (1, 0)                                   # busy lights it
+
+
+# -- message control -----------------------------------------------------------------------------
+
+def test_control_frames_and_replies():
+    dut = MessageControl(hello_size=20, max_payload=64)
+    log = []
+
+    frames, tx, flow = dut.frames, dut.tx, dut.flow
+
+    async def frame(ctx, kind, fields=0, length=0):
+        ctx.set(frames.frame, {"kind": kind, "length": length, "fields": fields})
+        ctx.set(frames.check, 1)
+        await ctx.tick()
+        ctx.set(frames.check, 0)
+        ctx.set(frames.done, 1)
+        await ctx.tick()
+        ctx.set(frames.done, 0)
+
+    async def transmitter(ctx):
+        # A transmitter that takes a request when it has been idle for a cycle, then sends
+        # for 10 cycles.
+        busy = 0
+        async for _, _, request, kind, length in ctx.tick().sample(
+                tx.request, tx.header.kind, tx.header.length):
+            accept = request and not busy
+            ctx.set(tx.accept, accept)
+            ctx.set(tx.idle, not busy)
+            ctx.set(tx.settled, not busy)
+            if accept:
+                log.append((BoardFrame(kind), length))
+                busy = 10
+            busy = max(0, busy - 1)
+
+    async def bench(ctx):
+        ctx.set(flow.credit, 500)
+        await frame(ctx, HostFrame.DATA, length=3)             # no message
+        await ctx.tick().repeat(5)
+        await frame(ctx, HostFrame.HELLO)
+        await ctx.tick().repeat(5)
+        await frame(ctx, HostFrame.START, fields=Mode.ENCODE | 4000 << 8, length=5)
+        assert ctx.get(dut.active) and ctx.get(flow.mode) == Mode.ENCODE
+        assert ctx.get(flow.host_limit) == 4000
+        ctx.set(flow.credit_new, 1)                    # until it is announced
+        while not (await ctx.tick().sample(flow.announce))[2]:
+            pass
+        ctx.set(flow.credit_new, 0)
+        await frame(ctx, HostFrame.START, fields=Mode.DECODE, length=5)    # busy
+        await ctx.tick().repeat(5)
+        await frame(ctx, HostFrame.END)
+        assert ctx.get(dut.end_seen)
+        ctx.set(flow.all_sent, 1)
+        await ctx.tick().repeat(30)
+        assert not ctx.get(dut.active)                 # STATUS sent: the message is over
+        assert ctx.get(dut.replies.credit) == 500
+
+    simulate(dut, bench, name="control", background=[transmitter])
+    assert [kind for kind, _ in log] == [BoardFrame.ERROR, BoardFrame.HELLO_ACK,
+                                         BoardFrame.CREDIT, BoardFrame.ERROR, BoardFrame.STATUS]
+    assert log[1][1] == 20
+
+
+# -- datapath ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", list(Mode), ids=lambda mode: mode.label)
+def test_datapath_modes(mode):
+    """Each mode with a stand-in decoder (ASCII passes, anything else is U+FFFD invalid_byte)
+    and the real encoder; ``decode`` words laid out as the host reads them (``decode_word``)."""
+    dut = Datapath(decoder=AsciiDecoder)
+    if mode is Mode.ENCODE:
+        data = struct.pack("<3I", 0x41, 0xD800, 0x20AC) + b"\x42"
+        want = b"A\xef\xbf\xbd\xe2\x82\xac\xef\xbf\xbd"
+    else:
+        data = b"ab\xffc"
+        want = {Mode.TRANSCODE: b"ab\xef\xbf\xbdc", Mode.VALIDATE: b"",
+                Mode.DECODE: struct.pack("<4I", ord("a"), ord("b"),
+                                         decode_word(0xFFFD, ErrorKind.INVALID_BYTE),
+                                         ord("c"))}[mode]
+    out = bytearray()
+    done = []
+
+    async def sink(ctx):
+        ctx.set(dut.o.ready, 1)
+        async for _, _, valid, byte, pulse in ctx.tick().sample(dut.o.valid, dut.o.payload,
+                                                                dut.done):
+            if valid:
+                out.append(byte)
+            if pulse:
+                done.append(len(out))
+
+    async def bench(ctx):
+        ctx.set(dut.mode, mode)
+        await ctx.tick()
+        for index, byte in enumerate(data):
+            await stream_put(ctx, dut.i, {"data": byte, "last": index == len(data) - 1})
+        await ctx.tick().repeat(40)
+
+        counts.append(ctx.get(dut.codepoints))
+        counts.append({kind: ctx.get(dut.errors[kind.value - 1]) for kind in ErrorKind
+                       if kind is not ErrorKind.NONE and ctx.get(dut.errors[kind.value - 1])})
+
+    counts = []
+    simulate(dut, bench, name=f"datapath-{mode.label}", background=[sink])
+    assert bytes(out) == want
+    assert len(done) == 1
+    if mode is Mode.ENCODE:
+        assert counts == [4, {ErrorKind.SURROGATE: 1, ErrorKind.TRUNCATED: 1}]
+    else:
+        assert counts == [4, {ErrorKind.INVALID_BYTE: 1}]
