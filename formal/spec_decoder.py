@@ -7,17 +7,7 @@ an FPGA; :mod:`utf8_gateware.formal.checks` proves properties of it and proves t
 :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` equivalent to it. ``tests/test_spec_decoder.py``
 checks it against :mod:`utf8_gateware.sim.reference` and CPython in simulation.
 
-Well-formed sequences (Table 3-7)::
-
-    00..7F
-    C2..DF  80..BF
-    E0      A0..BF  80..BF
-    E1..EC  80..BF  80..BF
-    ED      80..9F  80..BF
-    EE..EF  80..BF  80..BF
-    F0      90..BF  80..BF  80..BF
-    F1..F3  80..BF  80..BF  80..BF
-    F4      80..8F  80..BF  80..BF
+Well-formed sequences: Table 3-7, as :mod:`utf8_gateware.hdl.utf8_grammar` lists it.
 
 State: the *pending prefix* ``buf[0..k-1]`` (``k`` = 0..3 bytes: a lead C2..F4 and the
 continuation bytes it accepted so far). For each byte ``b``:

@@ -127,7 +127,10 @@ class Pipeline:
 
     def fact(self, name, value, clear, shape=1):
         """Loaded when ``adv``; zero when ``clear`` (the beat is a bubble)."""
-        reg = self.register(name, shape)
+        return self._load_or_clear(self.register(name, shape), value, clear)
+
+    def _load_or_clear(self, reg, value, clear):
+        """``reg`` loaded with ``value`` when ``adv``, or with 0 if ``clear``."""
         with self.m.If(self.enable(len(Value.cast(reg)))):
             with self.m.If(clear):
                 self.m.d.sync += reg.eq(0)
@@ -152,13 +155,7 @@ class Pipeline:
         pairs (see :func:`select`).
         """
         reg = self.register(name, shape)
-        value = select(values, last, bubble, reg)
-        with self.m.If(self.enable(len(Value.cast(reg)))):
-            with self.m.If(clear):
-                self.m.d.sync += reg.eq(0)
-            with self.m.Else():
-                self.m.d.sync += reg.eq(value)
-        return reg
+        return self._load_or_clear(reg, select(values, last, bubble, reg), clear)
 
     def drive_output(self, port, slot_valid, slot_payload):
         """Drive the output stream ``port`` from the last stage (``slot_valid``,
