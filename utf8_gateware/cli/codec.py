@@ -12,16 +12,21 @@ from .common import CommandError, note, progress, read_input, write_json, write_
 __all__ = ["add_parsers"]
 
 
+def _add_files(parser, what):
+    """The ``INPUT`` file (``what``, default standard input) and ``-o OUTPUT`` arguments."""
+    parser.add_argument("input", nargs="?", metavar="INPUT",
+        help=f"{what} input file (default: standard input)")
+    parser.add_argument("-o", "--output", metavar="OUTPUT",
+        help="output file (default: standard output)")
+
+
 def add_parsers(commands):
     """Add ``decode`` and ``encode`` to ``commands`` (from ``add_subparsers``)."""
     decode = commands.add_parser("decode", help="decode UTF-8 to code points",
         description="Decode UTF-8 bytes. Ill-formed input becomes one U+FFFD per maximal "
                     "subpart (--errors replace) or one U+DC80..U+DCFF per undecodable byte "
                     "(--errors surrogateescape), exactly like CPython's bytes.decode.")
-    decode.add_argument("input", nargs="?", metavar="INPUT",
-        help="UTF-8 input file (default: standard input)")
-    decode.add_argument("-o", "--output", metavar="OUTPUT",
-        help="output file (default: standard output)")
+    _add_files(decode, "UTF-8")
     decode.add_argument("--errors", choices=DECODE_ERRORS, default=DECODE_ERRORS[0],
         help=f"error policy (default: {DECODE_ERRORS[0]})")
     decode.add_argument("--output-format", choices=("utf8", "utf32le"), default="utf8",
@@ -38,10 +43,7 @@ def add_parsers(commands):
                     "values above U+10FFFF are errors: replaced by U+FFFD (replace), left out "
                     "and reported (strict; exit status 1), or, for U+DC80..U+DCFF, turned back "
                     "into the raw byte 80..FF (surrogateescape).")
-    encode.add_argument("input", nargs="?", metavar="INPUT",
-        help="UTF-32LE input file (default: standard input)")
-    encode.add_argument("-o", "--output", metavar="OUTPUT",
-        help="output file (default: standard output)")
+    _add_files(encode, "UTF-32LE")
     encode.add_argument("--errors", choices=ENCODE_ERRORS, default=ENCODE_ERRORS[0],
         help=f"error policy (default: {ENCODE_ERRORS[0]})")
     _add_engine_option(encode)
