@@ -181,7 +181,14 @@ class Utf8Decoder(CheckedComponent):
     @property
     def LATENCY(self):
         """Cycles from the transfer of a determining byte to its output being valid."""
-        return 5 + self._slots + self._align_stages
+        return self.latency(self._errors, lanes=self._lanes)
+
+    @staticmethod
+    def latency(errors="replace", *, lanes=1):
+        """:attr:`LATENCY` of a decoder with these parameters, without building one."""
+        slots = (lanes - 1 + _BURST[errors]) // lanes
+        align = ((lanes - 1).bit_length() + 1) // 2
+        return 5 + slots + align
 
     @property
     def _align_stages(self):

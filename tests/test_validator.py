@@ -1,0 +1,91 @@
+# amaranth: UnusedElaboratable=no
+"""The validator: one verdict per message, checked against CPython and the reference model."""
+
+import random
+
+import pytest
+
+from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.hdl.validator import Utf8Validator
+from utf8_gateware.sim import reference
+from utf8_gateware.sim.testbench import run_stream
+
+from corpora import decode_cases
+from test_decoder_lanes import ALPHABET, beats
+
+
+def verdict(message):
+    """``(valid, offset, error, errors)``: CPython for validity and the offset, the reference
+    model for the kinds and the count of maximal subparts."""
+    try:
+        message.decode("utf-8")
+        offset, valid = 0, 1
+    except UnicodeDecodeError as error:
+        offset, valid = error.start, 0
+    kinds = [d.error for d in reference.decode(message, "replace") if d.error != ErrorKind.NONE]
+    return (valid, offset, kinds[0] if kinds else ErrorKind.NONE, len(kinds))
+
+
+def check(lanes, messages, *, rng=None, name, **kwargs):
+    if lanes == 1:
+        inputs = [{"data": b, "last": int(n == len(m) - 1)} for m in messages
+                  for n, b in enumerate(m)]
+    else:
+        inputs = beats(messages, lanes, rng)
+    run = run_stream(Utf8Validator(lanes=lanes), inputs, name=name, **kwargs)
+    got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in run.outputs]
+    assert got == [verdict(m) for m in messages]
+    return run
+
+
+def test_parameters():
+    assert Utf8Validator(lanes=8).lanes == 8
+    with pytest.raises(ValueError, match=r"^lanes must be one of 1, 2, 4, 8, 16, not 3$"):
+        Utf8Validator(lanes=3)
+    with pytest.raises(ValueError, match=r"^counter_width must be 8 to 64, not 4$"):
+        Utf8Validator(counter_width=4)
+    with pytest.raises(TypeError, match=r"^counter_width must be an integer, not '32'$"):
+        Utf8Validator(counter_width="32")
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16])
+def test_random_messages(lanes):
+    # Mostly well-formed text with an error here and there (so that the first error's offset
+    # varies), and messages of the grammar's bytes; partial beats under backpressure.
+    rng = random.Random(lanes)
+    text = "aé€😀ÿ\u0800\U00010000".encode()
+    messages = []
+    for n in range(40):
+        if n % 2:
+            message = bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 4 * lanes)))
+        else:
+            message = bytearray(rng.choice(text) for _ in range(rng.randint(1, 6 * lanes)))
+            message = bytes(message)
+        messages.append(message)
+    check(lanes, messages, rng=rng, stall=0.3, gap=0.2, seed=lanes, name=f"validator{lanes}")
+
+
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_corpora(lanes):
+    messages = [case.data for case in decode_cases() if case.data]
+    if not messages:
+        pytest.skip("../shared/corpora is absent: no corpus cases to run")
+    check(lanes, messages, rng=random.Random(2), name=f"validator{lanes}-corpora")
+
+
+def test_saturation():
+    # 8-bit counters: 300 errors saturate at 255, and so does an offset past 255.
+    messages = [b"\xff" * 300, b"a" * 300 + b"\xff"]
+    inputs = [{"data": b, "last": int(n == len(m) - 1)} for m in messages
+              for n, b in enumerate(m)]
+    run = run_stream(Utf8Validator(counter_width=8), inputs, name="validator-saturation")
+    got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in run.outputs]
+    assert got == [(0, 0, ErrorKind.INVALID_BYTE, 255), (0, 255, ErrorKind.INVALID_BYTE, 1)]
+
+
+def test_throughput():
+    # Full beats at full rate: one beat every cycle.
+    message = "héllo wörld €😀 ".encode() * 16
+    run = check(4, [message], name="validator-throughput")
+    first = run.in_cycles[0]
+    assert run.in_cycles == list(range(first, first + len(run.in_cycles)))
