@@ -65,9 +65,11 @@ class Utf8Validator(CheckedComponent):
     lengths of the code points before it. One beat every cycle, like the decoder; the verdict is
     on ``o`` at most ``LATENCY`` cycles after the ``last`` byte while the sink is ready.
 
-    Cost: the decoder's area plus the counters. A validator that drops the decoder's code-point
-    assembly (stages D, E and the output slots) would be smaller; this one is built from the
-    proven decoder so that it cannot disagree with it.
+    Cost (measured, one lane, 32-bit counters, UP5K): 504 LCs and 37.5 MHz: the counters' carry
+    chains, not the decoder, are the critical path, and the decoder's code-point assembly is
+    carried along. A validator with split, pipelined counters that drops stages D and E would be
+    smaller and as fast as the decoder; this one is built from the tested decoder so that it
+    cannot disagree with it, and is the correct reference for that one.
     """
 
     @classmethod
