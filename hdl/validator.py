@@ -1,15 +1,18 @@
 """A verdict per message: is it well-formed UTF-8, and if not, where and why."""
 
-from amaranth.hdl import Const, Module, Signal
+from types import SimpleNamespace
+
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
-from ..sim.reference import UTF8_LENGTH_LIMITS
 from .component import CheckedComponent
-from .decoder import Utf8Decoder, check_lanes
+from .decoder import check_lanes
+from .decoder_lane import _control, _neighbours, kind_of, stage_a, stage_align, stage_b, stage_c
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
-from .pipeline import any_of
+from .chunked_sum import ChunkedSum
+from .pipeline import CE_FANOUT, Pipeline
 
 
 __all__ = ["Utf8Validator", "verdict_layout"]
@@ -30,6 +33,96 @@ def verdict_layout(counter_width):
     })
 
 
+def stage_errors(pipe, c):
+    """Stage ``V1`` (the validator's stage ``D``): the maximal subparts that end at each byte.
+
+    Per lane: ``burst`` (the prefix pending before the byte is ill-formed and ends here: the
+    byte cannot continue it), its kind ``bkind`` and its length ``bback`` (1..3 bytes back from
+    the byte); ``own`` (the byte's own error: an error byte, a continuation byte that no lead
+    covers, a prefix cut short by ``last``), its kind ``okind`` and how far back its first byte is
+    (``oback``: 0, or 0..2 for a cut prefix the byte belongs to); ``byte`` (the lane holds one).
+    """
+    stage = _control(pipe, "v", c)
+    prevs = _neighbours(pipe, "vh", c,
+                        [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
+                         for lane in c.lanes],
+                        lambda parts: {"pend": parts["pend0"] | parts["sc"], "sc": parts["sc"],
+                                       "anyc": parts["anyc"]})
+    for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, stage.lanes)):
+        nv = lane.nv
+        unc = lane.cont & ~lane.ok2 & ~prev["anyc"]
+        trunc = lane.vl & (lane.pend0 | lane.sc)
+        regs.burst = pipe.fact(f"v{k}_burst", prev["pend"] & lane.ns, nv)
+        regs.bkind = pipe.data(f"v{k}_bkind", Mux(lane.cont, lane.rkind.as_value(),
+                                                  ErrorKind.TRUNCATED), ErrorKind)
+        # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
+        regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
+        regs.own = pipe.fact(f"v{k}_own", (lane.startkind.as_value() != 0) | unc | trunc, nv)
+        regs.okind = pipe.data(f"v{k}_okind", lane.startkind.as_value() | kind_of(
+            (unc, ErrorKind.UNEXPECTED_CONTINUATION), (trunc, ErrorKind.TRUNCATED)), ErrorKind)
+        # A cut prefix the byte ends: anyc + sc bytes before it.
+        regs.oback = pipe.data(f"v{k}_oback", Cat(trunc & lane.anyc & ~lane.sc, trunc & lane.sc),
+                               2)
+        regs.byte = pipe.fact(f"v{k}_byte", 1, nv)
+    return stage
+
+
+def _constant_of(index, values):
+    """``values[index]`` for a 2-bit ``index`` and four integers, as a lookup table per bit
+    (an addition of a constant would become a carry chain)."""
+    width = max(values).bit_length()
+    return Cat(*(Mux(index[1], Mux(index[0], values[3] >> bit & 1, values[2] >> bit & 1),
+                     Mux(index[0], values[1] >> bit & 1, values[0] >> bit & 1))
+                 for bit in range(width)))
+
+
+def stage_first(pipe, v):
+    """Stage ``V2``: per lane the first maximal subpart that ends at the byte (a burst comes
+    before the byte's own error): ``has``, ``kind``, ``dist`` (how many bytes before the end of
+    the beat its first byte is: N - k for lane k, plus the bytes of the prefix before it), and
+    ``errs`` (0..2 maximal subparts end here) and ``bytes`` (the lane holds a byte)."""
+    n = len(v)
+    stage = _control(pipe, "w", v)
+    for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
+        back = Mux(lane.burst, lane.bback, lane.oback)
+        regs.has = pipe.data(f"w{k}_has", lane.burst | lane.own)
+        regs.kind = pipe.data(f"w{k}_kind", Mux(lane.burst, lane.bkind, lane.okind), ErrorKind)
+        regs.dist = pipe.data(f"w{k}_dist", _constant_of(back, [n - k + b for b in range(4)]),
+                              range(n + 4))
+        regs.errs = pipe.data(f"w{k}_errs", Cat(lane.burst ^ lane.own, lane.burst & lane.own),
+                              range(3))
+        regs.bytes = pipe.data(f"w{k}_bytes", lane.byte)
+    return stage
+
+
+def reduce_beat(pipe, w):
+    """The beat's summary from its lanes' (stage ``V2``), by a tree of pairs, one level a stage
+    (none with one lane): the first error of the beat (of its earliest lane that has one), the
+    sum of the errors and of the bytes. Returns ``(summary, bubble, last, stages)``."""
+    groups = [SimpleNamespace(has=lane.has, kind=lane.kind.as_value(), dist=lane.dist,
+                              errs=lane.errs, bytes=lane.bytes) for lane in w.lanes]
+    bubble, last = w.lanes[-1].nv, w.beat_vl
+    level = 0
+    while len(groups) > 1:
+        merged = []
+        for x in range(0, len(groups), 2):
+            early, late = groups[x], groups[x + 1]
+            name = f"t{level}_{x // 2}"
+            merged.append(SimpleNamespace(
+                has=pipe.data(f"{name}_has", early.has | late.has),
+                kind=pipe.data(f"{name}_kind", Mux(early.has, early.kind, late.kind), 3),
+                dist=pipe.data(f"{name}_dist", Mux(early.has, early.dist, late.dist),
+                               len(early.dist)),
+                errs=pipe.data(f"{name}_errs", early.errs + late.errs, len(early.errs) + 1),
+                bytes=pipe.data(f"{name}_bytes", early.bytes + late.bytes,
+                                len(early.bytes) + 1)))
+        groups = merged
+        bubble = pipe.control(f"t{level}_nv", bubble)
+        last = pipe.control(f"t{level}_vl", last)
+        level += 1
+    return groups[0], bubble, last, level
+
+
 class Utf8Validator(CheckedComponent):
     """Checks each message of a byte stream and gives one verdict per message.
 
@@ -41,12 +134,17 @@ class Utf8Validator(CheckedComponent):
         Width of ``offset`` and ``errors`` (8..64, default 32). Both saturate at their largest
         value, so a message longer than ``2**counter_width - 1`` bytes never reports a wrong
         small offset: a saturated value means "at least this".
+    carry_chunk : int
+        The longest carry chain of the sums, in bits (8..64, default 8): each sum is cut into
+        chunks of this many bits whose carries are registered between them
+        (:class:`~utf8_gateware.hdl.chunked_sum.ChunkedSum`). Shorter chunks are faster and
+        cost ``ceil(counter_width / carry_chunk) - 1`` more stages of latency and registers.
 
     Ports
     -----
     i : ``In(stream.Signature(...))``
-        As :class:`Utf8Decoder`'s input: ``ByteLayout`` with one lane, else
-        ``byte_beat_layout(lanes)`` (``data``, ``count`` 1..N, ``last``).
+        As :class:`~utf8_gateware.hdl.decoder.Utf8Decoder`'s input: ``ByteLayout`` with one
+        lane, else ``byte_beat_layout(lanes)`` (``data``, ``count`` 1..N, ``last``).
     o : ``Out(stream.Signature(verdict_layout(counter_width)))``
         One payload per message, after its ``last`` byte.
 
@@ -55,33 +153,75 @@ class Utf8Validator(CheckedComponent):
     U+FFFD in ``data.decode("utf-8", "replace")``; ``error`` is the :class:`ErrorKind` of the first
     maximal subpart, as the decoder reports it.
 
-    Structure, latency and throughput
-    ---------------------------------
-    A :class:`Utf8Decoder` with ``errors="replace"`` and the same lanes (one maximal subpart,
-    one U+FFFD), followed by two registers: the beat's summary (the UTF-8 length of its
-    well-formed code points before its first error lane, all of them, the first error's kind,
-    the number of error lanes), then the message's accumulators. Before the first error every
-    byte belongs to a well-formed code point, so the first error's offset is the sum of the
-    lengths of the code points before it. One beat every cycle, like the decoder; the verdict is
-    on ``o`` at most ``LATENCY`` cycles after the ``last`` byte while the sink is ready.
+    Structure
+    ---------
+    The decoder's own lane stages up to ``C`` (:mod:`~utf8_gateware.hdl.decoder_lane`: align,
+    the byte's class, the prefix pending after it), so the two cannot disagree on the grammar;
+    none of the code-point assembly. Then, per lane:
 
-    Cost (measured, one lane, 32-bit counters, UP5K): 504 LCs and 37.5 MHz: the counters' carry
-    chains, not the decoder, are the critical path, and the decoder's code-point assembly is
-    carried along. A validator with split, pipelined counters that drops stages D and E would be
-    smaller and as fast as the decoder; this one is built from the tested decoder so that it
-    cannot disagree with it, and is the correct reference for that one.
+    ``V1``
+        The maximal subparts that end at the byte: the prefix before it (a *burst*, when the byte
+        cannot continue it), and the byte's own error (an error byte, a continuation byte no
+        lead covers, a prefix cut short by ``last``).
+    ``V2``
+        The first of them (the burst's first byte is earlier): its kind, and its distance from
+        the end of the beat (its first byte is the lead of the prefix, one to three bytes back,
+        perhaps in an earlier beat); the lane's error count (0..2) and byte count (0..1).
+    ``T1`` .. ``Tlog2(N)``
+        A tree of pairs (none with one lane): the earlier lane's first error wins; counts add.
+    ``P1`` .. ``P3``
+        The small parts of the sums: the first error's offset is the bytes of the message before
+        the beat plus ``bytes - dist``, which is negative when the error began in an earlier
+        beat. So that the sums only ever add, ``M`` sums the bytes before the beat less the
+        latest three, and ``P2`` keeps those (``r``, 0..3); ``P3`` knows whether the message had
+        an error before the beat, and gives ``M`` what to add: ``r + bytes - dist`` at the first
+        error, ``max(0, r + bytes - 3)`` before it, nothing after it.
+    ``M``
+        The message's sums (the first error's offset, the error count) and its first error's
+        kind; each sum is a ``ChunkedSum``, with no logic in front of its carry chains.
+    ``R1`` .. ``Rc``
+        ``c = ceil(counter_width / carry_chunk) - 1`` stages that resolve the sums' pending
+        carries (a carry moves one chunk a stage), then the verdict slot (saturated sums) and a
+        skid register (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
+
+    ``o.valid`` and ``o.payload`` are one LUT (a 2:1 multiplexer) of flip-flops; ``i.ready`` is a
+    flip-flop.
+
+    Cost (measured, median of nextpnr seeds 1-3 unless stated, 32-bit sums, 8-bit chunks, in the
+    port harness of ``utf8-gateware synth``): ECP5-25F-6, 16 lanes, seed 1: 211.0 MHz,
+    2460 LUT4 and 2399 flip-flops (the decoder: 191.8 MHz, 4721 and 4097); 8 lanes, seed 1:
+    217.7 MHz, 1426 LUT4 (the decoder: 225.6 MHz, 2185). iCE40 UP5K: one lane 69.3 MHz,
+    729 LCs; four lanes 71.5 MHz, 1155 LCs (the decoder: 160.7 MHz and 204 LCs; 93.5 MHz and
+    959 LCs). On the UP5K the sums' fixed cost (two 32-bit sums, their resolving stage, the
+    69-bit verdict and its skid register: about 400 flip-flops) and its slow routing to and from
+    carry chains dominate; the validator is the smaller, faster core only from eight lanes up, on
+    the ECP5.
+
+    Latency and throughput
+    ----------------------
+    One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
+    decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
+    message's ``last`` beat: 9 + c with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
+    ``P3``, ``R1`` .. ``Rc`` (``R1`` is loaded with ``M``'s next state), the verdict slot); with
+    N lanes also log2(N) tree stages and the decoder's align stages (1 for 2 or 4 lanes, 2 for 8
+    or 16). With the default parameters (c = 3): 12, 14, 15, 17, 18 cycles for 1, 2, 4, 8, 16
+    lanes.
     """
 
     @classmethod
-    def check_parameters(cls, *, lanes=1, counter_width=32):
+    def check_parameters(cls, *, lanes=1, counter_width=32, carry_chunk=8):
         check_lanes(lanes)
+        if not isinstance(carry_chunk, int) or isinstance(carry_chunk, bool):
+            raise TypeError(f"carry_chunk must be an integer, not {carry_chunk!r}")
+        if not 8 <= carry_chunk <= 64:
+            raise ValueError(f"carry_chunk must be 8 to 64, not {carry_chunk!r}")
         if not isinstance(counter_width, int) or isinstance(counter_width, bool):
             raise TypeError(f"counter_width must be an integer, not {counter_width!r}")
         if not 8 <= counter_width <= 64:
             raise ValueError(f"counter_width must be 8 to 64, not {counter_width!r}")
 
-    def __init__(self, *, lanes=1, counter_width=32):
-        self._lanes, self._width = lanes, counter_width
+    def __init__(self, *, lanes=1, counter_width=32, carry_chunk=8):
+        self._lanes, self._width, self._chunk = lanes, counter_width, carry_chunk
         layout = ByteLayout if lanes == 1 else byte_beat_layout(lanes)
         super().__init__({
             "i": In(stream.Signature(layout)),
@@ -93,95 +233,106 @@ class Utf8Validator(CheckedComponent):
         return self._lanes
 
     @property
+    def counter_width(self):
+        return self._width
+
+    @property
+    def _resolve_steps(self):
+        return (self._width - 1) // self._chunk
+
+    @property
     def LATENCY(self):
-        """Cycles from the transfer of a message's ``last`` byte to its verdict on ``o``."""
-        return Utf8Decoder.latency("replace", lanes=self._lanes) + 2
+        """Cycles from the transfer of a message's ``last`` beat to its verdict on ``o``."""
+        return self.latency(lanes=self._lanes, counter_width=self._width,
+                            carry_chunk=self._chunk)
+
+    @staticmethod
+    def latency(*, lanes=1, counter_width=32, carry_chunk=8):
+        """:attr:`LATENCY` of a validator with these parameters, without building one."""
+        align = ((lanes - 1).bit_length() + 1) // 2
+        tree = (lanes - 1).bit_length()
+        return align + 9 + tree + (counter_width - 1) // carry_chunk
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.decoder = decoder = Utf8Decoder("replace", lanes=self._lanes)
-        m.d.comb += [decoder.i.valid.eq(self.i.valid), decoder.i.payload.eq(self.i.payload),
-                     self.i.ready.eq(decoder.i.ready)]
+        n, width = self._lanes, self._width
+        steps = self._resolve_steps
+        pipe = Pipeline(m, flush_steps=2 + steps, ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
+        m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
-        adv = ~self.o.valid | self.o.ready
-        m.d.comb += decoder.o.ready.eq(adv)
-        beat = decoder.o.payload
-        if self._lanes == 1:
-            lanes = [(decoder.o.valid, beat.codepoint, beat.error)]
-        else:
-            lanes = [(lane.valid, lane.codepoint, lane.error) for lane in beat.lanes]
+        aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
+        c = stage_c(pipe, stage_b(pipe, stage_a(pipe, aligned, data)), False)
+        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, stage_errors(pipe, c)))
 
-        # Stage 1: the beat's summary.
-        n = len(lanes)
-        s_valid, s_last = Signal(), Signal()
-        s_all = Signal(range(4 * n + 1))          # bytes of the beat's well-formed code points
-        s_before = Signal(range(4 * n + 1))       # ... before its first error lane
-        s_has = Signal()
-        s_kind = Signal(ErrorKind)
-        s_errors = Signal(range(n + 1))
-        bad = [valid & (error != ErrorKind.NONE) for valid, _, error in lanes]
-        lengths = [Signal(range(5), name=f"len{k}") for k in range(n)]
-        for k, (valid, codepoint, _) in enumerate(lanes):
-            m.d.comb += lengths[k].eq(
-                (valid & ~bad[k]).replicate(3) &
-                (1 + sum((codepoint >= limit) for limit in UTF8_LENGTH_LIMITS[:3])))
-        before, kind, seen = 0, 0, Const(0, 1)
-        for k in range(n):
-            # Lanes before the first error count; the first error lane gives the kind.
-            before = before + (lengths[k] & (~(seen | bad[k])).replicate(3))
-            kind = (bad[k] & ~seen).replicate(3) & lanes[k][2].as_value() | kind
-            seen = seen | bad[k]
-        with m.If(adv):
-            m.d.sync += [
-                s_valid.eq(decoder.o.valid),
-                s_last.eq(beat.last),
-                s_all.eq(sum(lengths)),
-                s_before.eq(before),
-                s_has.eq(any_of(bad)),
-                s_kind.as_value().eq(kind),
-                s_errors.eq(sum(bad)),
-            ]
+        # P1 .. P3: the small parts of the sums. The first error's offset is the bytes of the
+        # message before the beat plus `bytes - dist` (-3..N-1). So that M's sum only ever adds
+        # (no borrow through its chunks), M sums the bytes before the beat less the latest three,
+        # and P2 keeps the rest (`r`, 0..3): the offset is M's sum plus `r + bytes - dist` (never
+        # negative), and M's sum grows by `max(0, r + bytes - 3)` until the first error.
+        p1 = SimpleNamespace(
+            back=pipe.data("p1_back", beat.bytes - beat.dist, range(-3 - n, n + 1)),
+            over=pipe.data("p1_over", beat.bytes - 3, range(-3, n - 2)),
+            least=pipe.data("p1_least", Mux(beat.bytes > 3, 3, beat.bytes), 2),
+            has=pipe.data("p1_has", beat.has), kind=pipe.data("p1_kind", beat.kind, 3),
+            errs=pipe.data("p1_errs", beat.errs, len(beat.errs)),
+            bubble=pipe.control("p1_nv", bubble), last=pipe.control("p1_vl", last))
+        r = Signal(2, name="p2_r")
+        with m.If(pipe.enable(2)):
+            with m.If(p1.last):
+                m.d.sync += r.eq(0)
+            with m.Else():
+                m.d.sync += r.eq(Mux(r + p1.least > 3, 3, r + p1.least))   # a 4-input table
+        clean = r + p1.over
+        p2 = SimpleNamespace(
+            at_error=pipe.data("p2_at_error", r + p1.back, range(n + 3)),
+            clean=pipe.data("p2_clean", Mux(clean < 0, 0, clean), range(n + 1)),
+            has=pipe.data("p2_has", p1.has), kind=pipe.data("p2_kind", p1.kind, 3),
+            errs=pipe.data("p2_errs", p1.errs, len(p1.errs)),
+            bubble=pipe.control("p2_nv", p1.bubble), last=pipe.control("p2_vl", p1.last))
+        # P3: whether the message had an error before the beat (`seen`), and so what M adds.
+        seen = Signal(name="p3_seen")
+        with m.If(pipe.enable(1)):
+            m.d.sync += seen.eq(~p2.last & (seen | p2.has))
+        p3 = SimpleNamespace(
+            inc=pipe.data("p3_inc", Mux(seen, 0, Mux(p2.has, p2.at_error, p2.clean)),
+                          range(n + 4)),
+            first=pipe.data("p3_first", ~seen & p2.has), bad=pipe.data("p3_bad", seen | p2.has),
+            kind=pipe.data("p3_kind", p2.kind, 3),
+            errs=pipe.data("p3_errs", p2.errs, len(p2.errs)),
+            bubble=pipe.control("p3_nv", p2.bubble), last=pipe.control("p3_vl", p2.last))
 
-        # Stage 2: the message's accumulators and the verdict.
-        offset = Signal(self._width)
-        errors = Signal(self._width)
-        found = Signal()
-        first = Signal(ErrorKind)
-        top = (1 << self._width) - 1
+        # M: the message's sums (the first error's offset, the error count, each a ChunkedSum:
+        # no logic in front of a carry chain) and its first error's kind; the next state of each
+        # sum goes on to the verdict.
+        offset = ChunkedSum("m_offset", width, self._chunk)
+        errors = offset.like("m_errors")
+        kind = Signal(3, name="m_kind")
+        offset_state, errors_state = offset.step(p3.inc), errors.step(p3.errs)
+        for regs, state in ((offset, offset_state), (errors, errors_state)):
+            regs.load(pipe, [Mux(p3.last, 0, value) for value in state])
+        with m.If(pipe.enable(3)):
+            m.d.sync += kind.eq(Mux(p3.first, p3.kind, kind))
+        bad, first, ends = p3.bad, Mux(p3.first, p3.kind, kind), p3.last & ~p3.bubble
 
-        def saturating(total, step):
-            wide = total + step
-            return (wide > top).replicate(self._width) | wide[:self._width]
+        # R1 ..: the sums resolved, one chunk boundary a stage (none with one chunk).
+        for stage in range(1, offset.steps + 1):
+            offset, errors = offset.like(f"r{stage}_offset"), errors.like(f"r{stage}_errors")
+            offset.load(pipe, offset_state)
+            errors.load(pipe, errors_state)
+            offset_state, errors_state = offset.step(), errors.step()
+            bad = pipe.data(f"r{stage}_bad", bad)
+            first = pipe.data(f"r{stage}_kind", first, 3)
+            ends = pipe.data(f"r{stage}_ends", ends)
 
-        new_offset = Signal(self._width)
-        new_errors = Signal(self._width)
-        m.d.comb += [
-            new_offset.eq(offset),
-            new_errors.eq(saturating(errors, s_errors)),
-        ]
-        with m.If(~found):
-            m.d.comb += new_offset.eq(saturating(offset, (s_has).replicate(len(s_all)) & s_before |
-                                                         (~s_has).replicate(len(s_all)) & s_all))
-        new_found = found | s_has
-        new_first = Signal(ErrorKind)
-        m.d.comb += new_first.eq(first)
-        with m.If(~found):
-            m.d.comb += new_first.eq(s_kind)
-
-        with m.If(adv):
-            m.d.sync += self.o.valid.eq(0)
-            with m.If(s_valid):
-                with m.If(s_last):
-                    m.d.sync += [
-                        self.o.valid.eq(1),
-                        self.o.payload.valid.eq(~new_found),
-                        self.o.payload.offset.eq(new_found.replicate(self._width) & new_offset),
-                        self.o.payload.error.eq(new_first),
-                        self.o.payload.errors.eq(new_errors),
-                        self.o.payload.last.eq(1),
-                        offset.eq(0), errors.eq(0), found.eq(0), first.eq(ErrorKind.NONE),
-                    ]
-                with m.Else():
-                    m.d.sync += [offset.eq(new_offset), errors.eq(new_errors),
-                                 found.eq(new_found), first.eq(new_first)]
+        # The verdict slot.
+        verdict = Signal(self.o.payload.shape())
+        for target, value in [
+                (verdict.valid, ~bad),
+                (verdict.offset, bad.replicate(width) & offset.saturated(offset_state)),
+                (verdict.error.as_value(), bad.replicate(3) & first),
+                (verdict.errors, errors.saturated(errors_state))]:
+            with m.If(pipe.enable(len(target))):
+                m.d.sync += target.eq(value)
+        m.d.comb += verdict.last.eq(1)
+        pipe.drive_output(self.o, pipe.data("v_valid", ends), verdict)
         return m

@@ -26,13 +26,18 @@ def verdict(message):
     return (valid, offset, kinds[0] if kinds else ErrorKind.NONE, len(kinds))
 
 
-def check(lanes, messages, *, rng=None, name, **kwargs):
+def stream_of(lanes, messages, rng=None):
+    """The input items (one lane) or beats (N lanes) of ``messages``."""
     if lanes == 1:
-        inputs = [{"data": b, "last": int(n == len(m) - 1)} for m in messages
-                  for n, b in enumerate(m)]
-    else:
-        inputs = beats(messages, lanes, rng)
-    run = run_stream(Utf8Validator(lanes=lanes), inputs, name=name, **kwargs)
+        return [{"data": b, "last": int(n == len(m) - 1)} for m in messages
+                for n, b in enumerate(m)]
+    return beats(messages, lanes, rng)
+
+
+def check(lanes, messages, *, rng=None, name, inputs=None, dut=None, **kwargs):
+    inputs = stream_of(lanes, messages, rng) if inputs is None else inputs
+    dut = Utf8Validator(lanes=lanes) if dut is None else dut
+    run = run_stream(dut, inputs, name=name, **kwargs)
     got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in run.outputs]
     assert got == [verdict(m) for m in messages]
     return run
@@ -46,6 +51,10 @@ def test_parameters():
         Utf8Validator(counter_width=4)
     with pytest.raises(TypeError, match=r"^counter_width must be an integer, not '32'$"):
         Utf8Validator(counter_width="32")
+    with pytest.raises(ValueError, match=r"^carry_chunk must be 8 to 64, not 4$"):
+        Utf8Validator(carry_chunk=4)
+    assert Utf8Validator(counter_width=32, carry_chunk=8).LATENCY == \
+        Utf8Validator(counter_width=32, carry_chunk=32).LATENCY + 3
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16])
@@ -83,9 +92,40 @@ def test_saturation():
     assert got == [(0, 0, ErrorKind.INVALID_BYTE, 255), (0, 255, ErrorKind.INVALID_BYTE, 1)]
 
 
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_chunked_sums(lanes):
+    # 12-bit sums in chunks of 8 bits: carries cross a chunk boundary (offsets and counts past
+    # 255) while a message runs and in its last beat, and both sums saturate at 4095.
+    messages = [b"\xff" * 300, b"a" * 254 + b"\xe0\x80", b"\xc3\xa9" * 200 + b"\xed\xa0",
+                b"a" * 4100 + b"\xff", b"\x80" * 4100, b"\xf0\x90\x80" * 90, b"ok"]
+    inputs = stream_of(lanes, messages, random.Random(3))
+    dut = Utf8Validator(lanes=lanes, counter_width=12, carry_chunk=8)
+    run = run_stream(dut, inputs, name=f"validator{lanes}-chunked", stall=0.2, seed=lanes)
+    got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in run.outputs]
+    assert got == [(valid, min(offset, 4095), error, min(errors, 4095))
+                   for valid, offset, error, errors in map(verdict, messages)]
+    assert got[3][1] == got[4][3] == 4095
+
+
 def test_throughput():
     # Full beats at full rate: one beat every cycle.
     message = "héllo wörld €😀 ".encode() * 16
     run = check(4, [message], name="validator-throughput")
     first = run.in_cycles[0]
     assert run.in_cycles == list(range(first, first + len(run.in_cycles)))
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16])
+def test_latency_and_rate(lanes):
+    # One-byte-beat messages back to back (the densest verdict stream): one beat taken every
+    # cycle, and each verdict exactly LATENCY cycles after its message's last beat.
+    rng = random.Random(lanes)
+    messages = [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 2 * lanes)))
+                for _ in range(30)]
+    dut = Utf8Validator(lanes=lanes, carry_chunk=8)
+    inputs = stream_of(lanes, messages, rng)
+    run = check(lanes, messages, inputs=inputs, dut=dut, name=f"validator{lanes}-latency")
+    first = run.in_cycles[0]
+    assert run.in_cycles == list(range(first, first + len(run.in_cycles)))
+    ends = [cycle for cycle, beat in zip(run.in_cycles, inputs) if beat["last"]]
+    assert [out - end for out, end in zip(run.out_cycles, ends)] == [dut.LATENCY] * len(ends)
