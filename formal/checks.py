@@ -28,7 +28,7 @@ from .spec_encoder import SpecEncoder, utf8_bytes, utf8_length
 
 __all__ = [
     "drive_source", "drive_sink", "assert_stream_rules", "assert_decoded_item",
-    "utf8_length", "utf8_bytes", "Scoreboard", "QuietCounter",
+    "utf8_length", "utf8_bytes", "Scoreboard", "QuietCounter", "assume_beat_count",
     "SpecDecoderProperties", "DecoderProperties", "DecoderEquivalence",
     "EncoderEquivalence", "StreamRules", "Together", "EncoderDecoderRoundTrip",
     "DecoderEncoderRoundTrip",
@@ -108,9 +108,11 @@ class Scoreboard(Elaboratable):
     the solver (the classic way to verify a pipeline or FIFO without modelling a whole queue).
 
     Expected items are *pushed* (up to ``push_width`` per cycle, in order, with ``push_count``
-    and ``push_items``); the core *offers* items (``offer``/``offer_item``, its output
-    ``valid``/``payload``) and *pops* them (``pop``, its output transfer). Counters number the
-    items on both sides. Asserted every cycle:
+    and ``push_items``); the core *offers* items and *pops* them with its output transfer. With
+    ``offer_width`` = 1: ``offer``/``offer_item`` (its output ``valid``/``payload``) and ``pop``.
+    With more (a multi-lane core): ``offers`` (one flag per lane: the beat is offered and the lane
+    holds an item), ``offer_items`` and ``pop`` (the beat's transfer pops its valid lanes; read in
+    lane order). Counters number the items on both sides. Asserted every cycle:
 
     * the core offers nothing that has not been pushed (no extra or duplicated item);
     * the item the core offers with the number ``index`` -- a free constant (``AnyConst``), so
@@ -121,22 +123,33 @@ class Scoreboard(Elaboratable):
     (the proof depth times ``push_width`` must stay below ``2**width``). The messages name the
     check ``name``.
     """
-    def __init__(self, shape, push_width, name, *, width=9):
+    def __init__(self, shape, push_width, name, *, width=9, offer_width=1):
         self.shape, self.push_width, self.name, self.width = shape, push_width, name, width
+        self.offer_width = offer_width
         self.push_count = Signal(range(push_width + 1))
         self.push_items = [Signal(shape, name=f"push_{n}") for n in range(push_width)]
-        self.offer = Signal()
-        self.offer_item = Signal(shape)
+        if offer_width == 1:
+            self.offer = Signal()
+            self.offer_item = Signal(shape)
+        else:
+            self.offers = Signal(offer_width)
+            self.offer_items = [Signal(shape, name=f"offer_{n}") for n in range(offer_width)]
         self.pop = Signal()
         self.pending = Signal(width)
 
     def elaborate(self, platform):
         m = Module()
+        if self.offer_width == 1:
+            offers, offer_items = [self.offer], [self.offer_item]
+        else:
+            offers, offer_items = list(self.offers), self.offer_items
         index = Signal(self.width)
         m.d.comb += index.eq(AnyConst(self.width))
         produced = Signal(self.width)  # items pushed before this cycle
         consumed = Signal(self.width)  # items popped before this cycle
-        m.d.sync += [produced.eq(produced + self.push_count), consumed.eq(consumed + self.pop)]
+        offered = sum(offers)
+        m.d.sync += [produced.eq(produced + self.push_count),
+                     consumed.eq(consumed + Mux(self.pop, offered, 0))]
         m.d.comb += self.pending.eq(produced - consumed)
 
         # The expected item number `index`: captured when pushed, or pushed in this cycle.
@@ -149,15 +162,17 @@ class Scoreboard(Elaboratable):
         with m.If(pushed_now):
             m.d.sync += [captured.eq(1), expected.eq(now)]
 
-        m.d.comb += [
-            Assert(~self.offer | (self.pending != 0) | (self.push_count != 0),
-                   f"{self.name}: an output that nothing expected corresponds to"),
-            Assert(~(self.offer & (consumed == index)) |
-                   (_bits(self.offer_item) == Mux(captured, _bits(expected), _bits(now))),
-                   f"{self.name}: an output differs from the expected one"),
-            Assert(produced < (1 << self.width) - 2 * self.push_width,
-                   f"{self.name}: counters too narrow for the proof depth"),
-        ]
+        for lane, (offer, item) in enumerate(zip(offers, offer_items)):
+            before = sum(offers[:lane]) if lane else 0     # its number among the beat's items
+            m.d.comb += [
+                Assert(~offer | (self.pending + self.push_count > before),
+                       f"{self.name}: an output that nothing expected corresponds to"),
+                Assert(~(offer & (consumed + before == index)) |
+                       (_bits(item) == Mux(captured, _bits(expected), _bits(now))),
+                       f"{self.name}: an output differs from the expected one"),
+            ]
+        m.d.comb += Assert(produced < (1 << self.width) - 2 * self.push_width,
+                           f"{self.name}: counters too narrow for the proof depth")
         return m
 
 
@@ -178,6 +193,14 @@ class QuietCounter(Elaboratable):
             m.d.sync += count.eq(count + 1)
         m.d.comb += self.expired.eq(count == self.bound)
         return m
+
+
+def assume_beat_count(m, core):
+    """With several lanes, a transmitter offers beats of 1..N bytes (``count``); a one-lane
+    core has no ``count``."""
+    if getattr(core, "lanes", 1) > 1:
+        count = core.i.payload.count
+        m.d.comb += Assume(~core.i.valid | ((count >= 1) & (count <= core.lanes)))
 
 
 def decoder_drain(decoder):
@@ -309,25 +332,40 @@ def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
     """Property 3 (and 5) for a core ``dut`` with stream ports ``i``/``o``: its output sequence
     is the one the unpipelined ``spec`` model produces for the items ``dut`` accepts.
 
-    ``spec`` is fed each item in the cycle ``dut`` takes it; its outputs (0..4) are the expected
-    sequence of a :class:`Scoreboard`, which every item ``dut`` offers must follow (so nothing is
-    lost, duplicated, reordered or changed). The output stream rules are
-    asserted. Bounded liveness: after ``drain`` cycles with the sink ready and no input taken,
-    nothing is pending and offered input is taken. Returns a dict of the strobes for covers.
+    ``spec`` is fed each item (or beat) in the cycle ``dut`` takes it; its outputs are the
+    expected sequence of a :class:`Scoreboard`, which every item ``dut`` offers must follow (so
+    nothing is lost, duplicated, reordered or changed; with several output lanes, the valid
+    lanes in lane order, the beat's ``last`` on its last valid lane). The output stream rules
+    are asserted. Bounded liveness: after ``drain`` cycles with the sink ready and no input
+    taken, nothing is pending and offered input is taken. Returns a dict of the strobes for
+    covers.
     """
     i_xfer = drive_source(m, dut.i, rules=rules)
     o_xfer = drive_sink(m, dut.o)
     held = assert_stream_rules(m, dut.o, f"{name}.o")
     m.d.comb += [spec.i.valid.eq(i_xfer), spec.i.payload.eq(dut.i.payload)]
 
-    m.submodules.scoreboard = scoreboard = Scoreboard(item_shape, 4, name=name)
+    lanes = getattr(dut, "lanes", 1)
+    pushes = len(spec.o.items)
+    m.submodules.scoreboard = scoreboard = Scoreboard(item_shape, pushes, name=name,
+                                                      offer_width=lanes)
     m.d.comb += [
         scoreboard.push_count.eq(spec.o.count),
-        *[scoreboard.push_items[n].eq(spec.o.items[n]) for n in range(4)],
-        scoreboard.offer.eq(dut.o.valid),
-        scoreboard.offer_item.eq(dut.o.payload),
+        *[scoreboard.push_items[n].eq(spec.o.items[n]) for n in range(pushes)],
         scoreboard.pop.eq(o_xfer),
     ]
+    if lanes == 1:
+        m.d.comb += [scoreboard.offer.eq(dut.o.valid), scoreboard.offer_item.eq(dut.o.payload)]
+    else:
+        out = dut.o.payload
+        for k, lane in enumerate(out.lanes):
+            later = Cat(*(other.valid for other in out.lanes[k + 1:]))
+            m.d.comb += [
+                scoreboard.offers[k].eq(dut.o.valid & lane.valid),
+                scoreboard.offer_items[k].codepoint.eq(lane.codepoint),
+                scoreboard.offer_items[k].error.eq(lane.error),
+                scoreboard.offer_items[k].last.eq(out.last & (later == 0)),
+            ]
 
     m.submodules.quiet = quiet = QuietCounter(drain)
     m.d.comb += quiet.quiet.eq(dut.o.ready & ~i_xfer)
@@ -342,30 +380,51 @@ class DecoderEquivalence(Elaboratable):
     """Property 3: :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` produces exactly the outputs
     of :class:`SpecDecoder` (which is checked against the reference model and CPython in
     simulation), under arbitrary input and backpressure; plus the output stream rules and
-    bounded liveness (see :func:`check_against_spec`).
+    bounded liveness (see :func:`check_against_spec`). With ``lanes`` = N, the N-lane decoder
+    against the byte-serial model taking each beat's bytes in turn: the same outputs, in lane
+    and beat order, for any beats (partial ones included).
 
     ``factory(errors)`` makes the core (a test can pass a mutated one).
     """
-    def __init__(self, errors, factory=None, *, drain=None, rules=True):
-        self.errors, self.factory = errors, factory or _decoder
+    def __init__(self, errors, factory=None, *, lanes=1, drain=None, rules=True):
+        self.errors, self.factory, self.lanes = errors, factory, lanes
         self.drain, self.rules = drain, rules
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.dut = dut = self.factory(self.errors)
-        m.submodules.spec = spec = SpecDecoder(self.errors)
+        if self.factory is not None:
+            dut = self.factory(self.errors)
+        else:
+            dut = Utf8Decoder(errors=self.errors, lanes=self.lanes)
+        m.submodules.dut = dut
+        m.submodules.spec = spec = SpecDecoder(self.errors, lanes=self.lanes)
+        assume_beat_count(m, dut)
         s = check_against_spec(m, dut, spec, item_shape=CodepointLayout,
                                drain=self.drain or decoder_drain(dut), name="decoder",
                                rules=self.rules)
-        out = dut.o.payload
-        m.d.comb += [
-            Cover(s["o_xfer"] & (out.error == ErrorKind.NONE) & (out.codepoint >= 0x10000)),
-            Cover(s["o_xfer"] & (out.error == ErrorKind.OVERLONG)),
-            Cover(s["o_xfer"] & s["held"] & out.last),
-            Cover(dut.i.valid & ~dut.i.ready),
-            Cover(s["i_xfer"] & (spec.o.count ==
-                                 (4 if self.errors == "surrogateescape" else 2))),
-        ]
+        if self.lanes == 1:
+            out = dut.o.payload
+            m.d.comb += [
+                Cover(s["o_xfer"] & (out.error == ErrorKind.NONE) &
+                      (out.codepoint >= 0x10000)),
+                Cover(s["o_xfer"] & (out.error == ErrorKind.OVERLONG)),
+                Cover(s["o_xfer"] & s["held"] & out.last),
+                Cover(dut.i.valid & ~dut.i.ready),
+                Cover(s["i_xfer"] & (spec.o.count ==
+                                     (4 if self.errors == "surrogateescape" else 2))),
+            ]
+        else:
+            out, beat = dut.o.payload, dut.i.payload
+            m.d.comb += [
+                # A 4-byte scalar split across beats, a burst reaching into an earlier beat,
+                # a partial beat ending a message, a refused beat, every lane busy.
+                Cover(s["o_xfer"] & (out.lanes[0].error == ErrorKind.NONE) &
+                      (out.lanes[0].codepoint >= 0x10000)),
+                Cover(s["o_xfer"] & (out.lanes[-1].error == ErrorKind.TRUNCATED) & out.last),
+                Cover(s["i_xfer"] & beat.last & (beat.count == 1)),
+                Cover(s["held"] & out.last),
+                Cover(s["i_xfer"] & (spec.o.count == self.lanes + 1)),
+            ]
         return m
 
 

@@ -38,13 +38,16 @@ Ports
 Latency 0 (outputs in the cycle of the byte), throughput one byte per cycle.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Module, Mux, Signal, Cat
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.component import CheckedComponent
+from utf8_gateware.hdl.decoder import check_lanes
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ErrorKind, check_policy
-from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
+from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout, byte_beat_layout
 
 
 __all__ = ["SpecDecoder", "SpecOutputLayout", "MAX_OUTPUTS_PER_BYTE"]
@@ -96,16 +99,25 @@ class SpecDecoder(CheckedComponent):
     Parameters
     ----------
     errors : ``"replace"`` or ``"surrogateescape"``
+    lanes : int
+        With N > 1 lanes, the input is a beat of :func:`~utf8_gateware.hdl.layouts.byte_beat_layout`
+        (N) (``count`` bytes in lanes 0..count-1) and the model takes the beat's bytes one after
+        another within the cycle: N copies of the one-byte step, each handing its pending
+        prefix to the next. ``o.count`` is then 0..4N and ``o.items`` holds 4N items.
     """
     @classmethod
-    def check_parameters(cls, errors="replace"):
+    def check_parameters(cls, errors="replace", *, lanes=1):
         check_policy(errors, DECODE_ERRORS)
+        check_lanes(lanes)
 
-    def __init__(self, errors="replace"):
-        self._errors = errors
+    def __init__(self, errors="replace", *, lanes=1):
+        self._errors, self._lanes = errors, lanes
+        most = MAX_OUTPUTS_PER_BYTE * lanes
         super().__init__({
-            "i":   In(stream.Signature(ByteLayout, always_ready=True)),
-            "o":   Out(SpecOutputLayout),
+            "i":   In(stream.Signature(ByteLayout if lanes == 1 else byte_beat_layout(lanes),
+                                       always_ready=True)),
+            "o":   Out(SpecOutputLayout if lanes == 1 else data.StructLayout({
+                "count": range(most + 1), "items": data.ArrayLayout(CodepointLayout, most)})),
             "k":   Out(range(4)),
             "buf": Out(data.ArrayLayout(8, 3)),
         })
@@ -122,21 +134,55 @@ class SpecDecoder(CheckedComponent):
 
     def elaborate(self, platform):
         m = Module()
-
-        b, last = self.i.payload.data, self.i.payload.last
         k, buf = Signal.like(self.k), Signal.like(self.buf)
         m.d.comb += [self.k.eq(k), self.buf.eq(buf)]
+        if self._lanes == 1:
+            step = self._step(m, "s0", self.i.valid, self.i.payload.data, self.i.payload.last,
+                              k, buf)
+            m.d.comb += [self.o.count.eq(step.count),
+                         *[self.o.items[n].eq(item) for n, item in enumerate(step.items)]]
+            m.d.sync += [k.eq(step.k), buf.eq(step.buf)]
+            return m
+        # N lanes: the steps in a chain, their outputs packed in order.
+        n = self._lanes
+        payload = self.i.payload
+        state, offset = (k, buf), 0
+        for lane in range(n):
+            valid = self.i.valid & (lane < payload.count)
+            last = payload.last & (payload.count == lane + 1)
+            step = self._step(m, f"s{lane}", valid, payload.data[8 * lane:8 * lane + 8], last,
+                              *state)
+            for index, item in enumerate(step.items):
+                for slot in range(len(self.o.items)):
+                    with m.If(valid & (index < step.count) & (offset + index == slot)):
+                        m.d.comb += self.o.items[slot].eq(item)
+            offset = offset + step.count
+            state = (step.k, step.buf)
+        m.d.comb += self.o.count.eq(offset)
+        m.d.sync += [k.eq(state[0]), buf.eq(state[1])]
+        return m
+
+    def _step(self, m, name, valid, b, last, k, buf):
+        """One byte ``b`` (if ``valid``) after the pending prefix ``k``, ``buf``: a namespace of
+        Signals ``count``, ``items`` (4 :data:`CodepointLayout` items) and the next prefix
+        ``k``, ``buf``."""
+        out = SimpleNamespace(
+            count=Signal(range(MAX_OUTPUTS_PER_BYTE + 1), name=f"{name}_count"),
+            items=[Signal(CodepointLayout, name=f"{name}_item{n}")
+                   for n in range(MAX_OUTPUTS_PER_BYTE)],
+            k=Signal.like(k, name=f"{name}_k"), buf=Signal.like(buf, name=f"{name}_buf"))
+        m.d.comb += [out.k.eq(k), out.buf.eq(buf)]
         pending = [buf[n] for n in range(3)]
 
         def emit(items):
             # Output `items` (a list of (codepoint, kind)); the last of them ends the message
             # if `b` does.
-            m.d.comb += self.o.count.eq(len(items))
+            m.d.comb += out.count.eq(len(items))
             for index, (codepoint, kind) in enumerate(items):
                 m.d.comb += [
-                    self.o.items[index].codepoint.eq(codepoint),
-                    self.o.items[index].error.eq(kind),
-                    self.o.items[index].last.eq(last if index == len(items) - 1 else 0),
+                    out.items[index].codepoint.eq(codepoint),
+                    out.items[index].error.eq(kind),
+                    out.items[index].last.eq(last if index == len(items) - 1 else 0),
                 ]
 
         def new_start(before):
@@ -152,14 +198,14 @@ class SpecDecoder(CheckedComponent):
                     emit(before + self._error([b], ErrorKind.TRUNCATED))
                 with m.Else():
                     emit(before)
-                    m.d.sync += [buf[0].eq(b), k.eq(1)]
+                    m.d.comb += [out.buf[0].eq(b), out.k.eq(1)]
             with m.Elif(b < 0xFE):
                 emit(before + self._error([b], ErrorKind.TOO_LARGE))
             with m.Else():
                 emit(before + self._error([b], ErrorKind.INVALID_BYTE))
 
-        with m.If(self.i.valid):
-            m.d.sync += k.eq(0)  # unless the prefix grows (below)
+        with m.If(valid):
+            m.d.comb += out.k.eq(0)  # unless the prefix grows (below)
             with m.Switch(k):
                 with m.Case(0):
                     new_start([])
@@ -181,7 +227,7 @@ class SpecDecoder(CheckedComponent):
                                     emit(self._error(prefix + [b], ErrorKind.TRUNCATED))
                                 with m.Else():
                                     emit([])
-                                    m.d.sync += [buf[n].eq(b), k.eq(n + 1)]
+                                    m.d.comb += [out.buf[n].eq(b), out.k.eq(n + 1)]
                         with m.Else():
                             # `b` ends the prefix's maximal subpart.
                             if n == 1:
@@ -190,5 +236,4 @@ class SpecDecoder(CheckedComponent):
                             else:
                                 kind = ErrorKind.TRUNCATED
                             new_start(self._error(prefix, kind))
-
-        return m
+        return out

@@ -155,3 +155,38 @@ def test_corpus(errors):
         results, _ = run_spec(errors, [case.data for case in cases if case.expected is not None])
         for case, outputs in zip([case for case in cases if case.expected is not None], results):
             assert tuple(cp for cp, _, _ in outputs) == case.expected, case.id
+
+
+@pytest.mark.parametrize("errors", ERRORS)
+def test_wide_spec_matches_reference(errors):
+    # SpecDecoder(lanes=4), the formal proofs' model of the 4-lane decoder: random messages in
+    # beats of 1..4 bytes (a message may end in any lane) give the reference model's outputs.
+    lanes, rng = 4, random.Random(7)
+    alphabet = [0x41, 0x80, 0x9F, 0xA0, 0xBF, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
+    messages = [bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 9))) for _ in range(150)]
+    dut = SpecDecoder(errors, lanes=lanes)
+    results = []
+
+    async def testbench(ctx):
+        for message in messages:
+            outputs, at = [], 0
+            while at < len(message):
+                count = min(rng.randint(1, lanes), len(message) - at)
+                chunk = message[at:at + count] + bytes(rng.randrange(256)
+                                                       for _ in range(lanes - count))
+                at += count
+                ctx.set(dut.i.valid, 1)
+                ctx.set(dut.i.payload, {"data": int.from_bytes(chunk, "little"), "count": count,
+                                        "last": int(at == len(message))})
+                for item in list(ctx.get(dut.o.items))[:ctx.get(dut.o.count)]:
+                    outputs.append((item.codepoint, ErrorKind(item.error), bool(item.last)))
+                await ctx.tick()
+            ctx.set(dut.i.valid, 0)
+            assert ctx.get(dut.k) == 0, "a message left a pending prefix"
+            results.append(outputs)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    run_simulation(sim, f"spec-decoder-{errors}-wide")
+    assert results == [expected(message, errors) for message in messages]
