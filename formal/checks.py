@@ -107,12 +107,14 @@ class Scoreboard(Elaboratable):
     """Checks a core's output sequence against the expected one, tracking one item chosen by
     the solver (the classic way to verify a pipeline or FIFO without modelling a whole queue).
 
-    Expected items are *pushed* (up to ``push_width`` per cycle, in order, with ``push_count``
-    and ``push_items``); the core *offers* items and *pops* them with its output transfer. With
-    ``offer_width`` = 1: ``offer``/``offer_item`` (its output ``valid``/``payload``) and ``pop``.
-    With more (a multi-lane core): ``offers`` (one flag per lane: the beat is offered and the lane
-    holds an item), ``offer_items`` and ``pop`` (the beat's transfer pops its valid lanes; read in
-    lane order). Counters number the items on both sides. Asserted every cycle:
+    Expected items are *pushed* in ``groups`` groups a cycle (in order: group 0 first), each of
+    up to ``push_width`` items: ``push_counts[g]`` and ``push_groups[g][0..]`` (with one group,
+    ``push_count`` and ``push_items`` name them). The core *offers* items and *pops* them with
+    its output transfer. With ``offer_width`` = 1: ``offer``/``offer_item`` (its output
+    ``valid``/``payload``) and ``pop``. With more (a multi-lane core): ``offers`` (one flag per
+    lane: the beat is offered and the lane holds an item), ``offer_items`` and ``pop`` (the
+    beat's transfer pops its valid lanes; read in lane order). Counters number the items on
+    both sides. Asserted every cycle:
 
     * the core offers nothing that has not been pushed (no extra or duplicated item);
     * the item the core offers with the number ``index`` -- a free constant (``AnyConst``), so
@@ -120,14 +122,18 @@ class Scoreboard(Elaboratable):
       reordered or changed).
 
     ``pending`` is the number of pushed items not yet popped; ``width`` bounds the counters
-    (the proof depth times ``push_width`` must stay below ``2**width``). The messages name the
-    check ``name``.
+    (the proof depth times the items pushed per cycle must stay below ``2**width``). The
+    messages name the check ``name``.
     """
-    def __init__(self, shape, push_width, name, *, width=9, offer_width=1):
+    def __init__(self, shape, push_width, name, *, groups=1, width=9, offer_width=1):
         self.shape, self.push_width, self.name, self.width = shape, push_width, name, width
         self.offer_width = offer_width
-        self.push_count = Signal(range(push_width + 1))
-        self.push_items = [Signal(shape, name=f"push_{n}") for n in range(push_width)]
+        self.push_counts = [Signal(range(push_width + 1), name=f"push_count_{g}")
+                            for g in range(groups)]
+        self.push_groups = [[Signal(shape, name=f"push_{g}_{n}") for n in range(push_width)]
+                            for g in range(groups)]
+        if groups == 1:
+            self.push_count, self.push_items = self.push_counts[0], self.push_groups[0]
         if offer_width == 1:
             self.offer = Signal()
             self.offer_item = Signal(shape)
@@ -147,31 +153,41 @@ class Scoreboard(Elaboratable):
         m.d.comb += index.eq(AnyConst(self.width))
         produced = Signal(self.width)  # items pushed before this cycle
         consumed = Signal(self.width)  # items popped before this cycle
+        pushed = Signal(self.width)    # items pushed in this cycle
+        m.d.comb += pushed.eq(sum(self.push_counts))
         offered = sum(offers)
-        m.d.sync += [produced.eq(produced + self.push_count),
+        m.d.sync += [produced.eq(produced + pushed),
                      consumed.eq(consumed + Mux(self.pop, offered, 0))]
         m.d.comb += self.pending.eq(produced - consumed)
 
-        # The expected item number `index`: captured when pushed, or pushed in this cycle.
+        # The expected item number `index`: captured when pushed, or pushed in this cycle (in
+        # the one group whose items it numbers).
         captured = Signal()
         expected = Signal(self.shape)
-        offset = Signal(self.width)
-        m.d.comb += offset.eq(index - produced)
-        pushed_now = offset < self.push_count
-        now = Array(self.push_items)[offset[:max(1, (self.push_width - 1).bit_length())]]
+        now = Signal(self.shape)
+        pushed_now = Signal()
+        select = max(1, (self.push_width - 1).bit_length())
+        base = produced
+        for g, (count, items) in enumerate(zip(self.push_counts, self.push_groups)):
+            offset = Signal(self.width, name=f"offset_{g}")
+            m.d.comb += offset.eq(index - base)
+            with m.If(offset < count):
+                m.d.comb += [pushed_now.eq(1), now.eq(Array(items)[offset[:select]])]
+            base = base + count
         with m.If(pushed_now):
             m.d.sync += [captured.eq(1), expected.eq(now)]
 
         for lane, (offer, item) in enumerate(zip(offers, offer_items)):
             before = sum(offers[:lane]) if lane else 0     # its number among the beat's items
             m.d.comb += [
-                Assert(~offer | (self.pending + self.push_count > before),
+                Assert(~offer | (self.pending + pushed > before),
                        f"{self.name}: an output that nothing expected corresponds to"),
                 Assert(~(offer & (consumed + before == index)) |
                        (_bits(item) == Mux(captured, _bits(expected), _bits(now))),
                        f"{self.name}: an output differs from the expected one"),
             ]
-        m.d.comb += Assert(produced < (1 << self.width) - 2 * self.push_width,
+        most = len(self.push_counts) * self.push_width
+        m.d.comb += Assert(produced < (1 << self.width) - 2 * most,
                            f"{self.name}: counters too narrow for the proof depth")
         return m
 
@@ -346,14 +362,14 @@ def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
     m.d.comb += [spec.i.valid.eq(i_xfer), spec.i.payload.eq(dut.i.payload)]
 
     lanes = getattr(dut, "lanes", 1)
-    pushes = len(spec.o.items)
-    m.submodules.scoreboard = scoreboard = Scoreboard(item_shape, pushes, name=name,
-                                                      offer_width=lanes)
-    m.d.comb += [
-        scoreboard.push_count.eq(spec.o.count),
-        *[scoreboard.push_items[n].eq(spec.o.items[n]) for n in range(pushes)],
-        scoreboard.pop.eq(o_xfer),
-    ]
+    groups = [spec.o] if lanes == 1 else list(spec.o)    # the outputs of each byte in turn
+    m.submodules.scoreboard = scoreboard = Scoreboard(
+        item_shape, len(groups[0].items), name=name, groups=len(groups), offer_width=lanes,
+        width=(64 * len(groups) * len(groups[0].items)).bit_length())
+    for group, count, items in zip(groups, scoreboard.push_counts, scoreboard.push_groups):
+        m.d.comb += [count.eq(group.count),
+                     *[item.eq(spec_item) for item, spec_item in zip(items, group.items)]]
+    m.d.comb += scoreboard.pop.eq(o_xfer)
     if lanes == 1:
         m.d.comb += [scoreboard.offer.eq(dut.o.valid), scoreboard.offer_item.eq(dut.o.payload)]
     else:
@@ -418,12 +434,13 @@ class DecoderEquivalence(Elaboratable):
             m.d.comb += [
                 # A 4-byte scalar split across beats, a burst reaching into an earlier beat,
                 # a partial beat ending a message, a refused beat, every lane busy.
-                Cover(s["o_xfer"] & (out.lanes[0].error == ErrorKind.NONE) &
+                Cover(s["o_xfer"] & out.lanes[0].valid & (out.lanes[0].error == ErrorKind.NONE) &
                       (out.lanes[0].codepoint >= 0x10000)),
-                Cover(s["o_xfer"] & (out.lanes[-1].error == ErrorKind.TRUNCATED) & out.last),
+                Cover(s["o_xfer"] & out.lanes[-1].valid &
+                      (out.lanes[-1].error == ErrorKind.TRUNCATED) & out.last),
                 Cover(s["i_xfer"] & beat.last & (beat.count == 1)),
                 Cover(s["held"] & out.last),
-                Cover(s["i_xfer"] & (spec.o.count == self.lanes + 1)),
+                Cover(s["i_xfer"] & (sum(s["scoreboard"].push_counts) > self.lanes)),
             ]
         return m
 

@@ -34,6 +34,8 @@ Ports
     ``o.count`` is 0 when ``i.valid`` is low.
 ``k``, ``buf``: ``Out``
     The pending prefix (for the formal proofs' invariants).
+``ks``: ``Out``
+    The length of the prefix pending before each byte of the beat (``ks[0]`` is ``k``).
 
 Latency 0 (outputs in the cycle of the byte), throughput one byte per cycle.
 """
@@ -100,10 +102,13 @@ class SpecDecoder(CheckedComponent):
     ----------
     errors : ``"replace"`` or ``"surrogateescape"``
     lanes : int
-        With N > 1 lanes, the input is a beat of :func:`~utf8_gateware.hdl.layouts.byte_beat_layout`
-        (N) (``count`` bytes in lanes 0..count-1) and the model takes the beat's bytes one after
-        another within the cycle: N copies of the one-byte step, each handing its pending
-        prefix to the next. ``o.count`` is then 0..4N and ``o.items`` holds 4N items.
+        With N > 1 lanes, the input is a beat of
+        :func:`~utf8_gateware.hdl.layouts.byte_beat_layout` (N) (``count`` bytes in lanes
+        0..count-1, junk in the others) and the model takes the beat's bytes one after another
+        within the cycle: N copies of the one-byte step, each handing its pending prefix to the
+        next. ``o`` is then an array of N :data:`SpecOutputLayout`: ``o[k]`` holds the outputs
+        of the beat's byte ``k`` (none for a lane past ``count``); the beat's ``last`` belongs
+        to its byte ``count - 1``. ``k`` and ``buf`` are the prefix pending before the beat.
     """
     @classmethod
     def check_parameters(cls, errors="replace", *, lanes=1):
@@ -112,14 +117,14 @@ class SpecDecoder(CheckedComponent):
 
     def __init__(self, errors="replace", *, lanes=1):
         self._errors, self._lanes = errors, lanes
-        most = MAX_OUTPUTS_PER_BYTE * lanes
         super().__init__({
             "i":   In(stream.Signature(ByteLayout if lanes == 1 else byte_beat_layout(lanes),
                                        always_ready=True)),
-            "o":   Out(SpecOutputLayout if lanes == 1 else data.StructLayout({
-                "count": range(most + 1), "items": data.ArrayLayout(CodepointLayout, most)})),
+            "o":   Out(SpecOutputLayout if lanes == 1 else
+                       data.ArrayLayout(SpecOutputLayout, lanes)),
             "k":   Out(range(4)),
             "buf": Out(data.ArrayLayout(8, 3)),
+            "ks":  Out(data.ArrayLayout(range(4), lanes)),
         })
 
     @property
@@ -137,28 +142,23 @@ class SpecDecoder(CheckedComponent):
         k, buf = Signal.like(self.k), Signal.like(self.buf)
         m.d.comb += [self.k.eq(k), self.buf.eq(buf)]
         if self._lanes == 1:
+            m.d.comb += self.ks[0].eq(k)
             step = self._step(m, "s0", self.i.valid, self.i.payload.data, self.i.payload.last,
                               k, buf)
             m.d.comb += [self.o.count.eq(step.count),
                          *[self.o.items[n].eq(item) for n, item in enumerate(step.items)]]
             m.d.sync += [k.eq(step.k), buf.eq(step.buf)]
             return m
-        # N lanes: the steps in a chain, their outputs packed in order.
-        n = self._lanes
-        payload = self.i.payload
-        state, offset = (k, buf), 0
-        for lane in range(n):
-            valid = self.i.valid & (lane < payload.count)
-            last = payload.last & (payload.count == lane + 1)
-            step = self._step(m, f"s{lane}", valid, payload.data[8 * lane:8 * lane + 8], last,
-                              *state)
-            for index, item in enumerate(step.items):
-                for slot in range(len(self.o.items)):
-                    with m.If(valid & (index < step.count) & (offset + index == slot)):
-                        m.d.comb += self.o.items[slot].eq(item)
-            offset = offset + step.count
+        # N lanes: the steps in a chain, each handing its pending prefix to the next.
+        state = (k, buf)
+        for lane, o in enumerate(self.o):
+            m.d.comb += self.ks[lane].eq(state[0])
+            step = self._step(m, f"s{lane}", self.i.valid & (lane < self.i.payload.count),
+                              self.i.payload.data[8 * lane:8 * lane + 8],
+                              self.i.payload.last & (self.i.payload.count == lane + 1), *state)
+            m.d.comb += [o.count.eq(step.count),
+                         *[o.items[n].eq(item) for n, item in enumerate(step.items)]]
             state = (step.k, step.buf)
-        m.d.comb += self.o.count.eq(offset)
         m.d.sync += [k.eq(state[0]), buf.eq(state[1])]
         return m
 

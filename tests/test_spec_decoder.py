@@ -178,8 +178,9 @@ def test_wide_spec_matches_reference(errors):
                 ctx.set(dut.i.valid, 1)
                 ctx.set(dut.i.payload, {"data": int.from_bytes(chunk, "little"), "count": count,
                                         "last": int(at == len(message))})
-                for item in list(ctx.get(dut.o.items))[:ctx.get(dut.o.count)]:
-                    outputs.append((item.codepoint, ErrorKind(item.error), bool(item.last)))
+                for lane in ctx.get(dut.o):
+                    for item in list(lane.items)[:lane.count]:
+                        outputs.append((item.codepoint, ErrorKind(item.error), bool(item.last)))
                 await ctx.tick()
             ctx.set(dut.i.valid, 0)
             assert ctx.get(dut.k) == 0, "a message left a pending prefix"
