@@ -8,7 +8,12 @@ per core), by a module fixture; each test then checks its own results. On a fail
 names the failed property (with its source line's message) and the counterexample trace (VCD).
 
 A mutation test wraps the real decoder so that it accepts the overlong C0 80 as U+0000 (the
-"hidden NUL"); the equivalence proof and the ASCII proof must then FAIL.
+"hidden NUL"); the equivalence proof and the ASCII proof must then FAIL. Another wraps the
+N-lane decoder so that an "A" in its last output lane reads "a"; the lane equivalence proof must
+FAIL.
+
+The proofs of :data:`PROOFS` with ``long`` set (the lane proofs: minutes each) are in
+``test_formal_long.py`` (marker ``formal_long``), which shares this module's fixture.
 """
 
 import time
@@ -18,7 +23,9 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
+from utf8_gateware.hdl.layouts import (ByteLayout, CodepointLayout, byte_beat_layout,
+                                       codepoint_beat_layout)
+from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware import toolchain
 from utf8_gateware.formal import checks as formal_checks, runner as formal
 from utf8_gateware.formal.checks import PROOFS, Proof
@@ -72,11 +79,52 @@ class OverlongNulDecoder(wiring.Component):
         return m
 
 
+class LaneMutantDecoder(wiring.Component):
+    """The real N-lane :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` whose last output lane
+    reads U+0061 "a" where the decoder gives U+0041 "A" (a mistake in one lane only)."""
+    def __init__(self, errors, lanes):
+        from utf8_gateware.hdl.decoder import Utf8Decoder
+
+        self._decoder = Utf8Decoder(errors, lanes=lanes)
+        super().__init__({"i": In(stream.Signature(byte_beat_layout(lanes))),
+                          "o": Out(stream.Signature(codepoint_beat_layout(lanes)))})
+
+    @property
+    def lanes(self):
+        return self._decoder.lanes
+
+    @property
+    def LATENCY(self):
+        return self._decoder.LATENCY
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.decoder = decoder = self._decoder
+        wiring.connect(m, wiring.flipped(self.i), decoder.i)
+        out = decoder.o.payload
+        m.d.comb += [self.o.valid.eq(decoder.o.valid), decoder.o.ready.eq(self.o.ready),
+                     self.o.payload.eq(out)]
+        lane = out.lanes[-1]
+        with m.If(lane.valid & (lane.error == ErrorKind.NONE) & (lane.codepoint == 0x41)):
+            m.d.comb += self.o.payload.lanes[-1].codepoint.eq(0x61)
+        return m
+
+
 MUTANT_PROOFS = [
     Proof("mutant-decoder-spec", "the overlong-NUL mutant differs from the spec model",
           "bmc", 10, 1, lambda: formal_checks.DecoderEquivalence("replace", OverlongNulDecoder)),
     Proof("mutant-decoder-ascii", "the overlong-NUL mutant outputs an ASCII byte never input",
           "bmc", 10, 1, lambda: formal_checks.DecoderProperties("replace", OverlongNulDecoder)),
+]
+
+#: Mutants of the lane proofs (run by test_formal_long.py).
+LANE_MUTANT_PROOFS = [
+    Proof("mutant-decoder-lanes", "the last-lane mutant differs from the spec model", "bmc",
+          formal_checks.LANE_DEPTH, 1,
+          lambda: formal_checks.DecoderEquivalence(
+              "replace", lambda errors: LaneMutantDecoder(errors, formal_checks.LANES),
+              lanes=formal_checks.LANES),
+          reset=formal_checks.LANE_RESET, long=True),
 ]
 
 
@@ -93,7 +141,7 @@ def results(request, tmp_path_factory):
     """Run the sby jobs of every selected test of this module in parallel, once."""
     proofs = {}
     for item in request.session.items:
-        if item.module is not None and item.module.__name__ == __name__ and \
+        if item.module is not None and item.module.__name__ == request.module.__name__ and \
                 hasattr(item, "callspec") and "proof" in item.callspec.params:
             proof = item.callspec.params["proof"]
             proofs[proof.name] = proof
@@ -121,7 +169,8 @@ def results(request, tmp_path_factory):
     return results
 
 
-@pytest.mark.parametrize("proof", PROOFS, ids=lambda proof: proof.name)
+@pytest.mark.parametrize("proof", [proof for proof in PROOFS if not proof.long],
+                         ids=lambda proof: proof.name)
 def test_proof(proof, results):
     result = results[proof.name]
     assert result.status == "PASS", result.summary()
