@@ -41,10 +41,15 @@ ByteLayout = data.StructLayout({
     "last": 1,
 })
 
-CodepointLayout = data.StructLayout({
+#: The fields of one decoded item: a scalar value (or the error's code point) and its kind.
+_DECODED = {
     "codepoint": 21,
     "error":     ErrorKind,
-    "last":      1,
+}
+
+CodepointLayout = data.StructLayout({
+    **_DECODED,
+    "last": 1,
 })
 
 UnitLayout = data.StructLayout({
@@ -61,9 +66,8 @@ EncodedByteLayout = data.StructLayout({
 #: One output lane of a multi-lane decoder: a :data:`CodepointLayout` item without ``last`` (the
 #: beat carries it) and with ``valid`` (a lane may be empty).
 CodepointLaneLayout = data.StructLayout({
-    "codepoint": 21,
-    "error":     ErrorKind,
-    "valid":     1,
+    **_DECODED,
+    "valid": 1,
 })
 
 
