@@ -39,9 +39,11 @@ With ``errors="strict"`` the marker beats are removed from ``data``.
 """
 
 import array
+import collections
 import functools
 import gc
 import re
+import sys
 from typing import NamedTuple, Optional
 
 from utf8_gateware.hdl.decoder import LANES, Utf8Decoder, check_lanes
@@ -56,7 +58,8 @@ from .reference import Decoded
 
 __all__ = ["ENGINES", "LANES", "CORES", "DecodeRun", "EncodeRun", "Verdict", "DecodedChunk",
            "EngineError", "InterfaceError", "default_engine", "resolve_engine", "make_core",
-           "compiled_model", "decode", "decode_stream", "encode", "encode_stream", "validate"]
+           "compiled_model", "decode", "decode_stream", "encode", "encode_stream", "EncodedChunk",
+           "invalid_units", "validate"]
 
 
 ENGINES = ("reference", "python", "compiled")
@@ -744,3 +747,113 @@ def validate(chunks, engine=None, *, lanes=1, gaps=0.0, stalls=0.0, seed=1, prog
     if len(words) != 1:
         raise InterfaceError(f"{len(words)} verdicts for one message; exactly one expected")
     return _verdict_of(words[0], chunks.total, cycles)
+
+
+# -------------------------------------------------------------------------------------------------
+# Encoding, streamed
+
+class EncodedChunk(NamedTuple):
+    """Output of the encoder for a part of the input: ``data`` (bytes) and ``errors``
+    (``(index, ErrorKind)`` of each invalid unit, ``index`` counted from the message's start)."""
+    data: bytes
+    errors: list
+
+
+def invalid_units(units, start, errors):
+    """``(index, ErrorKind)`` of the invalid units of ``units`` (an array; the first has index
+    ``start``) under ``errors``: what the encoder must flag, in order (a quick look at the
+    largest unit first: only units from U+D800 up can be invalid)."""
+    if not units or max(units) < 0xD800:
+        return []
+    escape = errors == "surrogateescape"
+    found = []
+    for index, unit in enumerate(units, start):
+        if unit >= 0x110000:
+            found.append((index, ErrorKind.TOO_LARGE))
+        elif 0xD800 <= unit <= 0xDFFF and not (escape and unit >= 0xDC80):
+            found.append((index, ErrorKind.SURROGATE))
+    return found
+
+
+def _encoded_blocks(blocks, expected, errors):
+    """:class:`EncodedChunk` s from raw encoder beats (2 bytes each, :data:`EncodedByteLayout`).
+    Error beats come in the order of the invalid units, one each, so the ``n``-th is the ``n``-th
+    of ``expected`` (a deque that the feeder fills before the units go in); its kind must match.
+    (The whole-message :func:`encode` also checks that each flag is on its unit's first beat.)"""
+    check = _LastCheck()
+    for raw in blocks:
+        low, high = raw[0::2], raw[1::2]
+        check.block([match.start() for match in _NONZERO.finditer(high.translate(_LAST_TABLE))],
+                    len(low))
+        error_flags = high.translate(_ERROR_TABLE)
+        beats = [match.start() for match in _NONZERO.finditer(error_flags)]
+        errs = []
+        for beat in beats:
+            if not expected:
+                raise InterfaceError(f"error flagged on beat {check.count - len(low) + beat} "
+                                     f"but no invalid unit is left")
+            index, kind = expected.popleft()
+            if _kind(error_flags[beat]) is not kind:
+                raise InterfaceError(f"unit {index} flagged {_kind(error_flags[beat]).label}, "
+                                     f"not {kind.label}")
+            errs.append((index, kind))
+        if errors == "strict" and beats:
+            if any(low[beat] for beat in beats):
+                raise InterfaceError("a strict marker beat carries data")
+            pieces = [low[start + 1:stop] for start, stop in zip([-1, *beats], [*beats, None])]
+            low = b"".join(pieces)
+        yield EncodedChunk(low, errs)
+    check.end()
+    if expected:
+        raise InterfaceError(f"{len(expected)} invalid unit(s) never flagged (the first: "
+                             f"{expected[0][0]})")
+
+
+def encode_stream(chunks, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1,
+                  progress=None):
+    """Encode the message ``chunks`` (an iterable of bytes, UTF-32LE, each a whole number of
+    4-byte units) with ``engine``. Returns an iterable of :class:`EncodedChunk`, consumed once;
+    then its ``cycles`` is the cycle count. ``progress(n)`` gets input bytes. Other arguments and
+    exceptions as for :func:`encode`."""
+    check_policy(errors, ENCODE_ERRORS)
+    engine = default_engine() if engine is None else engine
+    _check_engine(engine)
+
+    def units_of(chunk):
+        if len(chunk) % 4:
+            raise ValueError(f"a chunk of {len(chunk)} bytes is not whole UTF-32LE units")
+        units = array.array(_WORD)
+        units.frombytes(chunk)
+        if sys.byteorder != "little":
+            units.byteswap()
+        return units
+
+    def produce():
+        if engine != "compiled":
+            units = [units_of(bytes(chunk)) for chunk in chunks] if engine == "python" else \
+                (units_of(bytes(chunk)) for chunk in chunks)
+            start, cycles = 0, None
+            for part in ([sum(units, array.array(_WORD))] if engine == "python" else units):
+                run = encode(part, errors, engine, gaps=gaps, stalls=stalls, seed=seed,
+                             progress=progress)
+                yield EncodedChunk(run.data, [(start + index, kind) for index, kind in run.errors])
+                start, cycles = start + len(part), run.cycles
+            return cycles if engine == "python" else None
+        expected, start = collections.deque(), 0
+
+        def feed():
+            nonlocal start
+            for chunk in chunks:
+                units = units_of(bytes(chunk))
+                expected.extend(invalid_units(units, start, errors))
+                start += len(units)
+                yield bytes(chunk)
+        model = compiled_model("encoder", errors)
+        session = model.stream(feed(), in_bytes=4, gaps=gaps, stalls=stalls, seed=seed,
+                               progress=None if progress is None else
+                               (lambda count: progress(4 * count)))
+        if not (_FAST_BEATS and model.out_bytes == 2):
+            raise EngineError("the encoder's output layout changed; update engines")
+        yield from _encoded_blocks(_engine_errors(session), expected, errors)
+        return session.result.cycles
+    return _Stream(produce)
