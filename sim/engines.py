@@ -296,7 +296,8 @@ def _to_units(units):
 # -------------------------------------------------------------------------------------------------
 # Engines
 
-_CHUNK = 1 << 20
+_CHUNK = 1 << 20         # bytes
+_UNITS_CHUNK = 1 << 16   # code units for the reference encoder (a Python object each meanwhile)
 
 
 def _chunks_of(data, size=_CHUNK):
@@ -369,39 +370,38 @@ class DecodedChunk(NamedTuple):
         return len(self.codepoints) // 4
 
 
-_NON_ASCII = re.compile(rb"[\x80-\xff]+")
-_ASCII = re.compile(rb"[\x00-\x7f]")
+_ASCII_RUN = re.compile(rb"[\x00-\x7f]{64,}")
 _NONZERO = re.compile(rb"[^\x00]")
 _WORD = "I" if array.array("I").itemsize == 4 else "L"
 
 
 class _ReferenceStream:
     """The reference model (:class:`.reference.ByteDecoder` of :data:`.reference.UTF8`) fed
-    chunk by chunk, with the ASCII fast path: while no prefix is pending, a run of ASCII bytes is
-    passed over the per-byte loop as it is (each is a scalar value equal to the byte). ``skipped``
-    counts those bytes, so a piece's offset in the stream is its ``start`` plus ``skipped`` (no
-    byte is skipped while a prefix is pending, so a piece never straddles a skip)."""
+    chunk by chunk, with the ASCII fast path: a run of at least 64 ASCII bytes is passed over
+    the per-byte loop as it is (each byte is a scalar value equal to the byte), its first byte
+    fed to the model if a prefix is pending (it ends the prefix). ``skipped`` counts the bytes
+    passed over, so a piece's offset in the stream is its ``start`` plus ``skipped`` (no byte is
+    passed over while a prefix is pending, so a piece never straddles a skip). Shorter runs go
+    through the model: alternating with non-ASCII bytes they cost more as separate parts."""
     def __init__(self):
         self.bytes = reference.ByteDecoder(reference.UTF8)
         self.skipped = 0
 
     def feed(self, chunk):
         """The parts of ``chunk``: bytes (an ASCII run) or lists of :class:`.reference.Piece`."""
-        position, end = 0, len(chunk)
-        while position < end:
-            if not self.bytes.pending:
-                match = _NON_ASCII.search(chunk, position)
-                stop = match.start() if match else end
-                if stop > position:
-                    yield chunk[position:stop]
-                    self.skipped += stop - position
-                    position = stop
-                    continue
-            # Bytes for the model: a run of non-ASCII bytes, or the ASCII byte that ends a prefix.
-            match = _ASCII.search(chunk, position)
-            stop = end if match is None else max(match.start(), position + 1)
-            yield self.bytes.feed(chunk[position:stop])
+        position = 0
+        for match in _ASCII_RUN.finditer(chunk):
+            start, stop = match.span()
+            if start > position:
+                yield self.bytes.feed(chunk[position:start])
+            if self.bytes.pending:
+                yield self.bytes.feed(chunk[start:start + 1])
+                start += 1
+            yield chunk[start:stop]
+            self.skipped += stop - start
             position = stop
+        if position < len(chunk):
+            yield self.bytes.feed(chunk[position:])
 
     def finish(self):
         return self.bytes.finish()
@@ -619,12 +619,12 @@ def encode(units, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1
     units = _to_units(units)
     if engine == "reference":
         chunks, errs = [], []
-        for start in range(0, len(units), _CHUNK):
-            encoded = reference.encode(units[start:start + _CHUNK], errors)
+        for start in range(0, len(units), _UNITS_CHUNK):
+            encoded = reference.encode(units[start:start + _UNITS_CHUNK], errors)
             chunks.append(encoded.data)
             errs += [(start + index, kind) for index, kind in encoded.errors]
             if progress is not None:
-                progress(4 * len(units[start:start + _CHUNK]))
+                progress(4 * len(units[start:start + _UNITS_CHUNK]))
         return EncodeRun(b"".join(chunks), errs, None)
     if not units:
         return EncodeRun(b"", [], 0)
