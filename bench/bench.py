@@ -13,9 +13,13 @@ Prints figures; asserts nothing about speed.
   (``utf8_gateware.hdl.synth``); fmax relative to the ceiling.
 * Compiled simulation speed (simulated cycles per second) and model build times, cold (empty
   cache) and warm.
+* Host (``bench_host``): what ``decode``, ``validate`` and ``encode`` cost per engine as they
+  stream (``utf8_gateware.sim.engines``): bytes per second of wall time, the compiled model's
+  cycles per second of processor time, and the host's overhead (wall time not spent in the
+  model's simulation loop).
 
 Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--no-synth] [--no-sim]
-[--json FILE]``
+[--no-host] [--host-size BYTES] [--json FILE]``
 """
 
 import argparse
@@ -141,6 +145,64 @@ def bench_sim(size, results):
         results["sim_cycles_per_second"] = statistics.median(speeds)
 
 
+def host_inputs(size, rng):
+    """Inputs of the host benchmark: log-like text (ASCII lines, now and then a line of every
+    UTF-8 length and a few errors) and random mixed text."""
+    line = (b"2026-11-24T15:00:00Z host app[1234]: GET /api/v1/items status=200 bytes=1234\n" * 40
+            + "user=J\u00fcrgen city=Z\u00fcrich \u00a5\u20ac \U0001F600 \u2713\n".encode()
+            + b"a\xc0\xafb\xed\xa0\x80c\xf4\x90\x80\x80\xe2\x82\n")
+    return [("log-like text", _repeat(line, size)),
+            ("random mixed", _text(rng, MIXED, size).encode())]
+
+
+def _timed(function):
+    started, cpu = time.monotonic(), time.process_time()
+    result = function()
+    return result, time.monotonic() - started, time.process_time() - cpu
+
+
+def bench_host(size, results):
+    """Bytes per second of each engine as the command line runs it (streamed, chunk by chunk),
+    the compiled model's cycles per second, and the host's overhead."""
+    from utf8_gateware.sim import compiled, engines
+
+    have_cxx = compiled.have_compiler()
+    rng = random.Random(2026)
+    print(f"\n== host: engines as the command line streams them ({size} bytes per case; wall "
+          f"time; the model's M cycles/s of processor time; host overhead = share of the wall "
+          f"time the model alone does not take)")
+    print(f"{'case':16} {'command':9} {'engine':14} {'MB/s':>8} {'M cycles/s':>11} "
+          f"{'overhead':>9}")
+    runs = [("reference", 1), ("python", 1)] + ([("compiled", 1), ("compiled", 4)]
+                                                if have_cxx else [])
+    for name, data in host_inputs(size, rng):
+        for engine, lanes in runs:
+            # The python engine simulates about a thousand cycles per second: a small sample.
+            sample = data[:4000] if engine == "python" else data
+            for command in ("decode", "validate"):
+                kind = "decoder" if command == "decode" else "validator"
+                if command == "decode":
+                    _, wall, _ = _timed(lambda: sum(chunk.count for chunk in engines.decode_stream(
+                        sample, "replace", engine, lanes=lanes)))
+                else:
+                    _, wall, _ = _timed(lambda: engines.validate(sample, engine, lanes=lanes))
+                label = engine + (f" x{lanes}" if lanes > 1 else "")
+                row = {"bytes_per_s": len(sample) / wall}
+                line = f"{name:16} {command:9} {label:14} {len(sample) / wall / 1e6:8.3f}"
+                if engine == "compiled":
+                    # The model alone on the same input (files, no host work in between).
+                    model = engines.compiled_model(kind, "replace" if kind == "decoder" else None,
+                                                   lanes)
+                    result = model.run(sample)
+                    row["cycles_per_s"] = result.cycles_per_second
+                    row["host_overhead"] = max(0.0, 1 - result.elapsed_ns / 1e9 / wall)
+                    line += (f" {result.cycles_per_second / 1e6:11.2f} "
+                             f"{row['host_overhead']:9.0%}")
+                print(line)
+                results.setdefault("host", {}).setdefault(name, {}).setdefault(
+                    command, {})[label] = row
+
+
 def bench_synth(seeds, results):
     from utf8_gateware.hdl import synth
 
@@ -198,6 +260,9 @@ def main(argv=None):
                         help="nextpnr seeds (default 1 2 3)")
     parser.add_argument("--no-synth", action="store_true", help="skip synthesis")
     parser.add_argument("--no-sim", action="store_true", help="skip simulation")
+    parser.add_argument("--no-host", action="store_true", help="skip the host benchmark")
+    parser.add_argument("--host-size", type=int, default=8 << 20,
+                        help="bytes per case of the host benchmark (default 8 MiB)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args(argv)
     if args.size < 16:
@@ -206,6 +271,8 @@ def main(argv=None):
     results = {}
     if not args.no_sim:
         bench_sim(args.size, results)
+    if not args.no_host:
+        bench_host(args.host_size, results)
     if not args.no_synth:
         bench_synth(args.seeds, results)
     if args.json:
