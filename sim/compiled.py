@@ -9,10 +9,14 @@ with a C++ *driver* (one translation unit) by the host C++ compiler, and cached.
   ``cxxrtl_design::p_top``) plus any ``defines``. The board simulation reuses this with its own
   driver.
 * :class:`StreamModel` / :func:`build_stream_model` -- a core with one input stream ``i`` and one
-  output stream ``o`` (see ``cxxrtl_stream_driver.cc``): items go in from a binary file as fast
-  as they are accepted (optionally with seeded random source gaps and sink stalls; by default the
-  sink is always ready), outputs come back as a binary file, plus the cycle count from the first
-  input transfer to the last output transfer.
+  output stream ``o`` (see ``cxxrtl_stream_driver.cc``), payloads of any width up to 512 bits:
+  items go in as fast as they are accepted (optionally with seeded random source gaps and sink
+  stalls; by default the sink is always ready), outputs come back, plus the cycle count from the
+  first input transfer to the last output transfer. :meth:`StreamModel.run` goes through files;
+  :meth:`StreamModel.stream` pipes chunks through one model process and yields the outputs as
+  they come (constant memory). A multi-lane core (input ``data``/``count``, output ``lanes`` of
+  items with ``valid``) takes bare items, which the driver packs into beats, and gives one item
+  per valid lane, so its results look like a one-lane core's.
 
 Caching: executables live in ``platformdirs.user_cache_dir("utf8-gateware")/cxxrtl`` (or
 ``$UTF8_GATEWARE_CACHE_DIR/cxxrtl``), named by a SHA-256 of the generated C++, the driver source,
