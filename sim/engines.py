@@ -8,13 +8,15 @@ Engines:
     The core in Amaranth's simulator (:func:`.testbench.run_stream`); slow, always available.
 ``"compiled"``
     The core compiled with CXXRTL (:mod:`.compiled`); needs a C++ compiler. Inputs and outputs
-    travel through files, so inputs of many megabytes are fine.
+    travel through pipes (streams, :func:`decode`) or files (:func:`encode`), so inputs of many
+    megabytes are fine.
 
 Streams: :func:`decode_stream`, :func:`encode_stream` and :func:`validate` take the message as
 an iterable of chunks and give their results chunk by chunk, in memory that does not grow with
-the input: the reference engine feeds the model chunk by chunk (with an ASCII fast path: while no
-prefix is pending, a run of ASCII bytes is that many scalar values equal to the bytes, the first
-row of Table 3-7, and skips the per-byte loop); the compiled engine runs one model process for
+the input: the reference engine feeds the model chunk by chunk (with an ASCII fast path: a run
+of 64 or more ASCII bytes is that many scalar values equal to the bytes, the first row of Table
+3-7, and skips the per-byte loop; see :class:`_ReferenceStream`); the compiled engine runs one
+model process for
 the whole message and pipes the chunks through it (:meth:`.compiled.StreamModel.stream`); the
 python engine collects the message first (it is for small inputs).
 
@@ -35,7 +37,9 @@ error beats back to input indices on the host: it knows how many beats every uni
 for a scalar value, by its magnitude; 3 for a replaced unit (EF BF BD); 1 for an escaped
 surrogate U+DC80..U+DCFF under ``surrogateescape``; 1 marker beat under ``strict``), walks the
 units accumulating beat offsets and assigns each error beat to the unit whose beats start there.
-With ``errors="strict"`` the marker beats are removed from ``data``.
+With ``errors="strict"`` the marker beats are removed from ``data``. :func:`encode_stream` cannot
+walk units it no longer holds; it relies on the error beats coming in the order of the invalid
+units, one each, and checks each one's kind (:func:`_encoded_blocks`).
 """
 
 import array
