@@ -90,8 +90,9 @@ def codepoint_beat_layout(lanes):
 #: A UTF-16 code unit and an error kind: the stream between the UTF-16 cores
 #: (:class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` output,
 #: :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` input). ``error`` other than ``NONE``
-#: marks a *marker beat* that stands for an error, not a code unit (``unit`` is then 0): an
-#: invalid code point that ``strict`` leaves out, or an odd trailing byte (``TRUNCATED``).
+#: reports an error on a substitute unit (U+FFFD, ``replace``) or on a *marker beat* that
+#: stands for no code unit (``unit`` 0): an invalid code point that ``strict`` leaves out, or an
+#: odd trailing byte (``TRUNCATED``, from :class:`~utf8_gateware.hdl.utf16_units.Utf16Units`).
 CodeUnitLayout = data.StructLayout({
     "unit":  16,
     "error": ErrorKind,

@@ -96,11 +96,21 @@ class Utf16Encoder(CheckedComponent):
             m.d.sync += a_valid.eq(self.i.valid & ~pipe.flushing)
         a_last  = unit_register("last", self.i.p.last)
         a_low   = unit_register("low", u[:16], 16)
-        # The lead surrogate's payload: (u - 0x10000) >> 10, four bits of plane and six.
-        a_plane = unit_register("plane", u[16:21] - 1, 4)
-        a_bmp   = unit_register("bmp", u[16:] == 0)
-        a_large = unit_register("large", u >= 0x110000)
-        a_sur   = unit_register("sur", (u[16:] == 0) & (u[11:16] == 0b11011))
+        # The lead surrogate's payload: (u - 0x10000) >> 10, four bits of plane (u[20:16] - 1,
+        # written bit by bit: no carry chain) and six.
+        a_plane = unit_register("plane", Cat(*(u[16 + k] ^ (u[16:16 + k] == 0) for k in range(4))),
+                                4)
+        # Flags of groups of at most four bits (one LUT each), combined below.
+        a_g31   = unit_register("g31", u[28:32] == 0)
+        a_g27   = unit_register("g27", u[24:28] == 0)
+        a_z23   = unit_register("z23", u[21:24] == 0)                 # u[23:21] == 0
+        a_g23   = unit_register("g23", u[20:24] == 0)                 # u[23:20] == 0
+        a_nz19  = unit_register("nz19", u[16:20] != 0)
+        a_hi1101 = unit_register("hi1101", u[12:16] == 0b1101)
+        a_bmp   = a_g31 & a_g27 & a_g23 & ~a_nz19                     # u < 0x10000
+        u20     = ~a_g23 & a_z23                                      # with u[23:21] == 0
+        a_large = ~(a_g31 & a_g27 & a_z23) | (u20 & a_nz19)           # u >= 0x110000
+        a_sur   = a_bmp & a_hi1101 & a_low[11]                        # U+D800..U+DFFF
 
         # -- the output slot ------------------------------------------------------------------------
         invalid = a_large | (a_sur if self._errors != "surrogatepass" else 0)
