@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 from .component import CheckedComponent
 from .error_kind import ErrorKind, check_policy
 from .layouts import CodeUnitLayout, UnitLayout
-from .pipeline import Pipeline
+from .pipeline import Pipeline, keep
 
 
 __all__ = ["UTF16_ENCODE_ERRORS", "Utf16Encoder"]
@@ -86,14 +86,16 @@ class Utf16Encoder(CheckedComponent):
 
         # -- the unit register: the code point's low 16 bits and its class --------------------
         def unit_register(name, value, shape=1):
+            # `keep` in the LUT rather than `take` in the clock enable: the enable stays a
+            # flip-flop (a LUT in front of an enable costs a second route).
             reg = pipe.register(f"a_{name}", shape)
-            with m.If(pipe.enable(reg.shape().width) & take):
-                m.d.sync += reg.eq(value)
+            with m.If(pipe.enable(reg.shape().width)):
+                m.d.sync += reg.eq(keep(take, value, reg))
             return reg
 
-        a_valid = Signal()
-        with m.If(pipe.adv & (take | pipe.flushing)):
-            m.d.sync += a_valid.eq(self.i.valid & ~pipe.flushing)
+        a_valid = pipe.register("a_valid")
+        with m.If(pipe.enable()):
+            m.d.sync += a_valid.eq(keep(take, self.i.valid, a_valid) & ~pipe.flushing)
         a_last  = unit_register("last", self.i.p.last)
         a_low   = unit_register("low", u[:16], 16)
         # The lead surrogate's payload: (u - 0x10000) >> 10, four bits of plane (u[20:16] - 1,
