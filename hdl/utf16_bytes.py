@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 from .component import CheckedComponent
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, EncodedByteLayout
-from .pipeline import Pipeline
+from .pipeline import Pipeline, keep
 from .utf16_units import BYTE_ORDERS
 
 
@@ -71,13 +71,14 @@ class Utf16Bytes(CheckedComponent):
         take = (pending | ~two) & ~pipe.flushing
         m.d.comb += self.i.ready.eq(pipe.adv & take)
 
-        with m.If(pipe.adv & (take | pipe.flushing)):
-            m.d.sync += a_valid.eq(self.i.valid & ~pipe.flushing)
+        # The unit register holds through its LUT (`keep`): its clock enable stays a flip-flop.
         a = Signal(CodeUnitLayout)
-        with m.If(pipe.enable(len(a.as_value()) + 1) & take):
+        with m.If(pipe.enable(len(a.as_value()) + 2)):
             m.d.sync += [
-                a.eq(self.i.payload),
-                a_marker.eq((self.i.p.error != ErrorKind.NONE) & (self.i.p.unit == 0)),
+                a_valid.eq(keep(take, self.i.valid, a_valid) & ~pipe.flushing),
+                a.as_value().eq(keep(take, self.i.payload.as_value(), a.as_value())),
+                a_marker.eq(keep(take, (self.i.p.error != ErrorKind.NONE) &
+                                       (self.i.p.unit == 0), a_marker)),
             ]
         low, high = a.unit[:8], a.unit[8:]
         first, second = (low, high) if self._byteorder == "little" else (high, low)
