@@ -8,7 +8,7 @@ from .component import CheckedComponent
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, EncodedByteLayout
 from .pipeline import Pipeline, keep
-from .utf16_units import BYTE_ORDERS
+from .utf16_units import check_byteorder
 
 
 __all__ = ["Utf16Bytes"]
@@ -43,9 +43,7 @@ class Utf16Bytes(CheckedComponent):
 
     @classmethod
     def check_parameters(cls, byteorder="little"):
-        if byteorder not in BYTE_ORDERS:
-            raise ValueError(f"byteorder must be one of {', '.join(map(repr, BYTE_ORDERS))}, "
-                             f"not {byteorder!r}")
+        check_byteorder(byteorder)
 
     def __init__(self, byteorder="little"):
         self._byteorder = byteorder

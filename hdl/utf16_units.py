@@ -10,11 +10,18 @@ from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import Pipeline, keep
 
 
-__all__ = ["BYTE_ORDERS", "Utf16Units"]
+__all__ = ["BYTE_ORDERS", "check_byteorder", "Utf16Units"]
 
 
-#: Byte orders of :class:`Utf16Units` (``int.from_bytes``'s names).
+#: Byte orders of the UTF-16 byte stages (``int.from_bytes``'s names).
 BYTE_ORDERS = ("little", "big")
+
+
+def check_byteorder(byteorder):
+    """Raise a one-line :class:`ValueError` unless ``byteorder`` is one of :data:`BYTE_ORDERS`."""
+    if byteorder not in BYTE_ORDERS:
+        raise ValueError(f"byteorder must be one of {', '.join(map(repr, BYTE_ORDERS))}, "
+                         f"not {byteorder!r}")
 
 
 class Utf16Units(CheckedComponent):
@@ -46,9 +53,7 @@ class Utf16Units(CheckedComponent):
 
     @classmethod
     def check_parameters(cls, byteorder="little"):
-        if byteorder not in BYTE_ORDERS:
-            raise ValueError(f"byteorder must be one of {', '.join(map(repr, BYTE_ORDERS))}, "
-                             f"not {byteorder!r}")
+        check_byteorder(byteorder)
 
     def __init__(self, byteorder="little"):
         self._byteorder = byteorder
