@@ -2,12 +2,14 @@
 """The UTF-16 encoder core (:class:`utf8_gateware.hdl.utf16_encoder.Utf16Encoder`) in Amaranth's
 Python simulator, beat by beat against the reference model's UTF-16 encoder."""
 
+import array
 import random
 
 import pytest
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
+from utf8_gateware.sim import compiled
 from utf8_gateware.sim.encodings.utf16 import UTF_16_LE
 from utf8_gateware.sim.testbench import run_stream
 
@@ -115,3 +117,21 @@ def test_parameters():
         Utf16Encoder("surrogateescape")
     with pytest.raises(TypeError, match="errors must be a string"):
         Utf16Encoder(1)
+
+
+@pytest.mark.exhaustive
+@pytest.mark.skipif(not compiled.have_compiler(), reason="no C++ compiler")
+def test_compiled_every_code_point(errors="replace"):
+    """Every value below 0x110000 and a sweep above it, through the compiled core (``replace``;
+    the other policies differ only in the invalid values, which test_sweep and the random
+    streams cover)."""
+    codepoints = list(range(0x110000)) + list(range(0x110000, 1 << 32, 4093 * 4099))
+    model = compiled.build_stream_model(Utf16Encoder(errors), f"utf16-encoder-{errors}")
+    result = model.run(array.array("I", codepoints).tobytes())
+    size = result.out_bytes
+    items = (int.from_bytes(result.data[k:k + size], "little")
+             for k in range(0, len(result.data), size))
+    got = [(item & 0xFFFF, (item >> 16) & 0x7) for item in items]
+    want = [(unit, kind.value) for unit, kind, _ in
+            expected_beats(codepoints, [0] * (len(codepoints) - 1) + [1], errors)]
+    assert got == want
