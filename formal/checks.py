@@ -681,3 +681,8 @@ def _proofs():
 
 #: Every proof.
 PROOFS = _proofs()
+
+
+# The proofs of all time (formal/induction.py, built on the blocks above).
+from .induction import UNBOUNDED_PROOFS  # noqa: E402
+PROOFS += UNBOUNDED_PROOFS
