@@ -22,17 +22,18 @@ invariants stated in :mod:`utf8_gateware.formal.invariants`. :data:`INDUCTION_PR
 from amaranth.asserts import AnySeq
 from amaranth.hdl import Array, Assert, Cover, Elaboratable, Module, Signal
 
+from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
-from utf8_gateware.hdl.error_kind import ENCODE_ERRORS, ErrorKind
+from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind
 from utf8_gateware.hdl.layouts import EncodedByteLayout
-from .checks import (Proof, QuietCounter, _bits, assert_stream_rules, drive_sink,
+from .checks import (Proof, QuietCounter, Together, _bits, assert_stream_rules, drive_sink,
                      drive_source)
-from .invariants import EncoderInvariants, Probe
+from .invariants import EncoderInvariants, PipelineInvariants, Probe
 from .spec_encoder import SpecEncoder
 
 
 __all__ = ["TrackingScoreboard", "check_against_spec", "EncoderEquivalenceForever",
-           "UNBOUNDED_PROOFS"]
+           "DecoderRulesForever", "UNBOUNDED_PROOFS"]
 
 
 class TrackingScoreboard(Elaboratable):
@@ -156,6 +157,29 @@ class EncoderEquivalenceForever(Elaboratable):
         return m
 
 
+class DecoderRulesForever(Elaboratable):
+    """Property 5's stream rules of :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` for all
+    time (:class:`~utf8_gateware.formal.checks.StreamRules` with
+    :class:`~utf8_gateware.formal.invariants.PipelineInvariants`)."""
+    def __init__(self, errors, factory=Utf8Decoder):
+        self.errors, self.factory = errors, factory
+
+    def elaborate(self, platform):
+        m = Module()
+        dut = self.factory(self.errors)
+        probe = Probe(dut)
+        m.submodules.dut = probe.fragment
+        m.submodules.invariants = PipelineInvariants(probe, "decoder")
+        drive_source(m, dut.i)
+        o_xfer = drive_sink(m, dut.o)
+        held = assert_stream_rules(m, dut.o, f"decoder({self.errors}).o")
+        m.d.comb += [
+            Cover(held & o_xfer & dut.o.payload.last),
+            Cover(dut.i.valid & ~dut.i.ready),
+        ]
+        return m
+
+
 # -- the list -------------------------------------------------------------------------------------
 
 def _unbounded_proofs():
@@ -166,7 +190,14 @@ def _unbounded_proofs():
               f"under any input and backpressure, 5, bounded liveness (invariants: "
               f"formal/invariants.py EncoderInvariants)",
               "prove", 2, 10, lambda errors=errors: EncoderEquivalenceForever(errors), cost=10)
-        for errors in ENCODE_ERRORS]
+        for errors in ENCODE_ERRORS] + [
+        Proof("decoder-rules-forever",
+              "5: output stream rules of Utf8Decoder (both modes) for all time: valid holds and "
+              "payload is stable until the transfer (invariants: formal/invariants.py "
+              "PipelineInvariants)",
+              "prove", 2, 12,
+              lambda: Together(*(DecoderRulesForever(errors) for errors in DECODE_ERRORS)),
+              cost=8)]
 
 
 #: The proofs of all time that are cheap enough for the ``formal`` marker (part of

@@ -19,7 +19,7 @@ from amaranth.hdl import Array, Assert, Elaboratable, Fragment, Module, Mux, Sig
 from .spec_encoder import SpecEncoder
 
 
-__all__ = ["Probe", "EncoderInvariants"]
+__all__ = ["Probe", "assert_adv_copies", "PipelineInvariants", "EncoderInvariants"]
 
 
 def _lhs(value):
@@ -73,6 +73,41 @@ class Probe:
         return sorted(name for name in self._signals if name.startswith(prefix))
 
 
+def assert_adv_copies(m, probe, name):
+    """Every copy ``adv_ce*`` of a core's advance flip-flop ``adv`` equals it (each copy is
+    computed from its own value by the same function as ``adv``, and all start equal)."""
+    adv = probe["adv"]
+    for copy in probe.names("adv_ce"):
+        m.d.comb += Assert(probe[copy] == adv, f"{name}: {copy} differs from adv")
+
+
+class PipelineInvariants(Elaboratable):
+    """The invariants of a core built on :class:`~utf8_gateware.hdl.pipeline.Pipeline` that its
+    output handshake rests on (``probe``: the core's :class:`Probe`; ``name`` for the
+    messages):
+
+    1. every copy ``adv_ce*`` of ``adv`` equals ``adv``;
+    2. the flush thermometer ``fl0``, ``fl1``, ... is a thermometer: its ones are a suffix
+       (``fl{n}`` set implies ``fl{n+1}`` set), since zeros shift in at ``fl0``. So once
+       ``masked`` (the last) is low, it stays low.
+
+    With these, the output stream rules hold for all time: while ``adv`` is low the skid
+    register (loaded only when ``adv``) is offered and ``masked`` cannot change; when the sink
+    refuses the slot's output, ``adv`` falls and the skid register keeps that output.
+    """
+    def __init__(self, probe, name):
+        self.probe, self.name = probe, name
+
+    def elaborate(self, platform):
+        m = Module()
+        assert_adv_copies(m, self.probe, self.name)
+        flush = [self.probe[f"fl{n}"] for n in range(len(self.probe.names("fl")))]
+        for earlier, later in zip(flush, flush[1:]):
+            m.d.comb += Assert(~earlier | later,
+                               f"{self.name}: the flush thermometer is not a thermometer")
+        return m
+
+
 class EncoderInvariants(Elaboratable):
     """The invariants of :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` (the one-unit-per-
     stage pipeline A -> B -> output slot -> skid register), relative to its accepted units and a
@@ -123,8 +158,7 @@ class EncoderInvariants(Elaboratable):
                      spec_b.i.valid.eq(1), spec_b.i.payload.eq(shadow_b)]
 
         # 1. The copies of adv.
-        for name in p.names("adv_ce"):
-            m.d.comb += Assert(p[name] == adv, f"encoder: {name} differs from adv")
+        assert_adv_copies(m, p, "encoder")
 
         # 2. Stage A: the unit's low bits and its class flags.
         u = shadow_a.codepoint
