@@ -4,7 +4,10 @@
 The cheap ones are part of :data:`~utf8_gateware.formal.checks.PROOFS` and run with the other
 proofs in ``tests/test_formal.py`` (marker ``formal``). Here: a core with a bug that only shows
 after a thousand beats -- beyond any BMC depth the suite can afford -- is not proven (the
-unbounded proof sees every cycle), and the long proofs (marker ``formal_long``).
+unbounded proof sees every cycle), and a decoder that breaks the stream rules is not proven
+either. A k-induction run that finds a counterexample only in its induction step reports
+``UNKNOWN`` (its base case is shorter than the bug's trace): not proven, with the failed
+property named.
 """
 
 import pytest
@@ -50,4 +53,35 @@ def test_late_bug_is_not_proven(tmp_path):
     result = _run(harness, "late-bug", "prove", 2, tmp_path)
     assert result.status in ("FAIL", "UNKNOWN"), result.summary()
     assert any("differs from the expected" in line for line in result.failed), \
+        result.summary()
+
+
+class JitteryDecoder(wiring.Component):
+    """The real decoder, whose output payload toggles bit 0 while the sink refuses it (a
+    stream-rule violation: the payload must hold until the transfer)."""
+    def __init__(self, errors):
+        from utf8_gateware.hdl.decoder import Utf8Decoder
+
+        self._decoder = Utf8Decoder(errors)
+        super().__init__(self._decoder.signature)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.decoder = decoder = self._decoder
+        wiring.connect(m, wiring.flipped(self.i), decoder.i)
+        wiring.connect(m, decoder.o, wiring.flipped(self.o))
+        toggle = Signal()
+        m.d.sync += toggle.eq(~toggle)
+        m.d.comb += self.o.payload.codepoint.eq(decoder.o.payload.codepoint ^ toggle)
+        return m
+
+
+@pytest.mark.formal
+def test_decoder_rules_mutant_is_caught(tmp_path):
+    harness = induction.DecoderRulesForever("replace", JitteryDecoder)
+    result = _run(harness, "jittery", "prove", 2, tmp_path)
+    # (The pipeline's first output comes after the base case's 2 steps: the induction step
+    # finds it, so the status is UNKNOWN rather than FAIL; either way it is not proven.)
+    assert result.status in ("FAIL", "UNKNOWN"), result.summary()
+    assert any("payload changed before the transfer" in line for line in result.failed), \
         result.summary()
