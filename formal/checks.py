@@ -683,6 +683,7 @@ def _proofs():
 PROOFS = _proofs()
 
 
-# The proofs of all time (formal/induction.py, built on the blocks above).
-from .induction import UNBOUNDED_PROOFS  # noqa: E402
-PROOFS += UNBOUNDED_PROOFS
+# The proofs of all time (formal/induction.py, built on the blocks above) replace the bounded
+# proofs they subsume.
+from .induction import SUBSUMED, UNBOUNDED_PROOFS  # noqa: E402
+PROOFS = [proof for proof in PROOFS if proof.name not in SUBSUMED] + UNBOUNDED_PROOFS

@@ -33,7 +33,7 @@ from .spec_encoder import SpecEncoder
 
 
 __all__ = ["TrackingScoreboard", "check_against_spec", "EncoderEquivalenceForever",
-           "DecoderRulesForever", "UNBOUNDED_PROOFS"]
+           "DecoderRulesForever", "UNBOUNDED_PROOFS", "SUBSUMED"]
 
 
 class TrackingScoreboard(Elaboratable):
@@ -151,7 +151,9 @@ class EncoderEquivalenceForever(Elaboratable):
             Cover(s["o_xfer"] & (out.data >= 0xF0) & (out.data < 0xF5) &
                   (out.error == ErrorKind.NONE)),
             Cover(s["o_xfer"] & (out.error == ErrorKind.SURROGATE)),
+            Cover(s["o_xfer"] & (out.error == ErrorKind.TOO_LARGE)),
             Cover(s["o_xfer"] & s["held"] & out.last),
+            Cover(dut.i.valid & ~dut.i.ready),
             Cover(s["scoreboard"].pending == self.capacity),
         ]
         return m
@@ -203,3 +205,8 @@ def _unbounded_proofs():
 #: The proofs of all time that are cheap enough for the ``formal`` marker (part of
 #: :data:`~utf8_gateware.formal.checks.PROOFS`).
 UNBOUNDED_PROOFS = _unbounded_proofs()
+
+#: The bounded proofs that :data:`UNBOUNDED_PROOFS` prove for all time (so they are dropped from
+#: :data:`~utf8_gateware.formal.checks.PROOFS`): the encoder's equivalence with its spec model
+#: and the output stream rules of both cores.
+SUBSUMED = ("rules", *(f"encoder-spec-{mode}" for mode in ("replace", "strict", "escape")))
