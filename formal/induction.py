@@ -19,21 +19,21 @@ invariants stated in :mod:`utf8_gateware.formal.invariants`. :data:`INDUCTION_PR
 (marker ``formal_long``).
 """
 
+from functools import partial
+
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Array, Assert, Cover, Elaboratable, Module, Signal
+from amaranth.hdl import Array, Assert, Elaboratable, Module, Signal
 
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
-from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind
-from utf8_gateware.hdl.layouts import EncodedByteLayout
-from .checks import (Proof, QuietCounter, Together, _bits, assert_stream_rules, drive_sink,
-                     drive_source)
+from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS
+from .checks import EncoderEquivalence, Proof, StreamRules, Together, _bits
 from .invariants import EncoderInvariants, PipelineInvariants, Probe
 from .spec_encoder import SpecEncoder
 
 
-__all__ = ["TrackingScoreboard", "check_against_spec", "EncoderEquivalenceForever",
-           "DecoderRulesForever", "UNBOUNDED_PROOFS", "SUBSUMED"]
+__all__ = ["TrackingScoreboard", "EncoderEquivalenceForever",
+           "decoder_rules_forever", "UNBOUNDED_PROOFS", "SUBSUMED"]
 
 
 class TrackingScoreboard(Elaboratable):
@@ -101,85 +101,32 @@ class TrackingScoreboard(Elaboratable):
         return m
 
 
-def check_against_spec(m, dut, spec, *, item_shape, capacity, drain, name):
-    """Property 3 and 5 for all time: :func:`~utf8_gateware.formal.checks.check_against_spec`
-    with a :class:`TrackingScoreboard` that holds at most ``capacity`` items."""
-    i_xfer = drive_source(m, dut.i)
-    o_xfer = drive_sink(m, dut.o)
-    held = assert_stream_rules(m, dut.o, f"{name}.o")
-    m.d.comb += [spec.i.valid.eq(i_xfer), spec.i.payload.eq(dut.i.payload)]
-
-    m.submodules.scoreboard = scoreboard = TrackingScoreboard(item_shape, 4, name,
-                                                              capacity=capacity)
-    m.d.comb += [
-        scoreboard.push_count.eq(spec.o.count),
-        *[scoreboard.push_items[n].eq(spec.o.items[n]) for n in range(4)],
-        scoreboard.offer.eq(dut.o.valid),
-        scoreboard.offer_item.eq(dut.o.payload),
-        scoreboard.pop.eq(o_xfer),
-    ]
-    quiet = QuietCounter(drain)
-    m.d.comb += quiet.quiet.eq(dut.o.ready & ~i_xfer)
-    m.d.comb += Assert(~quiet.expired | ((scoreboard.pending == 0) &
-                                         (~dut.i.valid | dut.i.ready)),
-                       f"{name}: outputs pending or input refused {drain} cycles after the "
-                       f"last input, with the sink ready")
-    return {"i_xfer": i_xfer, "o_xfer": o_xfer, "held": held, "scoreboard": scoreboard,
-            "quiet": quiet}
-
-
-class EncoderEquivalenceForever(Elaboratable):
-    """:class:`~utf8_gateware.formal.checks.EncoderEquivalence` for all time, by k-induction
-    with :class:`~utf8_gateware.formal.invariants.EncoderInvariants` (``factory(errors)`` makes
-    the core; ``capacity``: the most beats it holds)."""
+class EncoderEquivalenceForever(EncoderEquivalence):
+    """:class:`~utf8_gateware.formal.checks.EncoderEquivalence` for all time, by k-induction:
+    with a :class:`TrackingScoreboard` (the encoder holds at most ``capacity`` beats) and
+    :class:`~utf8_gateware.formal.invariants.EncoderInvariants` (``factory(errors)`` makes the
+    core)."""
     def __init__(self, errors, factory=Utf8Encoder, *, capacity=10):
-        self.errors, self.factory, self.capacity = errors, factory, capacity
+        super().__init__(errors, scoreboard=partial(TrackingScoreboard, capacity=capacity))
+        self.core_factory = factory
 
     def elaborate(self, platform):
-        m = Module()
-        dut = self.factory(self.errors)
-        probe = Probe(dut)
-        m.submodules.dut = probe.fragment
-        m.submodules.spec = spec = SpecEncoder(self.errors)
-        s = check_against_spec(m, dut, spec, item_shape=EncodedByteLayout,
-                               capacity=self.capacity, drain=dut.DRAIN, name="encoder")
-        quiet = Probe(s["quiet"])
-        m.submodules.quiet = quiet.fragment
-        m.submodules.invariants = EncoderInvariants(probe, dut, s["scoreboard"], quiet["count"])
-        out = dut.o.payload
-        m.d.comb += [
-            Cover(s["o_xfer"] & (out.data >= 0xF0) & (out.data < 0xF5) &
-                  (out.error == ErrorKind.NONE)),
-            Cover(s["o_xfer"] & (out.error == ErrorKind.SURROGATE)),
-            Cover(s["o_xfer"] & (out.error == ErrorKind.TOO_LARGE)),
-            Cover(s["o_xfer"] & s["held"] & out.last),
-            Cover(dut.i.valid & ~dut.i.ready),
-            Cover(s["scoreboard"].pending == self.capacity),
-        ]
+        core = self.core_factory(self.errors)
+        probe = Probe(core)
+        self.factory = lambda errors: probe.core
+        m = super().elaborate(platform)
+        m.submodules.invariants = EncoderInvariants(probe, core, self.checkers["scoreboard"],
+                                                    self.checkers["quiet"].count)
         return m
 
 
-class DecoderRulesForever(Elaboratable):
+def decoder_rules_forever(errors, factory=Utf8Decoder):
     """Property 5's stream rules of :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` for all
-    time (:class:`~utf8_gateware.formal.checks.StreamRules` with
-    :class:`~utf8_gateware.formal.invariants.PipelineInvariants`)."""
-    def __init__(self, errors, factory=Utf8Decoder):
-        self.errors, self.factory = errors, factory
-
-    def elaborate(self, platform):
-        m = Module()
-        dut = self.factory(self.errors)
-        probe = Probe(dut)
-        m.submodules.dut = probe.fragment
-        m.submodules.invariants = PipelineInvariants(probe, "decoder")
-        drive_source(m, dut.i)
-        o_xfer = drive_sink(m, dut.o)
-        held = assert_stream_rules(m, dut.o, f"decoder({self.errors}).o")
-        m.d.comb += [
-            Cover(held & o_xfer & dut.o.payload.last),
-            Cover(dut.i.valid & ~dut.i.ready),
-        ]
-        return m
+    time: :class:`~utf8_gateware.formal.checks.StreamRules` with
+    :class:`~utf8_gateware.formal.invariants.PipelineInvariants`."""
+    probe = Probe(factory(errors))
+    return Together(StreamRules(errors, lambda errors: probe.core, "decoder"),
+                    PipelineInvariants(probe, "decoder"))
 
 
 # -- the list -------------------------------------------------------------------------------------
@@ -198,7 +145,7 @@ def _unbounded_proofs():
               "payload is stable until the transfer (invariants: formal/invariants.py "
               "PipelineInvariants)",
               "prove", 2, 12,
-              lambda: Together(*(DecoderRulesForever(errors) for errors in DECODE_ERRORS)),
+              lambda: Together(*(decoder_rules_forever(errors) for errors in DECODE_ERRORS)),
               cost=8)]
 
 

@@ -15,6 +15,7 @@ keeps a *shadow* of that input (loaded exactly when the stage is), so that the i
 """
 
 from amaranth.hdl import Array, Assert, Elaboratable, Fragment, Module, Mux, Signal
+from amaranth.lib import wiring
 
 from .spec_encoder import SpecEncoder
 
@@ -42,12 +43,31 @@ def _driven(statements):
                 yield from _driven(case[1])
 
 
+class _Probed(wiring.Component):
+    """The core ``core`` as its elaborated ``fragment``, behind ports of its own signature,
+    with the core's parameters the harnesses read (``errors``, ``LATENCY``, ``DRAIN``)."""
+    def __init__(self, core, fragment):
+        self._inner, self._fragment = core, fragment
+        for name in ("errors", "LATENCY", "DRAIN"):
+            if hasattr(core, name):
+                setattr(self, name, getattr(core, name))
+        super().__init__(core.signature)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = self._fragment
+        wiring.connect(m, wiring.flipped(self.i), self._inner.i)
+        wiring.connect(m, self._inner.o, wiring.flipped(self.o))
+        return m
+
+
 class Probe:
     """``core`` elaborated once (add :attr:`fragment` to the harness as the core), with the
     signals its logic drives found by name: ``probe["adv"]`` (a register, if a combinational
     signal has the same name). A name the core uses for two registers, or not at all, is an
     error (the invariant must be adapted to the core)."""
     def __init__(self, core, platform=None):
+        self._elaboratable, self._core = core, None
         self.fragment = Fragment.get(core, platform)
         self._signals = {}
         fragments = [self.fragment]
@@ -59,6 +79,15 @@ class Probe:
                     if not any(signal is other for other, _ in found):
                         found.append((signal, domain))
             fragments += [sub for sub, *_ in fragment.subfragments]
+
+    @property
+    def core(self):
+        """A component with the core's ports and attributes, made of :attr:`fragment`: pass it
+        to a harness of :mod:`~utf8_gateware.formal.checks` in place of the core (only once:
+        the fragment is one instance of the core)."""
+        if self._core is None:
+            self._core = _Probed(self._elaboratable, self.fragment)
+        return self._core
 
     def __getitem__(self, name):
         found = self._signals.get(name, [])

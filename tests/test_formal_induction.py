@@ -16,27 +16,50 @@ from amaranth.lib import wiring
 
 from utf8_gateware import toolchain
 from utf8_gateware.formal import induction, runner
+from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 
 
-class LateBugEncoder(wiring.Component):
-    """The real encoder, whose output byte gets bit 0 flipped once 1023 beats went out."""
-    def __init__(self, errors):
-        self._encoder = Utf8Encoder(errors)
-        self.errors, self.DRAIN = errors, self._encoder.DRAIN
-        super().__init__(self._encoder.signature)
+class _Mutant(wiring.Component):
+    """A real core (``core``) whose output ``corrupt(m, core)`` changes after the fact."""
+    def __init__(self, core):
+        self._core = core
+        self.errors = core.errors
+        super().__init__(core.signature)
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.encoder = encoder = self._encoder
-        wiring.connect(m, wiring.flipped(self.i), encoder.i)
-        wiring.connect(m, encoder.o, wiring.flipped(self.o))
+        m.submodules.core = core = self._core
+        wiring.connect(m, wiring.flipped(self.i), core.i)
+        wiring.connect(m, core.o, wiring.flipped(self.o))
+        self.corrupt(m, core)
+        return m
+
+
+class LateBugEncoder(_Mutant):
+    """The real encoder, whose output byte gets bit 0 flipped once 1023 beats went out."""
+    def __init__(self, errors):
+        super().__init__(Utf8Encoder(errors))
+        self.DRAIN = self._core.DRAIN
+
+    def corrupt(self, m, core):
         beats = Signal(10)
-        with m.If(encoder.o.valid & self.o.ready & (beats != 1023)):
+        with m.If(core.o.valid & self.o.ready & (beats != 1023)):
             m.d.sync += beats.eq(beats + 1)
         with m.If(beats == 1023):
-            m.d.comb += self.o.payload.data.eq(encoder.o.payload.data ^ 1)
-        return m
+            m.d.comb += self.o.payload.data.eq(core.o.payload.data ^ 1)
+
+
+class JitteryDecoder(_Mutant):
+    """The real decoder, whose output payload toggles bit 0 in every cycle (a stream-rule
+    violation while the sink refuses it: the payload must hold until the transfer)."""
+    def __init__(self, errors):
+        super().__init__(Utf8Decoder(errors))
+
+    def corrupt(self, m, core):
+        toggle = Signal()
+        m.d.sync += toggle.eq(~toggle)
+        m.d.comb += self.o.payload.codepoint.eq(core.o.payload.codepoint ^ toggle)
 
 
 def _run(harness, name, mode, depth, tmp_path):
@@ -56,29 +79,9 @@ def test_late_bug_is_not_proven(tmp_path):
         result.summary()
 
 
-class JitteryDecoder(wiring.Component):
-    """The real decoder, whose output payload toggles bit 0 while the sink refuses it (a
-    stream-rule violation: the payload must hold until the transfer)."""
-    def __init__(self, errors):
-        from utf8_gateware.hdl.decoder import Utf8Decoder
-
-        self._decoder = Utf8Decoder(errors)
-        super().__init__(self._decoder.signature)
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.decoder = decoder = self._decoder
-        wiring.connect(m, wiring.flipped(self.i), decoder.i)
-        wiring.connect(m, decoder.o, wiring.flipped(self.o))
-        toggle = Signal()
-        m.d.sync += toggle.eq(~toggle)
-        m.d.comb += self.o.payload.codepoint.eq(decoder.o.payload.codepoint ^ toggle)
-        return m
-
-
 @pytest.mark.formal
 def test_decoder_rules_mutant_is_caught(tmp_path):
-    harness = induction.DecoderRulesForever("replace", JitteryDecoder)
+    harness = induction.decoder_rules_forever("replace", JitteryDecoder)
     result = _run(harness, "jittery", "prove", 2, tmp_path)
     # (The pipeline's first output comes after the base case's 2 steps: the induction step
     # finds it, so the status is UNKNOWN rather than FAIL; either way it is not proven.)
