@@ -22,12 +22,12 @@ invariants stated in :mod:`utf8_gateware.formal.invariants`. :data:`INDUCTION_PR
 from functools import partial
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Array, Assert, Elaboratable, Module, Signal
+from amaranth.hdl import Array, Assert, Module, Signal
 
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS
-from .checks import EncoderEquivalence, Proof, StreamRules, Together, _bits
+from .checks import EncoderEquivalence, Proof, Scoreboard, StreamRules, Together, _bits
 from .invariants import EncoderInvariants, PipelineInvariants, Probe
 from .spec_encoder import SpecEncoder
 
@@ -36,7 +36,7 @@ __all__ = ["TrackingScoreboard", "EncoderEquivalenceForever",
            "decoder_rules_forever", "UNBOUNDED_PROOFS", "SUBSUMED"]
 
 
-class TrackingScoreboard(Elaboratable):
+class TrackingScoreboard(Scoreboard):
     """A finite-state :class:`~utf8_gateware.formal.checks.Scoreboard` (same ports: ``push_count``,
     ``push_items``, ``offer``, ``offer_item``, ``pop``, ``pending``), for proofs of all time.
 
@@ -50,15 +50,9 @@ class TrackingScoreboard(Elaboratable):
     * ``pending`` stays within ``capacity``, and ``ahead`` below ``pending``.
     """
     def __init__(self, shape, push_width, name, *, capacity):
-        self.shape, self.push_width, self.name = shape, push_width, name
-        self.capacity = capacity
         width = (capacity + push_width).bit_length()
-        self.push_count = Signal(range(push_width + 1))
-        self.push_items = [Signal(shape, name=f"push_{n}") for n in range(push_width)]
-        self.offer = Signal()
-        self.offer_item = Signal(shape)
-        self.pop = Signal()
-        self.pending = Signal(width)
+        super().__init__(shape, push_width, name, width=width)
+        self.capacity = capacity
         #: Whether an item is tagged, how many items are ahead of it, and its value.
         self.tagged = Signal()
         self.ahead = Signal(width)
