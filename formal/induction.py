@@ -22,18 +22,21 @@ invariants stated in :mod:`utf8_gateware.formal.invariants`. :data:`INDUCTION_PR
 from functools import partial
 
 from amaranth.asserts import AnySeq
-from amaranth.hdl import Array, Assert, Module, Signal
+from amaranth.hdl import Array, Assert, Cover, Elaboratable, Module, Signal
 
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
-from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS
-from .checks import EncoderEquivalence, Proof, Scoreboard, StreamRules, Together, _bits
+from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind
+from .checks import (EncoderEquivalence, Proof, Scoreboard, StreamRules, Together, _bits,
+                     assert_decoded_item, assert_stream_rules, drive_sink, drive_source)
+from .decoder_invariants import DecoderInvariants
 from .invariants import EncoderInvariants, PipelineInvariants, Probe
 from .spec_encoder import SpecEncoder
 
 
 __all__ = ["TrackingScoreboard", "EncoderEquivalenceForever",
-           "decoder_rules_forever", "UNBOUNDED_PROOFS", "SUBSUMED"]
+           "decoder_rules_forever", "DecoderFormsForever", "UNBOUNDED_PROOFS", "LONG_PROOFS",
+           "SUBSUMED"]
 
 
 class TrackingScoreboard(Scoreboard):
@@ -123,6 +126,38 @@ def decoder_rules_forever(errors, factory=Utf8Decoder):
                     PipelineInvariants(probe, "decoder"))
 
 
+class DecoderFormsForever(Elaboratable):
+    """Property 1 and the output stream rules of the one-lane
+    :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` for all time: every output (and every
+    output held in the skid register) is a scalar value, or U+FFFD / an escape U+DC80..U+DCFF if
+    it is an error. Invariants:
+    :class:`~utf8_gateware.formal.invariants.PipelineInvariants` and
+    :class:`~utf8_gateware.formal.decoder_invariants.DecoderInvariants` (every stage register
+    is what the decoder's stage functions make of the byte in that stage and the prefix pending
+    before it)."""
+    def __init__(self, errors):
+        self.errors = errors
+
+    def elaborate(self, platform):
+        m = Module()
+        core = Utf8Decoder(self.errors)
+        probe = Probe(core)
+        m.submodules.dut = probe.fragment
+        m.submodules.pipeline = PipelineInvariants(probe, "decoder")
+        m.submodules.stages = DecoderInvariants(probe, core, self.errors)
+        drive_source(m, core.i)
+        o_xfer = drive_sink(m, core.o)
+        held = assert_stream_rules(m, core.o, f"decoder({self.errors}).o")
+        assert_decoded_item(m, core.o.valid, core.o.payload, self.errors)
+        out = core.o.payload
+        m.d.comb += [
+            Cover(o_xfer & (out.error == ErrorKind.NONE) & (out.codepoint >= 0x10000)),
+            Cover(o_xfer & (out.error == ErrorKind.SURROGATE)),
+            Cover(o_xfer & held & out.last),
+        ]
+        return m
+
+
 # -- the list -------------------------------------------------------------------------------------
 
 def _unbounded_proofs():
@@ -147,7 +182,19 @@ def _unbounded_proofs():
 #: :data:`~utf8_gateware.formal.checks.PROOFS`).
 UNBOUNDED_PROOFS = _unbounded_proofs()
 
+#: The proofs of all time that take longer (marker ``formal_long``,
+#: ``tests/test_formal_induction.py``).
+LONG_PROOFS = [
+    Proof(f"decoder-forms-forever-{ {'surrogateescape': 'escape'}.get(errors, errors)}",
+          f"Utf8Decoder({errors}) for all time: 1 (every output, and the skid register's, is a "
+          f"scalar value or U+FFFD / an escape if it is an error), 5 (output stream rules) "
+          f"(invariants: formal/decoder_invariants.py DecoderInvariants)",
+          "prove", 2, Utf8Decoder.latency(errors) + 8,
+          lambda errors=errors: DecoderFormsForever(errors), cost=30)
+    for errors in DECODE_ERRORS]
+
 #: The bounded proofs that :data:`UNBOUNDED_PROOFS` prove for all time (so they are dropped from
 #: :data:`~utf8_gateware.formal.checks.PROOFS`): the encoder's equivalence with its spec model
 #: and the output stream rules of both cores.
 SUBSUMED = ("rules", *(f"encoder-spec-{mode}" for mode in ("replace", "strict", "escape")))
+

@@ -7,7 +7,8 @@ after a thousand beats -- beyond any BMC depth the suite can afford -- is not pr
 unbounded proof sees every cycle), and a decoder that breaks the stream rules is not proven
 either. A k-induction run that finds a counterexample only in its induction step reports
 ``UNKNOWN`` (its base case is shorter than the bug's trace): not proven, with the failed
-property named.
+property named. Marker ``formal_long``: the decoder's proofs of all time
+(:data:`~utf8_gateware.formal.induction.LONG_PROOFS`), each with its cover run.
 """
 
 import pytest
@@ -83,3 +84,27 @@ def test_mutant_is_not_proven(build, message, tmp_path):
         pytest.fail(str(error), pytrace=False)
     assert result.status in ("FAIL", "UNKNOWN"), result.summary()
     assert any(message in line for line in result.failed), result.summary()
+
+
+@pytest.fixture(scope="module")
+def long_results(request, tmp_path_factory):
+    """The sby runs of the selected long proofs (each proof and its cover), in parallel."""
+    selected = {item.callspec.params["proof"].name: item.callspec.params["proof"]
+                for item in request.session.items
+                if item.module is not None and item.module.__name__ == __name__ and
+                hasattr(item, "callspec") and "proof" in item.callspec.params}
+    jobs = [job for proof in selected.values() for job in proof.jobs()]
+    try:
+        return runner.run_many(jobs, workdir=tmp_path_factory.mktemp("formal-long"))
+    except toolchain.ToolError as error:
+        pytest.fail(str(error), pytrace=False)
+
+
+@pytest.mark.formal_long
+@pytest.mark.parametrize("proof", induction.LONG_PROOFS, ids=lambda proof: proof.name)
+def test_long_proof(proof, long_results):
+    result = long_results[proof.name]
+    assert result.status == "PASS", result.summary()
+    cover = long_results[f"{proof.name}.cover"]
+    assert cover.status == "PASS", "cover failed (the proof may be vacuous):\n" + \
+        cover.summary()
