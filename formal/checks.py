@@ -162,16 +162,18 @@ class Scoreboard(Elaboratable):
 
 
 class QuietCounter(Elaboratable):
-    """Counts consecutive cycles in which ``quiet`` was high, saturating at ``bound``;
-    ``expired`` is high once ``bound`` such cycles have passed (for bounded liveness)."""
+    """Counts consecutive cycles in which ``quiet`` was high (``count``), saturating at
+    ``bound``; ``expired`` is high once ``bound`` such cycles have passed (for bounded
+    liveness)."""
     def __init__(self, bound):
         self.bound = bound
         self.quiet = Signal()
         self.expired = Signal()
+        self.count = Signal(range(bound + 1))
 
     def elaborate(self, platform):
         m = Module()
-        count = Signal(range(self.bound + 1))
+        count = self.count
         with m.If(~self.quiet):
             m.d.sync += count.eq(0)
         with m.Elif(count != self.bound):
@@ -305,7 +307,8 @@ class SpecDecoderProperties(Elaboratable):
 
 # -- the real cores -------------------------------------------------------------------------------
 
-def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
+def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True,
+                       scoreboard=Scoreboard):
     """Property 3 (and 5) for a core ``dut`` with stream ports ``i``/``o``: its output sequence
     is the one the unpipelined ``spec`` model produces for the items ``dut`` accepts.
 
@@ -313,14 +316,15 @@ def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
     sequence of a :class:`Scoreboard`, which every item ``dut`` offers must follow (so nothing is
     lost, duplicated, reordered or changed). The output stream rules are
     asserted. Bounded liveness: after ``drain`` cycles with the sink ready and no input taken,
-    nothing is pending and offered input is taken. Returns a dict of the strobes for covers.
+    nothing is pending and offered input is taken. ``scoreboard(item_shape, 4, name=name)``
+    makes the checker. Returns a dict of the strobes for covers and the checkers.
     """
     i_xfer = drive_source(m, dut.i, rules=rules)
     o_xfer = drive_sink(m, dut.o)
     held = assert_stream_rules(m, dut.o, f"{name}.o")
     m.d.comb += [spec.i.valid.eq(i_xfer), spec.i.payload.eq(dut.i.payload)]
 
-    m.submodules.scoreboard = scoreboard = Scoreboard(item_shape, 4, name=name)
+    m.submodules.scoreboard = scoreboard = scoreboard(item_shape, 4, name=name)
     m.d.comb += [
         scoreboard.push_count.eq(spec.o.count),
         *[scoreboard.push_items[n].eq(spec.o.items[n]) for n in range(4)],
@@ -335,7 +339,8 @@ def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
                                          (~dut.i.valid | dut.i.ready)),
                        f"{name}: outputs pending or input refused {drain} cycles after the "
                        f"last input, with the sink ready")
-    return {"i_xfer": i_xfer, "o_xfer": o_xfer, "held": held, "scoreboard": scoreboard}
+    return {"i_xfer": i_xfer, "o_xfer": o_xfer, "held": held, "scoreboard": scoreboard,
+            "quiet": quiet}
 
 
 class DecoderEquivalence(Elaboratable):
@@ -440,17 +445,20 @@ class DecoderProperties(Elaboratable):
 class EncoderEquivalence(Elaboratable):
     """Properties 5 (and the encoder half of 3): :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`
     produces exactly the beats of :class:`~utf8_gateware.formal.spec_encoder.SpecEncoder` for every
-    code unit stream, under arbitrary backpressure (see :func:`check_against_spec`)."""
-    def __init__(self, errors, factory=None, *, drain=None, rules=True):
+    code unit stream, under arbitrary backpressure (see :func:`check_against_spec`; its
+    checkers are :attr:`checkers` once elaborated)."""
+    def __init__(self, errors, factory=None, *, drain=None, rules=True, scoreboard=Scoreboard):
         self.errors, self.factory = errors, factory or _encoder
-        self.drain, self.rules = drain, rules
+        self.drain, self.rules, self.scoreboard = drain, rules, scoreboard
+        self.checkers = None
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = dut = self.factory(self.errors)
         m.submodules.spec = spec = SpecEncoder(self.errors)
-        s = check_against_spec(m, dut, spec, item_shape=EncodedByteLayout,
-                               drain=self.drain or dut.DRAIN, name="encoder", rules=self.rules)
+        s = self.checkers = check_against_spec(m, dut, spec, item_shape=EncodedByteLayout,
+                                               drain=self.drain or dut.DRAIN, name="encoder",
+                                               rules=self.rules, scoreboard=self.scoreboard)
         out = dut.o.payload
         m.d.comb += [
             Cover(s["o_xfer"] & (out.data >= 0xF0) & (out.data < 0xF5) &
@@ -681,3 +689,9 @@ def _proofs():
 
 #: Every proof.
 PROOFS = _proofs()
+
+
+# The proofs of all time (formal/induction.py, built on the blocks above) replace the bounded
+# proofs they subsume.
+from .induction import SUBSUMED, UNBOUNDED_PROOFS  # noqa: E402
+PROOFS = [proof for proof in PROOFS if proof.name not in SUBSUMED] + UNBOUNDED_PROOFS
