@@ -58,7 +58,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.back import rtlil
 
-from utf8_gateware.toolchain import ToolError, run_tool, tail, tool_version
+from utf8_gateware.toolchain import ToolError, run_tool, tail, tool_command, tool_version
 from .cores import BUILDABLE, CORES, make_core
 
 
@@ -336,6 +336,8 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
         raise ValueError(f"name must be an identifier, not {name!r}")
     if pack and fam.pack is None:
         raise ValueError(f"no bitstream packer for {family} (pack=False)")
+    for tool in ("yosys", fam.nextpnr, *(fam.pack[:1] if pack else ())):
+        tool_command(tool)   # a missing tool is a one-line error before anything runs
     if isinstance(design, str):
         text = design
     else:
