@@ -58,7 +58,8 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.back import rtlil
 
-from utf8_gateware.toolchain import ToolError, run_tool, tail, tool_command, tool_version
+from utf8_gateware.toolchain import (ToolError, run_tool, tail, tool_command,
+                                     tool_version)
 from .cores import BUILDABLE, CORES, make_core
 
 
@@ -251,7 +252,8 @@ def make_target(target, **params):
     params = {name: value for name, value in params.items() if value is not None}
     if target == "ceiling":
         if params:
-            raise ValueError(f"the ceiling target takes no --{next(iter(params)).replace('_', '-')}")
+            option = next(iter(params)).replace("_", "-")
+            raise ValueError(f"the ceiling target takes no --{option}")
         core = CeilingCore()
         return core, {"width": core.width}
     return make_core(target, **params)
