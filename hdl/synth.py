@@ -306,6 +306,23 @@ def _cells(family, utilization):
     return out
 
 
+def _check_flow(family, seed, freq_mhz, pack):
+    """``(family, target MHz)`` after checking the arguments of a build and that its tools
+    are installed: a bad argument or a missing tool is a one-line error before anything is
+    built or run."""
+    fam = _family(family)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
+    freq_mhz = fam.freq_mhz if freq_mhz is None else float(freq_mhz)
+    if not freq_mhz > 0:
+        raise ValueError(f"freq_mhz must be positive, not {freq_mhz!r}")
+    if pack and fam.pack is None:
+        raise ValueError(f"no bitstream packer for {family} (pack=False)")
+    for tool in ("yosys", fam.nextpnr, *(fam.pack[:1] if pack else ())):
+        tool_command(tool)
+    return fam, freq_mhz
+
+
 def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, freq_mhz=None,
                pins=None, ports=None, pack=False, yosys_opts=(), nextpnr_opts=(), timeout=None):
     """Synthesise, place and route ``design`` for ``family`` (a key of :data:`FAMILIES`);
@@ -328,18 +345,9 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
     times), ``files`` (paths kept, if ``build_dir``). Raises
     :class:`~utf8_gateware.toolchain.ToolError` if a tool is missing or fails.
     """
-    fam = _family(family)
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
-    freq_mhz = fam.freq_mhz if freq_mhz is None else float(freq_mhz)
-    if not freq_mhz > 0:
-        raise ValueError(f"freq_mhz must be positive, not {freq_mhz!r}")
+    fam, freq_mhz = _check_flow(family, seed, freq_mhz, pack)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ValueError(f"name must be an identifier, not {name!r}")
-    if pack and fam.pack is None:
-        raise ValueError(f"no bitstream packer for {family} (pack=False)")
-    for tool in ("yosys", fam.nextpnr, *(fam.pack[:1] if pack else ())):
-        tool_command(tool)   # a missing tool is a one-line error before anything runs
     if isinstance(design, str):
         text = design
     else:
@@ -417,7 +425,7 @@ def synth_target(target, *, family="ice40", seed=1, build_dir=None, freq_mhz=Non
     and the harness's own cells, :meth:`Family.harness_cells`) and ``core_<cell>`` for each
     counted cell (``core_lc``; ``core_lut4``, ``core_ff``): the whole design's count less the
     harness's."""
-    fam = _family(family)
+    fam, _ = _check_flow(family, seed, freq_mhz, pack=False)
     core, params = make_target(target, **params)
     harness = PortHarness(core)
     report = synthesize(harness, family=family, name=f"{target}_harness", seed=seed,
