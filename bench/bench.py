@@ -202,30 +202,42 @@ def _key(target, params):
     return target, tuple(sorted(params.items()))
 
 
-def bench_synth(seeds, results, families=tuple(PLAN), jobs=1):
+def bench_synth(seeds, results, families=tuple(PLAN), jobs=1, save=None):
+    """Build every design of :data:`PLAN` for ``families`` with each seed and print one table
+    per family as soon as its builds are done (``save()`` is called after each table). A build
+    that fails is reported and left out of its table."""
     from utf8_gateware.hdl import synth
-
-    work = [(family, target, params, seed) for family in families
-            for target, params in PLAN[family] for seed in seeds]
+    from utf8_gateware.toolchain import ToolError
 
     def run(job):
         family, target, params, seed = job
-        return job, synth.synth_target(target, family=family, seed=seed, **params)
+        try:
+            return job, synth.synth_target(target, family=family, seed=seed, **params)
+        except ToolError as error:
+            return job, str(error).splitlines()[-1]
 
-    started = time.monotonic()
-    reports = {family: {} for family in families}
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for (family, target, params, _), report in pool.map(run, work):
-            reports[family].setdefault(_key(target, params), []).append(report)
-    elapsed = time.monotonic() - started
     rates = {}
     for family in families:
+        started = time.monotonic()
+        reports = {}
+        work = [(family, target, params, seed) for target, params in PLAN[family]
+                for seed in seeds]
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for (_, target, params, seed), report in pool.map(run, work):
+                if isinstance(report, str):
+                    print(f"{family} {target} {params} seed {seed}: build failed: {report}",
+                          flush=True)
+                    continue
+                reports.setdefault(_key(target, params), []).append(report)
+        elapsed = time.monotonic() - started
         for target, params in PLAN[family]:
-            if _key(target, params) not in rates:
+            if _key(target, params) not in rates and _key(target, params) in reports:
                 rates[_key(target, params)] = sim_bytes_per_cycle(target, params)
-    for family in families:
-        _synth_table(family, reports[family], rates, seeds, results)
-    print(f"(synthesis {elapsed:.0f} s)")
+        if reports:
+            _synth_table(family, reports, rates, seeds, results)
+        print(f"(synthesis {elapsed:.0f} s)", flush=True)
+        if save:
+            save()
 
 
 def _synth_table(family, reports, rates, seeds, results):
@@ -271,7 +283,7 @@ def _synth_table(family, reports, rates, seeds, results):
             **{key: runs[0][key] for key in synth.FAMILIES[family].cells},
             "bytes_per_cycle": rate, "gb_per_s": gbs, "critical_path": runs[0]["critical_path"]}
     any_report = rows[0][2][0]
-    print(f"tools: {any_report['yosys']}; {any_report['nextpnr']}")
+    print(f"tools: {any_report['yosys']}; {any_report['nextpnr']}", flush=True)
 
 
 # The one-LUT-level ceiling the project's targets were first stated against ("about 86 MHz with
@@ -298,13 +310,17 @@ def main(argv=None):
         parser.error("--size must be at least 16")
 
     results = {}
+
+    def save():
+        if args.json:
+            with open(args.json, "w") as file:
+                json.dump(results, file, indent=2)
+
     if not args.no_sim:
         bench_sim(args.size, results)
+        save()
     if not args.no_synth:
-        bench_synth(args.seeds, results, args.families, args.jobs)
-    if args.json:
-        with open(args.json, "w") as file:
-            json.dump(results, file, indent=2)
+        bench_synth(args.seeds, results, args.families, args.jobs, save)
     return 0
 
 
