@@ -42,8 +42,8 @@ Timing: nextpnr runs with ``--freq`` (the family's :attr:`Family.freq_mhz` by de
 the part reaches, so that placement is timing-driven throughout) and ``--timing-allow-fail``: a
 missed target is reported, never an error. ``fmax_mhz`` is the post-route figure from nextpnr's
 ``--report`` JSON. The Gowin and Nexus timing models of nextpnr are younger than the iCE40 and
-ECP5 ones (the ceiling reports 785 and 800 MHz, the latter the clock network's limit): compare
-cores with their family's ceiling, not figures across families.
+ECP5 ones (the ceiling design reports 785 and 800 MHz there): compare cores with their family's
+ceiling, not figures across families.
 """
 
 import json
@@ -152,8 +152,9 @@ FAMILIES = {
         output=("--fasm", ".fasm"),
         constraints=(".pdc", "ldc_set_location -site {{{pin}}} [get_ports {port}]",
                      ("--pdc", "{file}")),
-        # CrossLink-NX evaluation board: G13 is the 12 MHz oscillator; E12, E13, D13 general IO.
-        pins={"clk": "G13", "sin": "E12", "load": "E13", "sout": "D13"},
+        # CrossLink-NX evaluation board: L13 is the 12 MHz oscillator (a clock input: a general
+        # pin cannot reach the clock network), F16 and F18 the UART, G14 a button.
+        pins={"clk": "L13", "sin": "F16", "load": "G14", "sout": "F18"},
         cells={"lut4": "OXIDE_COMB", "ff": "OXIDE_FF"}, ram=("OXIDE_EBR", "LRAM_CORE"),
         lut_per_ff=False, freq_mhz=500.0, pack=("prjoxide", ".bit")),
 }
