@@ -53,7 +53,7 @@ BUILDABLE = {
     "sanitizer":   CoreSpec(Utf8Sanitizer, SANITIZE_ERRORS),
     "validator":   CoreSpec(Utf8Validator, choices={"lanes": LANES}, axi_stream=False),
     "lane_packer": CoreSpec(LanePacker, fixed={"lane": CodepointLaneLayout},
-                            defaults={"lanes": 1}, choices={"lanes": LANES}, axi_stream=False),
+                            defaults={"lanes": 1}, axi_stream=False),
 }
 
 #: The cores ``export`` writes (those with AXI4-Stream ports): ``{name: (class, policies)}``.
