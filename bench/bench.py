@@ -156,7 +156,9 @@ PLAN = {
              ("decoder", {"lanes": 16}), ("encoder", {}), ("validator", {"lanes": 8}),
              ("validator", {"lanes": 16})],
     "gowin": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}), ("encoder", {})],
-    "nexus": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}), ("encoder", {})],
+    # nextpnr-nexus 0.11.1 fails to route the clock pad to its global buffer (DCC) for the
+    # cores in this harness ("Failed to route arc 0.0 of net 'core.clk'"); the ceiling routes.
+    "nexus": [("ceiling", {})],
 }
 
 # Worst cases of the byte-input cores (the decoder's), and of the encoder (4-byte characters).
@@ -214,7 +216,8 @@ def bench_synth(seeds, results, families=tuple(PLAN), jobs=1, save=None):
         try:
             return job, synth.synth_target(target, family=family, seed=seed, **params)
         except ToolError as error:
-            return job, str(error).splitlines()[-1]
+            lines = str(error).splitlines()
+            return job, next((line for line in reversed(lines) if "ERROR" in line), lines[-1])
 
     rates = {}
     for family in families:

@@ -42,8 +42,10 @@ Timing: nextpnr runs with ``--freq`` (the family's :attr:`Family.freq_mhz` by de
 the part reaches, so that placement is timing-driven throughout) and ``--timing-allow-fail``: a
 missed target is reported, never an error. ``fmax_mhz`` is the post-route figure from nextpnr's
 ``--report`` JSON. The Gowin and Nexus timing models of nextpnr are younger than the iCE40 and
-ECP5 ones (the ceiling design reports 785 and 800 MHz there): compare cores with their family's
-ceiling, not figures across families.
+ECP5 ones (the ceiling design reports 785 and 828 MHz there): compare cores with their family's
+ceiling, not figures across families. Known limit: nextpnr-nexus 0.11.1 routes the ceiling but not
+the cores in this harness (it fails to route the clock pad to its global buffer: "Failed to
+route arc 0.0 of net 'core.clk' ... JCLKI_DCC"), which ``synth`` reports as a one-line error.
 """
 
 import json
