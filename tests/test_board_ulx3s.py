@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """The second board: the ULX3S (ECP5 LFE5U-25F) with the same board core and protocol as the
 iCEBreaker: its PLL setting and its build (slow); ``program``'s one-line errors are tested with
 the iCEBreaker's in ``test_board_build.py``."""
@@ -9,7 +10,8 @@ import sys
 import pytest
 
 from utf8_gateware.boards import ulx3s
-from utf8_gateware.boards.pll import ECP5PLL, ECP5PLLParameters, ecp5_pll_parameters
+from utf8_gateware.boards.pll import ECP5PLL, ecp5_pll_parameters
+from utf8_gateware.boards.uart import uart_divisor
 
 
 CLI = [sys.executable, "-m", "utf8_gateware"]
@@ -46,10 +48,10 @@ def test_ecp5_pll_errors(args, exc, message):
         ECP5PLL(object(), None)
 
 
-def test_top_parameters():
-    top = ulx3s.ULX3STop()
-    assert isinstance(top.pll, ECP5PLLParameters) and top.pll.f_out == ulx3s.CLOCK_HZ
-    assert top.core.baud == ulx3s.BAUD and top.core.clk_freq / top.core.divisor == ulx3s.BAUD
+def test_board_clock():
+    # The PLL makes the design clock exactly, and it is a whole multiple of the baud rate.
+    assert ecp5_pll_parameters(ulx3s.CLOCK_HZ).f_out == ulx3s.CLOCK_HZ
+    assert ulx3s.CLOCK_HZ / uart_divisor(ulx3s.CLOCK_HZ, ulx3s.BAUD) == ulx3s.BAUD
     with pytest.raises(ValueError, match="cannot make 48 MHz"):
         ulx3s.ULX3STop(48e6)
 
