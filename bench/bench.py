@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of the UTF-8 cores: throughput in simulation, fmax and size on the iCE40 UP5K.
+"""Benchmark of the UTF-8 cores: throughput in simulation, fmax and size on every FPGA family.
 
 Prints figures; asserts nothing about speed.
 
@@ -8,9 +8,13 @@ Prints figures; asserts nothing about speed.
   ``80``*, ``F4 90 80 80``* -- and on random ASCII, CJK, emoji and mixed text, both error modes.
 * Encoder throughput (output bytes per cycle, and code units per cycle) on ASCII, 2-, 3- and
   4-byte characters and mixed text.
-* fmax (median over seeds) and logic cells of the decoder (both modes), the encoder, the
-  sanitizer (if present) and the one-LUT-level ``ceiling`` design, all built the same way
-  (``utf8_gateware.hdl.synth``); fmax relative to the ceiling.
+* One table per FPGA family (:data:`PLAN`: iCE40 UP5K, ECP5-25F, Gowin GW2A-18, Nexus
+  LIFCL-40), one row per core and lane count: fmax (median over seeds), fmax relative to the
+  family's one-LUT-level ``ceiling`` design, the core's cells (port harness excluded), bytes per
+  cycle on the worst cases (Amaranth simulation, sink always ready: the lowest of the decoder's
+  worst cases for the byte-input cores, 4-byte characters for the encoder), GB/s (fmax x bytes
+  per cycle) and the throughput relative to the same core with one lane. All built the same
+  way (``utf8_gateware.hdl.synth``).
 * Compiled simulation speed (simulated cycles per second) and model build times, cold (empty
   cache) and warm.
 * Host (``bench_host``): what ``decode``, ``validate`` and ``encode`` cost per engine as they
@@ -19,8 +23,9 @@ Prints figures; asserts nothing about speed.
   model's simulation loop). With ``--verilator``, the decoder's compiled model (CXXRTL) against
   a Verilator build of the same core (1 and 4 lanes), cycles per second.
 
-Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--no-synth] [--no-sim]
-[--no-host] [--host-size BYTES] [--verilator] [--json FILE]``
+Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--families ice40 ecp5 ...]
+[--jobs N] [--no-synth] [--no-sim] [--no-host] [--host-size BYTES] [--verilator]
+[--json FILE]``
 """
 
 import argparse
@@ -294,47 +299,148 @@ def bench_verilator(size, results):
                 "cxxrtl_cycles_per_s": cxxrtl, "verilator_cycles_per_s": verilator}
 
 
-def bench_synth(seeds, results):
-    from utf8_gateware.hdl import synth
+# What the synthesis tables build, per family: (target, parameters). Each family's table has its
+# ceiling, and the decoder with one lane for the "x 1 lane" ratios.
+PLAN = {
+    "ice40": [("ceiling", {}), ("decoder", {"errors": "replace"}),
+              ("decoder", {"errors": "surrogateescape"}), ("decoder", {"lanes": 4}),
+              ("encoder", {"errors": "replace"}), ("encoder", {"errors": "strict"}),
+              ("sanitizer", {}), ("validator", {}), ("validator", {"lanes": 4})],
+    "ecp5": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}),
+             ("decoder", {"lanes": 16}), ("encoder", {}), ("validator", {"lanes": 8}),
+             ("validator", {"lanes": 16})],
+    "gowin": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}), ("encoder", {})],
+    # nextpnr-nexus 0.11.1 fails to route the clock pad to its global buffer (DCC) for the
+    # cores in this harness ("Failed to route arc 0.0 of net 'core.clk'"); the ceiling routes.
+    "nexus": [("ceiling", {})],
+}
 
-    jobs = [("decoder", "replace"), ("decoder", "surrogateescape"), ("encoder", "replace"),
-            ("encoder", "strict"), ("sanitizer", None), ("ceiling", None)]
+# Worst cases of the byte-input cores (the decoder's), and of the encoder (4-byte characters).
+WORST = [b"\xe1\xa0\x20", b"\xf0\x90\x80\x41", b"\x80", b"\xf4\x90\x80\x80"]
+SIM_BEATS = 32
+
+
+def _byte_payloads(data, lanes):
+    if lanes == 1:
+        return [{"data": byte, "last": int(n == len(data) - 1)} for n, byte in enumerate(data)]
+    return [{"data": int.from_bytes(data[k:k + lanes], "little"),
+             "count": len(data[k:k + lanes]), "last": int(k + lanes >= len(data))}
+            for k in range(0, len(data), lanes)]
+
+
+def sim_bytes_per_cycle(target, params):
+    """Bytes per cycle on the worst cases with the sink always ready, from simulation: input
+    bytes over the cycles in which they were taken (the encoder: output bytes over the cycles
+    in which they came out, 4-byte characters); the lowest over the cases. ``None`` for the
+    ceiling."""
+    from utf8_gateware.hdl.synth import make_target
+    from utf8_gateware.sim.testbench import run_stream
+
+    if target == "ceiling":
+        return None
+    lanes = params.get("lanes", 1)
+    if target == "encoder":
+        units = [0x10000 + 977 * k for k in range(SIM_BEATS)]
+        core, _ = make_target(target, **params)
+        run = run_stream(core, [{"codepoint": u, "last": int(n == len(units) - 1)}
+                                for n, u in enumerate(units)])
+        return 4 * len(units) / (run.out_cycles[-1] - run.out_cycles[0] + 1)
+    rates = []
+    for pattern in WORST:
+        data = (pattern * SIM_BEATS * lanes)[:SIM_BEATS * lanes]
+        core, _ = make_target(target, **params)
+        run = run_stream(core, _byte_payloads(data, lanes))
+        rates.append(len(data) / (run.in_cycles[-1] - run.in_cycles[0] + 1))
+    return min(rates)
+
+
+def _key(target, params):
+    return target, tuple(sorted(params.items()))
+
+
+def bench_synth(seeds, results, families=tuple(PLAN), jobs=1, save=None):
+    """Build every design of :data:`PLAN` for ``families`` with each seed and print one table
+    per family as soon as its builds are done (``save()`` is called after each table). A build
+    that fails is reported and left out of its table."""
+    from utf8_gateware.hdl import synth
+    from utf8_gateware.toolchain import ToolError
 
     def run(job):
-        (target, errors), seed = job
-        return job, synth.synth_target(target, errors=errors, seed=seed)
+        family, target, params, seed = job
+        try:
+            return job, synth.synth_target(target, family=family, seed=seed, **params)
+        except ToolError as error:
+            lines = str(error).splitlines()
+            return job, next((line for line in reversed(lines) if "ERROR" in line), lines[-1])
 
-    started = time.monotonic()
-    reports = {}
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        for ((target, errors), seed), report in pool.map(
-                run, [(job, seed) for job in jobs for seed in seeds]):
-            reports.setdefault((target, errors), []).append(report)
-    elapsed = time.monotonic() - started
+    rates = {}
+    for family in families:
+        started = time.monotonic()
+        reports = {}
+        work = [(family, target, params, seed) for target, params in PLAN[family]
+                for seed in seeds]
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for (_, target, params, seed), report in pool.map(run, work):
+                if isinstance(report, str):
+                    print(f"{family} {target} {params} seed {seed}: build failed: {report}",
+                          flush=True)
+                    continue
+                reports.setdefault(_key(target, params), []).append(report)
+        elapsed = time.monotonic() - started
+        for target, params in PLAN[family]:
+            if _key(target, params) not in rates and _key(target, params) in reports:
+                rates[_key(target, params)] = sim_bytes_per_cycle(target, params)
+        if reports:
+            _synth_table(family, reports, rates, seeds, results)
+        print(f"(synthesis {elapsed:.0f} s)", flush=True)
+        if save:
+            save()
 
-    ceiling = reports.get(("ceiling", None))
-    ceiling_fmax = statistics.median(r["fmax_mhz"] for r in ceiling) if ceiling else None
-    print(f"\n== iCE40 UP5K-SG48, fmax median over seeds {', '.join(map(str, seeds))} "
-          f"({elapsed:.0f} s)")
-    print(f"{'target':26} {'fmax MHz':>9} {'(min..max)':>14} {'x ceiling':>10} "
-          f"{'x 86 MHz':>9} {'LCs':>6} {'core LCs':>9} {'RAM':>4}")
-    for (target, errors), runs in reports.items():
+
+def _synth_table(family, reports, rates, seeds, results):
+    """Print one family's table: per design, fmax (median over seeds), the ratio to the
+    family's ceiling, the core's cells, bytes per cycle on the worst cases, GB/s, and the
+    throughput relative to the same core with one lane."""
+    from utf8_gateware.hdl import synth
+
+    rows = []
+    for key, runs in reports.items():
         fmaxes = sorted(r["fmax_mhz"] for r in runs)
-        median = statistics.median(fmaxes)
-        label = target + (f" ({errors})" if errors else "")
-        ratio = f"{median / ceiling_fmax:10.2f}" if ceiling_fmax else f"{'':10}"
-        lcs = sorted({r["lc"] for r in runs})
-        core_lcs = sorted({r["core_lc"] for r in runs})
-        print(f"{label:26} {median:9.1f} {f'({fmaxes[0]:.1f}..{fmaxes[-1]:.1f})':>14} {ratio} "
-              f"{median / ISSUE_CEILING_MHZ:9.2f} {'/'.join(map(str, lcs)):>6} "
-              f"{'/'.join(map(str, core_lcs)):>9} {runs[0]['ram']:4}")
-        results.setdefault("synth", {})[label] = {
-            "fmax_mhz_median": median, "fmax_mhz": fmaxes, "lc": lcs, "core_lc": core_lcs,
-            "ram": runs[0]["ram"],
-            "critical_path": runs[0]["critical_path"]}
-    any_report = next(iter(reports.values()))[0] if reports else None
-    if any_report:
-        print(f"tools: {any_report['yosys']}; {any_report['nextpnr']}")
+        median, rate = statistics.median(fmaxes), rates[key]
+        rows.append((key[0], runs[0]["params"], runs, fmaxes, median, rate,
+                     median * rate / 1000 if rate else None))
+    ceiling = next((median for target, _, _, _, median, _, _ in rows if target == "ceiling"),
+                   None)
+
+    def one_lane(target, params):
+        for other, other_params, _, _, _, _, gbs in rows:
+            if other == target and {**params, "lanes": 1} == other_params and gbs:
+                return gbs
+
+    print(f"\n== {synth.FAMILIES[family].title}, fmax median over seeds "
+          f"{', '.join(map(str, seeds))}; cells of the core alone (port harness excluded)")
+    print(f"{'design':26} {'lanes':>5} {'fmax MHz':>9} {'(min..max)':>14} {'x ceil':>7} "
+          + (f"{'x 86 MHz':>9} " if family == "ice40" else "")
+          + f"{'cells':>18} {'B/cycle':>8} {'GB/s':>6} {'x 1 lane':>8}")
+    for target, params, runs, fmaxes, median, rate, gbs in rows:
+        shown = {k: v for k, v in params.items() if k in ("errors",)}
+        label = target + (f" ({', '.join(shown.values())})" if shown else "")
+        base = one_lane(target, params) if "lanes" in params else None
+        print(f"{label:26} {params.get('lanes', '-'):>5} {median:9.1f} "
+              f"{f'({fmaxes[0]:.1f}..{fmaxes[-1]:.1f})':>14} "
+              + (f"{median / ceiling:7.2f} " if ceiling else f"{'-':>7} ")
+              + (f"{median / ISSUE_CEILING_MHZ:9.2f} " if family == "ice40" else "")
+              + f"{synth.cell_text(runs[0]) if target != 'ceiling' else '-':>18} "
+              + (f"{rate:8.3f} {gbs:6.3f} " if rate else f"{'-':>8} {'-':>6} ")
+              + (f"{gbs / base:8.2f}" if base else f"{'-':>8}"))
+        name = label + (f", {params['lanes']} lanes" if "lanes" in params else "")
+        results.setdefault("synth", {}).setdefault(family, {})[name] = {
+            "params": params, "fmax_mhz_median": median, "fmax_mhz": fmaxes,
+            **{key: runs[0][key] for key in runs[0] if key.startswith("core_")},
+            **{key: runs[0][key] for key in synth.FAMILIES[family].cells},
+            "bytes_per_cycle": rate, "gb_per_s": gbs, "critical_path": runs[0]["critical_path"]}
+    any_report = rows[0][2][0]
+    print(f"tools: {any_report['yosys']}; {any_report['nextpnr']}", flush=True)
 
 
 # The one-LUT-level ceiling the project's targets were first stated against ("about 86 MHz with
@@ -349,6 +455,10 @@ def main(argv=None):
                         help="bytes per throughput case (default 1 MiB)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
                         help="nextpnr seeds (default 1 2 3)")
+    parser.add_argument("--families", nargs="+", default=list(PLAN), choices=list(PLAN),
+                        help="FPGA families to synthesise for (default: all)")
+    parser.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1),
+                        help="synthesis runs at once (default: one per CPU)")
     parser.add_argument("--no-synth", action="store_true", help="skip synthesis")
     parser.add_argument("--no-sim", action="store_true", help="skip simulation")
     parser.add_argument("--no-host", action="store_true", help="skip the host benchmark")
@@ -362,17 +472,21 @@ def main(argv=None):
         parser.error("--size must be at least 16")
 
     results = {}
+
+    def save():
+        if args.json:
+            with open(args.json, "w") as file:
+                json.dump(results, file, indent=2)
+
     if not args.no_sim:
         bench_sim(args.size, results)
+        save()
     if not args.no_host:
         bench_host(args.host_size, results)
     if args.verilator:
         bench_verilator(args.host_size, results)
     if not args.no_synth:
-        bench_synth(args.seeds, results)
-    if args.json:
-        with open(args.json, "w") as file:
-            json.dump(results, file, indent=2)
+        bench_synth(args.seeds, results, args.families, args.jobs, save)
     return 0
 
 

@@ -4,7 +4,8 @@ import importlib.resources
 import os
 import sys
 
-from utf8_gateware.boards import icebreaker
+from utf8_gateware.boards import icebreaker, ulx3s
+from utf8_gateware.boards.flow import BuildError, ProgramError
 from utf8_gateware.boards.host import BoardError, Link, stream
 from utf8_gateware.boards.protocol import Mode
 from .common import PROG, CommandError, progress, write_json
@@ -13,8 +14,9 @@ from .common import PROG, CommandError, progress, write_json
 __all__ = ["add_parsers", "sample_path", "BOARDS"]
 
 
-#: Boards ``build``, ``program`` and ``stream`` know.
-BOARDS = ("icebreaker",)
+#: Boards ``build`` and ``program`` know, and their modules (``build``, ``program``, ``FLOW``,
+#: ``NAME``); ``stream`` talks to any of them (the protocol is the same).
+BOARDS = {"icebreaker": icebreaker, "ulx3s": ulx3s}
 
 
 def sample_path():
@@ -28,23 +30,24 @@ def add_parsers(commands):
         description="Synthesise, place and route the board design (PLL, UART, framer, cores) "
                     "with the YoWASP tools and write a JSON report. Exits with 1 if timing is "
                     "not met at the design clock.")
-    build.add_argument("--board", choices=BOARDS, default=BOARDS[0],
-        help=f"target board (default: {BOARDS[0]})")
+    build.add_argument("--board", choices=BOARDS, default="icebreaker",
+        help="target board: icebreaker (iCE40 UP5K), ulx3s (ECP5 LFE5U-25F) (default: "
+             "icebreaker)")
     build.add_argument("--build-dir", metavar="DIR", default="build",
         help="directory for the build products (default: build)")
     build.add_argument("--json", metavar="REPORT.json",
-        help="write the report (fmax_mhz, clock_mhz, lc, ram, spram, pll, ...) as JSON")
+        help="write the report (fmax_mhz, clock_mhz, cells, ram, pll, ...) as JSON")
     build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
     build.set_defaults(handler=run_build)
 
     program = commands.add_parser("program", help="flash the bitstream to the board",
-        description="Write the bitstream to the board's SPI flash with iceprog or "
-                    "openFPGALoader.")
-    program.add_argument("--board", choices=BOARDS, default=BOARDS[0],
-        help=f"target board (default: {BOARDS[0]})")
+        description="Write the bitstream to the board's SPI flash: the iCEBreaker with iceprog "
+                    "or openFPGALoader, the ULX3S with openFPGALoader, fujprog or ujprog.")
+    program.add_argument("--board", choices=BOARDS, default="icebreaker",
+        help="target board (default: icebreaker)")
     program.add_argument("--bitstream", metavar="FILE",
-        default=os.path.join("build", f"{icebreaker.NAME}.bin"),
-        help=f"bitstream file (default: build/{icebreaker.NAME}.bin)")
+        help=f"bitstream file (default: build/{icebreaker.NAME}.bin for the iCEBreaker, "
+             f"build/{ulx3s.NAME}.bit for the ULX3S)")
     program.set_defaults(handler=run_program)
 
     modes = [mode.label for mode in Mode]
@@ -74,22 +77,28 @@ def add_parsers(commands):
     parser.set_defaults(handler=run_stream)
 
 
+#: How ``build`` names the cells of a report.
+_CELL_NAMES = {"lc": "logic cells", "lut4": "LUT4", "ff": "flip-flops", "ram": "block RAM",
+               "spram": "SPRAM"}
+
+
 def run_build(args):
+    board = BOARDS[args.board]
     try:
-        report = icebreaker.build(args.build_dir, seed=args.seed)
-    except icebreaker.BuildError as error:
+        report = board.build(args.build_dir, seed=args.seed)
+    except BuildError as error:
         raise CommandError(str(error)) from None
     write_json(args.json, report)
     fmax = ", ".join(f"{name} {value:.1f} MHz" for name, value in report["fmax_mhz"].items())
     print(f"bitstream: {report['bitstream']}")
     print(f"clock {report['clock_mhz']:g} MHz, post-route fmax: {fmax} "
           f"({'timing met' if report['timing_met'] else 'TIMING NOT MET'})")
-    print(f"logic cells {report['lc']['used']}/{report['lc']['available']}, "
-          f"block RAM {report['ram']['used']}/{report['ram']['available']}, "
-          f"SPRAM {report['spram']['used']}/{report['spram']['available']}, "
-          f"PLL DIVR={report['pll']['divr']} DIVF={report['pll']['divf']} "
-          f"DIVQ={report['pll']['divq']}, UART {report['baud']} baud, "
-          f"{report['seconds']:.0f} s")
+    pll = ", ".join(f"{key.upper()}={report['pll'][key]}" for key in
+                    ("divr", "divf", "divq", "clki_div", "clkfb_div", "clkop_div")
+                    if key in report["pll"])
+    print(", ".join(f"{label} {report[key]['used']}/{report[key]['available']}"
+                    for key, label in _CELL_NAMES.items() if key in report)
+          + f", PLL {pll}, UART {report['baud']} baud, {report['seconds']:.0f} s")
     if not report["timing_met"]:
         raise CommandError(f"timing not met: fmax {fmax} is below the "
                            f"{report['clock_mhz']:g} MHz clock", status=1)
@@ -97,11 +106,13 @@ def run_build(args):
 
 
 def run_program(args):
+    board = BOARDS[args.board]
+    bitstream = args.bitstream or os.path.join("build", f"{board.NAME}{board.FLOW.bitstream}")
     try:
-        tool = icebreaker.program(args.bitstream, timeout=120)
-    except icebreaker.ProgramError as error:
+        tool = board.program(bitstream, timeout=120)
+    except ProgramError as error:
         raise CommandError(str(error)) from None
-    print(f"programmed {args.bitstream} with {tool}")
+    print(f"programmed {bitstream} with {tool}")
     return 0
 
 

@@ -8,7 +8,7 @@ a one-line error (exit status 2).
 """
 
 from utf8_gateware.hdl import export
-from utf8_gateware.hdl.synth import CORES
+from utf8_gateware.hdl.cores import CORES, parameter_table
 from .common import CommandError, write_output
 
 
@@ -16,12 +16,8 @@ __all__ = ["add_parsers"]
 
 
 def _parameters():
-    """``{parameter: {core: default}}`` over every core."""
-    found = {}
-    for core in CORES:
-        for name, default in export.core_parameters(core).items():
-            found.setdefault(name, {})[core] = default
-    return found
+    """``{parameter: {core: default}}`` over every exportable core."""
+    return parameter_table(CORES)
 
 
 def _choices(name, defaults):
