@@ -21,6 +21,10 @@ from .encoder import ENCODE_ERRORS, Utf8Encoder
 from .lane_packer import LanePacker
 from .layouts import CodepointLaneLayout
 from .sanitizer import SANITIZE_ERRORS, Utf8Sanitizer
+from .utf16_bytes import Utf16Bytes
+from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
+from .utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
+from .utf16_units import BYTE_ORDERS, Utf16Units
 from .validator import Utf8Validator
 
 
@@ -54,6 +58,11 @@ BUILDABLE = {
     "validator":   CoreSpec(Utf8Validator, choices={"lanes": LANES}, axi_stream=False),
     "lane_packer": CoreSpec(LanePacker, fixed={"lane": CodepointLaneLayout},
                             defaults={"lanes": 1}, axi_stream=False),
+    # UTF-16 code units are not bytes or code points: no AXI4-Stream adapter for them yet.
+    "utf16_encoder": CoreSpec(Utf16Encoder, UTF16_ENCODE_ERRORS, axi_stream=False),
+    "utf16_decoder": CoreSpec(Utf16Decoder, UTF16_DECODE_ERRORS, axi_stream=False),
+    "utf16_units":   CoreSpec(Utf16Units, choices={"byteorder": BYTE_ORDERS}, axi_stream=False),
+    "utf16_bytes":   CoreSpec(Utf16Bytes, choices={"byteorder": BYTE_ORDERS}, axi_stream=False),
 }
 
 #: The cores ``export`` writes (those with AXI4-Stream ports): ``{name: (class, policies)}``.

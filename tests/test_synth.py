@@ -119,12 +119,15 @@ def test_synth_ceiling(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["ceiling", "--errors", "replace"], "synth: the ceiling target takes no --errors"),
     (["multiplier"], "synth: target must be one of decoder, encoder, sanitizer, validator, "
-                     "lane_packer, ceiling, not 'multiplier'"),
+                     "lane_packer, utf16_encoder, utf16_decoder, utf16_units, utf16_bytes, "
+                     "ceiling, not 'multiplier'"),
     (["decoder", "--lanes", "3"], "synth: lanes must be one of 1, 2, 4, 8, 16, not 3"),
     (["decoder", "--family", "virtex"],
      "synth: family must be one of ice40, ecp5, gowin, nexus, not 'virtex'"),
     (["validator", "--errors", "strict"], "synth: validator takes no parameter 'errors' (it "
                                           "takes lanes, counter_width, carry_chunk)"),
+    (["utf16_units", "--byteorder", "middle"],
+     "synth: byteorder must be one of 'little', 'big', not 'middle'"),
 ])
 def test_synth_errors_are_one_line(capsys, argv, message):
     status = main(["synth", *argv])
