@@ -10,7 +10,7 @@ Structure (each box a component with its own ports and tests)::
                                    |                                |
                             MessageControl <-> CreditWindow    MessageFeeder -> Datapath (cores)
                                    |            MessageStamps                      |
-    tx pin <- UARTTransmitter <- FrameTransmitter <--DATA payload-- output RingBuffer
+    tx pin <- UARTTransmitter <- FrameTransmitter <--DATA payload-- output ReplayBuffer (ack/rewind)
                                    ^
                               ReplyFields (HELLO_ACK, CREDIT, STATUS, ERROR payloads)
 
@@ -37,6 +37,7 @@ from amaranth.lib.wiring import In, Out
 from utf8_gateware.hdl.component import CheckedComponent
 from utf8_gateware.hdl.error_kind import ErrorKind
 from .buffer import RingBuffer
+from .replay_buffer import ReplayBuffer
 from .control import MessageControl
 from .credit import CreditWindow
 from .datapath import Datapath
@@ -117,7 +118,7 @@ class BoardCore(CheckedComponent):
             credit_step=self.credit_step))
         m.submodules.inbuf = inbuf = ResetInserter(clear)(
             RingBuffer(self.in_depth, transactional=True))
-        m.submodules.outbuf = outbuf = ResetInserter(clear)(RingBuffer(self.out_depth))
+        m.submodules.outbuf = outbuf = ResetInserter(clear)(ReplayBuffer(self.out_depth))
         m.submodules.feeder = feeder = ResetInserter(clear)(MessageFeeder())
         m.submodules.datapath = dp = ResetInserter(clear)(
             Datapath(decoder=self._decoder, encoder=self._encoder))
@@ -146,9 +147,11 @@ class BoardCore(CheckedComponent):
             receiver.accept_data.eq(control.active),
             receiver.data_room.eq(credit.credit_left),
             receiver.discard.eq(control.rollback | clear),
-            receiver.time.eq(stamps.time),
             inbuf.commit.eq(commit),
             inbuf.rollback.eq(control.rollback),
+            outbuf.ack.eq(control.flow.acked),
+            outbuf.rewind.eq(control.rewind),
+            replies.offset.eq(credit.bytes_out),
             feeder.commit.eq(commit),
             feeder.commit_length.eq(control.flow.commit_length),
             feeder.end.eq(control.end_seen),
@@ -158,12 +161,11 @@ class BoardCore(CheckedComponent):
             credit.take.eq(dp.i.valid & dp.i.ready),
             credit.write.eq(dp.o.valid & dp.o.ready),
             credit.send.eq(transmitter.sent),
-            transmitter.abort.eq(clear),
+            transmitter.abort.eq(clear | control.rewind),
         ]
         m.d.comb += [
             stamps.restart.eq(control.started),
             stamps.data_begin.eq(receiver.data_begin),
-            stamps.data_stamp.eq(receiver.stamp),
             stamps.end.eq(control.ended),
             stamps.tx_started.eq(transmitter.started),
             stamps.tx_kind.eq(transmitter.requests.kind),
@@ -182,7 +184,7 @@ class BoardCore(CheckedComponent):
         m.d.comb += [
             leds.activity.eq(rx_uart.o.valid | (tx_uart.i.valid & tx_uart.i.ready)),
             leds.error.eq(control.error),
-            leds.busy.eq(control.active),
+            leds.busy.eq(control.active & ~control.reported),
             self.led_activity.eq(leds.led_activity),
             self.led_error.eq(leds.led_error),
         ]
