@@ -30,7 +30,7 @@ in about 3600 logic cells, no block RAM and 3 SPRAMs (32 KiB in, 64 KiB out).
 
 import struct
 
-from amaranth.hdl import Module, ResetInserter
+from amaranth.hdl import Cat, Module, ResetInserter
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -151,7 +151,7 @@ class BoardCore(CheckedComponent):
             inbuf.rollback.eq(control.rollback),
             outbuf.ack.eq(control.flow.acked),
             outbuf.rewind.eq(control.rewind),
-            replies.offset.eq(credit.bytes_out),
+            replies.offset.eq(Cat(credit.bytes_out[:24], control.flow.epoch)),
             feeder.commit.eq(commit),
             feeder.commit_length.eq(control.flow.commit_length),
             feeder.end.eq(control.end_seen),

@@ -118,8 +118,9 @@ class MessageControl(CheckedComponent):
         actions on ``done``."""
         kind, fields = self.frames.frame.kind, self.frames.frame.fields
         new_mode, new_window, new_frame = fields[:8], fields[8:40], fields[40:]     # START
-        new_acked, new_flags = fields[16:48], fields[48:]                           # WINDOW
-        offset = fields[-32:]       # DATA: the offset of its data; END: the total
+        new_acked, new_flags, new_epoch = fields[8:40], fields[40:48], fields[48:]  # WINDOW
+        offset = fields[-32:-8]     # DATA: the offset of its data; END: the total (mod 2**24)
+        self._epoch = fields[-8:]   # ... and their epoch
         is_kind = {frame: Signal(name=f"is_{frame.name.lower()}") for frame in HostFrame}
         start_busy = Signal()
         mode_ok = Signal()
@@ -133,7 +134,7 @@ class MessageControl(CheckedComponent):
             m.d.sync += [start_busy.eq((self.active & ~self.reported) | status_busy),
                          mode_ok.eq(new_mode <= max(Mode)),
                          window_ahead.eq(~(new_acked - self.flow.acked)[31]),
-                         at_total.eq(offset == self.flow.in_total),
+                         at_total.eq(offset == self.flow.in_total[:24]),
                          frame_limit.eq(Mux((new_frame == 0) | (new_frame > self.max_payload),
                                             self.max_payload, new_frame))]
 
@@ -156,6 +157,7 @@ class MessageControl(CheckedComponent):
                                  self.end_seen.eq(0), self.reported.eq(0),
                                  state.dp_finished.eq(0), state.rewind_pending.eq(0),
                                  self.flow.acked.eq(0), self.flow.window.eq(new_window),
+                                 self.flow.epoch.eq(0),
                                  self.flow.frame.eq(frame_limit), state.credit_force.eq(1)]
             with m.Elif(is_kind[HostFrame.DATA]):
                 with m.If(~self.active):
@@ -179,7 +181,8 @@ class MessageControl(CheckedComponent):
                 with m.If(self.active & window_ahead):
                     m.d.sync += self.flow.acked.eq(new_acked)
                     with m.If(new_flags & REWIND):
-                        m.d.sync += [state.rewind_pending.eq(1), self.reported.eq(0)]
+                        m.d.sync += [state.rewind_pending.eq(1), self.reported.eq(0),
+                                     self.flow.epoch.eq(new_epoch)]
 
     def _errors(self, m, state):
         """A rejected frame (the receiver's verdicts take precedence) owes an ERROR frame. The
@@ -191,7 +194,8 @@ class MessageControl(CheckedComponent):
         m.d.sync += error_q.eq(state.raised)
         m.d.comb += [self.rollback.eq(error_q.valid), self.error.eq(error_q.valid)]
         with m.If(error_q.valid):
-            m.d.sync += [state.err_pending.eq(1), self.replies.error_code.eq(error_q.code)]
+            m.d.sync += [state.err_pending.eq(1), self.replies.error_code.eq(error_q.code),
+                         self.replies.error_epoch.eq(self._epoch)]
 
     def _schedule(self, m, state):
         """The next frame to send, chosen two cycles ahead from conditions that only stay true or

@@ -29,6 +29,7 @@ FlowControl = wiring.Signature({
     "window": In(32),
     "frame": In(16),
     "rewind": In(1),
+    "epoch": In(8),
     "credit": Out(32),
     "credit_new": Out(1),
     "credit_due": Out(1),
@@ -63,7 +64,8 @@ class CreditWindow(CheckedComponent):
         ``announce`` (a CREDIT frame with the current ``credit`` is being sent);
         ``acked`` (output bytes the host acknowledged), ``window`` (it accepts output up to
         ``acked + window``), ``frame`` (1..``max_payload``: the largest DATA frame it takes);
-        ``rewind`` (the output is sent again from ``acked``: ``bytes_out`` goes back to it).
+        ``rewind`` (the output is sent again from ``acked``: ``bytes_out`` goes back to it);
+        ``epoch`` (of the last rewind: the board's DATA frames carry it).
         To it: ``credit``; ``credit_new``/``credit_due`` (it has grown since it was last
         announced; by ``credit_step`` or more); ``in_total`` (input bytes received);
         ``data_len`` (the data length of the next DATA frame, registered; 0: nothing may be

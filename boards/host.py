@@ -16,7 +16,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
 from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, HostFrame, BoardFrame,
                        Mode, ErrorCode, FrameParser, Hello, Status, decode_word, encode_frame,
-                       data_frame, end_frame, start_frame, window_frame)
+                       board_position, data_frame, end_frame, start_frame, window_frame)
 
 
 __all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "expected_output", "utilisation",
@@ -79,6 +79,7 @@ class Link:
         self.max_restarts = max_restarts
         self.hello = None
         self.parser = FrameParser()
+        self.slowest = 0.0          # the longest wait for progress seen (without a timeout)
         if isinstance(port, str):
             try:
                 import serial
@@ -190,6 +191,7 @@ class _Transfer:
         self.phase = "hello"
         self.credit = self.sent = self.max_sent = self.acked_in = 0
         self.end_sent = False
+        self.in_epoch = self.out_epoch = 0  # the retransmission rounds in each direction
         self.output = bytearray()
         self.acked_out = 0
         self.status = None
@@ -229,7 +231,8 @@ class _Transfer:
             allowed = min(self.credit - OFFSET_SIZE - self.sent, self.frame, total - self.sent)
             if allowed <= 0 or (allowed < self.min_frame and allowed < total - self.sent):
                 break
-            frame = bytearray(data_frame(data[self.sent:self.sent + allowed], self.sent))
+            frame = bytearray(data_frame(data[self.sent:self.sent + allowed], self.sent,
+                                         self.in_epoch))
             if self.frames_sent == self.hooks["corrupt_frame"]:
                 frame[len(frame) // 2] ^= 0x10
             stop_after = self.hooks["stop_after"]
@@ -246,30 +249,35 @@ class _Transfer:
             self.sent += allowed
             self.max_sent = max(self.max_sent, self.sent)
         if self.sent == total and not self.end_sent:
-            self.write(end_frame(total))
+            self.write(end_frame(total, self.in_epoch))
             self.end_sent = True
         if len(self.output) - self.acked_out >= self.link.window // 8:
             self._ack()
         return True
 
     def _ack(self, rewind=False):
-        self.write(window_frame(len(self.output), rewind))
+        if rewind:
+            self.out_epoch = (self.out_epoch + 1) & 0xFF
+        self.write(window_frame(len(self.output), rewind, self.out_epoch))
         self.acked_out = len(self.output)
 
-    def _go_back(self, received, now):
-        """Send again from the board's count ``received`` (once per gap and timeout: the ERRORs
-        of the frames that followed a bad one name the same count)."""
-        if (self.sent > received or self.end_sent) and \
-                (self.back_mark[0] != received or now - self.back_mark[1] > self.rto):
+    def _go_back(self, received, now, in_order=False):
+        """Send again from the board's count ``received``, in a new epoch (the ERRORs of the
+        frames that followed a bad one carry the old epoch). ``in_order``: the ERROR is of a
+        frame of the current epoch; other ERRORs (a bad frame: what it was is unknown) count once
+        per count and timeout."""
+        if (self.sent > received or self.end_sent) and (in_order or self.back_mark[0] != received
+                                                        or now - self.back_mark[1] > self._rto()):
             self.sent = max(received, self.acked_in)
             self.end_sent = False
+            self.in_epoch = (self.in_epoch + 1) & 0xFF
             self.back_mark = (received, now)
             self.counts["go_backs"] += 1
 
     def _ask_again(self, now):
         """Ask for the output again from what arrived (once per gap and timeout)."""
         have = len(self.output)
-        if self.ask_mark[0] != have or now - self.ask_mark[1] > self.rto:
+        if self.ask_mark[0] != have or now - self.ask_mark[1] > self._rto():
             self._ack(rewind=True)
             self.ask_mark = (have, now)
             self.counts["rewinds"] += 1
@@ -277,6 +285,8 @@ class _Transfer:
     # -- receiving ------------------------------------------------------------------------------
 
     def _moved(self, now):
+        if not self.probed:
+            self.link.slowest = max(self.link.slowest, now - self.last_progress)
         self.last_progress = self.last_action = now
         self.probed = False
 
@@ -299,12 +309,13 @@ class _Transfer:
                     self._moved(now)
                 self._acknowledged(received, now)
         elif kind == BoardFrame.ERROR:
-            self._on_error(payload[0], struct.unpack("<I", payload[1:])[0], now)
+            self._on_error(payload[0], payload[1], struct.unpack("<I", payload[2:])[0], now)
         elif self.phase != "run":
             pass                # frames of an earlier message
         elif kind == BoardFrame.DATA:
-            self._on_data(struct.unpack("<I", payload[:OFFSET_SIZE])[0], payload[OFFSET_SIZE:],
-                          now)
+            offset, epoch = board_position(struct.unpack("<I", payload[:OFFSET_SIZE])[0],
+                                           len(self.output))
+            self._on_data(offset, epoch, payload[OFFSET_SIZE:], now)
         elif kind == BoardFrame.STATUS:
             status = Status(payload)
             if status.bytes_out == len(self.output):
@@ -317,16 +328,20 @@ class _Transfer:
             self.acked_in = received
             self._moved(now)
 
-    def _on_error(self, code, received, now):
+    def _on_error(self, code, epoch, received, now):
         self.counts["board_errors"] += 1
         if self.phase != "run":
             return
         if code in (ErrorCode.NO_MESSAGE, ErrorCode.BUSY):
             raise _MessageLost(ErrorCode(code).description)
         self._acknowledged(received, now)
-        self._go_back(received, now)
+        if code in (ErrorCode.SEQUENCE, ErrorCode.OVERRUN):
+            if epoch == self.in_epoch:
+                self._go_back(received, now, in_order=True)
+        else:
+            self._go_back(received, now)
 
-    def _on_data(self, offset, body, now):
+    def _on_data(self, offset, epoch, body, now):
         have = len(self.output)
         if offset <= have < offset + len(body):
             self.output += body[have - offset:]
@@ -334,17 +349,22 @@ class _Transfer:
             if len(body) < self.frame:
                 self._ack()             # the board flushed: it may be the end
         elif offset > have:
-            self._ask_again(now)        # a frame was lost
+            if epoch == self.out_epoch:
+                self._ask_again(now)    # a frame was lost (since the last rewind)
         else:
             self.counts["duplicates"] += 1
 
+    def _rto(self):
+        """The timeout adapts to the link: twice the longest wait for progress seen (a simulated
+        board is much slower than a real one), at most a third of ``timeout``."""
+        return max(self.rto, min(2 * self.link.slowest, self.link.timeout / 3))
+
     def _on_time(self, now):
-        """Without progress for ``retransmit_after``, probe: a WINDOW (the board answers with a
-        CREDIT: its count and credit), and END again if it was sent (the board answers with
-        ERROR if input is missing, or the STATUS again). After a second timeout in a row the
-        input from the board's last count is sent again. Output still owed shows as a gap or
-        in the STATUS. Give up after ``timeout`` without progress."""
-        if now - self.last_action < self.rto:
+        """Without progress for the timeout, probe: END again if it was sent, else the last DATA
+        frame (the board takes it, or answers with ERROR and its count: a gap to go back to,
+        or the STATUS again), and a WINDOW (the board answers with a CREDIT). Output still owed
+        shows as a gap or in the STATUS. Give up after ``timeout`` without progress."""
+        if now - self.last_action < self._rto():
             return
         if now - self.last_progress > self.link.timeout:
             raise BoardError(f"no progress for {self.link.timeout:g} s in spite of "
@@ -355,9 +375,13 @@ class _Transfer:
         self.last_action = now
         if self.phase == "run":
             if self.end_sent:
-                self.write(end_frame(len(self.data)))
-            elif self.probed and self.sent > self.acked_in:
-                self.sent = self.acked_in
+                self.write(end_frame(len(self.data), self.in_epoch))
+            elif self.sent > self.acked_in:
+                # The last frame again: the board takes it, or its ERROR says what it lacks.
+                offset = max(self.acked_in, self.sent - self.frame)
+                self.write(data_frame(self.data[offset:self.sent], offset, self.in_epoch))
+                self.counts["frames_resent"] += 1
+                self.counts["bytes_resent"] += self.sent - offset
             self._ack()
             self.probed = True
         else:

@@ -25,19 +25,21 @@ Host -> board
     up to ``window`` beyond what it acknowledged; ``frame``: the largest DATA frame payload the
     board sends it (0 or more than ``max_payload``: ``max_payload``). Reply: ``CREDIT``. Refused
     (``BUSY``) while a message is in progress; a finished message (its STATUS sent) is replaced.
-``DATA`` (0x03, ``data`` (1..``max_payload`` bytes), ``offset`` u32)
-    Message input: ``data`` are the input bytes from ``offset`` on. The board keeps them only if
-    ``offset`` is the count it has received (the frame is the next one in order), else it rejects
-    the frame (``SEQUENCE``). The host never sends past the last ``CREDIT`` it received. The
+``DATA`` (0x03, ``data`` (1..``max_payload`` bytes), ``offset`` u24, ``epoch`` u8)
+    Message input: ``data`` are the input bytes from ``offset`` (modulo 2**24) on. The board
+    keeps them only if ``offset`` is the count it has received (the frame is the next one in
+    order), else it rejects the frame (``SEQUENCE``). ``epoch``: the host's count of its
+    retransmission rounds, echoed in the board's ``ERROR``. The host never sends past the last ``CREDIT`` it received. The
     offset comes *after* the data: the board's receiver keeps the last bytes of every frame.
-``END`` (0x04, ``total`` u32)
-    End of the message's input, ``total`` bytes in all; refused (``SEQUENCE``) unless all of them
+``END`` (0x04, ``total`` u24, ``epoch`` u8)
+    End of the message's input, ``total`` bytes in all (modulo 2**24); refused (``SEQUENCE``) unless all of them
     have arrived. When all output is out, the board sends ``STATUS``. An END after that asks for
     the STATUS again.
-``WINDOW`` (0x05, ``acked`` u32, ``flags`` u8)
+``WINDOW`` (0x05, ``acked`` u32, ``flags`` u8, ``epoch`` u8)
     The host has every output payload byte below ``acked`` (cumulative): the board frees them and
-    may send up to ``acked + window``. ``flags`` bit 0 (:data:`REWIND`): send again from
-    ``acked`` (the host missed a frame).
+    may send up to ``acked + window``; it answers with a ``CREDIT``. ``flags`` bit 0
+    (:data:`REWIND`): send again from ``acked`` (the host missed a frame), with ``epoch`` in the
+    DATA frames from then on.
 
 Board -> host
 -------------
@@ -45,9 +47,11 @@ Board -> host
     ``baud`` u32, ``in_capacity`` u32, ``out_capacity`` u32.
 ``CREDIT`` (0x82): ``credit`` u32 (cumulative: the host may send input payload bytes up to this
     count), ``received`` u32 (the input bytes the board has: the acknowledgement).
-``DATA`` (0x83): ``offset`` u32, then output payload bytes from ``offset`` on (in order).
+``DATA`` (0x83): ``offset`` u24 (modulo 2**24), ``epoch`` u8 (of the last ``REWIND``), then
+    output payload bytes from ``offset`` on (in order).
 ``STATUS`` (0x84): the counters and 64-bit stamps of :data:`STATUS_LAYOUT`.
-``ERROR`` (0x85): ``code`` u8 (:class:`ErrorCode`), ``received`` u32 (as in ``CREDIT``).
+``ERROR`` (0x85): ``code`` u8 (:class:`ErrorCode`), ``epoch`` u8 (of the rejected DATA or END
+    frame), ``received`` u32 (as in ``CREDIT``).
 
 Flow control (overrun is impossible in both directions)
 -------------------------------------------------------
@@ -78,8 +82,10 @@ if it is the next in order, and a lost, duplicated, corrupted or truncated frame
 sees. A frame the board rejects (bad CRC, length or type, a framing error, a frame left
 incomplete for :data:`FRAME_TIMEOUT_S`, a DATA frame out of order) gets an ``ERROR`` with the
 count of input bytes it has (a negative acknowledgement); the payload of a rejected frame is
-forgotten and the message goes on. The host then sends again from that count (go-back-N: the
-frames after a gap are dropped by the board as out of order). In the other direction the host
+forgotten and the message goes on. The host then sends again from that count in a new epoch
+(go-back-N: the frames after a gap are dropped by the board as out of order; their ERRORs carry
+the old epoch, so the host ignores them). The epochs of the output (``REWIND``) serve alike: a
+gap in a frame sent before the board saw the last ``REWIND`` is no news. In the other direction the host
 drops a DATA frame it cannot use and asks for the output again from what it has (``WINDOW``
 with :data:`REWIND`); the board keeps every output byte until it is acknowledged. Frames lost
 without a trace (a sync byte dropped) are found by the host's timeout: without progress it
@@ -121,7 +127,8 @@ __all__ = [
     "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
     "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",
     "crc16", "encode_frame", "FrameParser", "Hello", "Status",
-    "start_frame", "data_frame", "end_frame", "window_frame",
+    "start_frame", "data_frame", "end_frame", "window_frame", "stream_position",
+    "board_position", "OFFSET_MASK",
 ]
 
 
@@ -132,6 +139,8 @@ OVERHEAD = 6
 OFFSET_SIZE = 4
 #: ``WINDOW`` flag: send the output again from ``acked``.
 REWIND = 0x01
+#: Offsets in DATA frames (and an END's total) are modulo 2**24; the top byte is an epoch.
+OFFSET_MASK = 0xFF_FFFF
 VERSION = 1
 #: Largest payload of a DATA frame (either direction): 6 bytes of framing per 4 KiB is 0.15 %.
 MAX_PAYLOAD = 4096
@@ -251,7 +260,7 @@ def host_lengths(max_payload=MAX_PAYLOAD):
     return {
         HostFrame.HELLO: (0, 0), HostFrame.START: (7, 7),
         HostFrame.DATA: (1 + OFFSET_SIZE, max_payload + OFFSET_SIZE),
-        HostFrame.END: (4, 4), HostFrame.WINDOW: (5, 5),
+        HostFrame.END: (4, 4), HostFrame.WINDOW: (6, 6),
     }
 
 
@@ -260,7 +269,7 @@ HOST_LENGTHS = host_lengths()
 BOARD_LENGTHS = {
     BoardFrame.HELLO_ACK: (HELLO_SIZE, HELLO_SIZE), BoardFrame.CREDIT: (8, 8),
     BoardFrame.DATA: (1 + OFFSET_SIZE, MAX_PAYLOAD + OFFSET_SIZE),
-    BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE), BoardFrame.ERROR: (5, 5),
+    BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE), BoardFrame.ERROR: (6, 6),
 }
 
 
@@ -362,16 +371,31 @@ def start_frame(mode, window, frame=0):
     return encode_frame(HostFrame.START, struct.pack("<BIH", mode, window, frame))
 
 
-def data_frame(data, offset):
+def stream_position(offset, epoch=0):
+    """The u32 of a DATA frame's ``offset`` and ``epoch`` (an END's ``total``)."""
+    return offset & OFFSET_MASK | (epoch & 0xFF) << 24
+
+
+def data_frame(data, offset, epoch=0):
     """``DATA``: the input bytes ``data`` from stream ``offset`` on."""
-    return encode_frame(HostFrame.DATA, bytes(data) + struct.pack("<I", offset))
+    return encode_frame(HostFrame.DATA,
+                        bytes(data) + struct.pack("<I", stream_position(offset, epoch)))
 
 
-def end_frame(total):
+def end_frame(total, epoch=0):
     """``END`` of a message of ``total`` input bytes."""
-    return encode_frame(HostFrame.END, struct.pack("<I", total))
+    return encode_frame(HostFrame.END, struct.pack("<I", stream_position(total, epoch)))
 
 
-def window_frame(acked, rewind=False):
-    """``WINDOW``: every output byte below ``acked`` arrived; ``rewind``: send again from there."""
-    return encode_frame(HostFrame.WINDOW, struct.pack("<IB", acked, REWIND if rewind else 0))
+def window_frame(acked, rewind=False, epoch=0):
+    """``WINDOW``: every output byte below ``acked`` arrived; ``rewind``: send again from there
+    (in ``epoch``)."""
+    return encode_frame(HostFrame.WINDOW,
+                        struct.pack("<IBB", acked, REWIND if rewind else 0, epoch & 0xFF))
+
+
+def board_position(value, have):
+    """``(offset, epoch)`` of a board DATA frame's first u32, the offset made whole again next
+    to ``have`` (the output bytes received: frames are within 2**23 of it)."""
+    delta = (value - have) & OFFSET_MASK
+    return have + delta - (delta >> 23 << 24), value >> 24

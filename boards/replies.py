@@ -17,6 +17,7 @@ ReplyValues = wiring.Signature({
     "credit": Out(32),
     "received": Out(32),
     "error_code": Out(ErrorCode, init=ErrorCode.CRC),
+    "error_epoch": Out(8),
 })
 
 
@@ -34,9 +35,9 @@ class ReplyFields(wiring.Component):
         changed.
     ``values``: In(:data:`ReplyValues`)
         The CREDIT payload (``credit``, ``received``) and the ERROR payload (``error_code``,
-        ``received``).
+        ``error_epoch``, ``received``).
     ``offset``: In(32)
-        The offset of a DATA frame's first byte (its first four payload bytes).
+        The first four payload bytes of a DATA frame: its offset (modulo 2**24) and epoch.
     ``status``: In(:data:`~utf8_gateware.boards.protocol.STATUS_LAYOUT`)
         The STATUS payload (little-endian).
 
@@ -77,7 +78,7 @@ class ReplyFields(wiring.Component):
                 m.d.comb += byte.eq(Cat(self.values.credit, self.values.received)
                                     .word_select(index[:3], 8))
             with m.Case(BoardFrame.ERROR):
-                m.d.comb += byte.eq(Cat(self.values.error_code, Const(0, 4),
+                m.d.comb += byte.eq(Cat(self.values.error_code, Const(0, 4), self.values.error_epoch,
                                         self.values.received).word_select(index[:3], 8))
             with m.Case(BoardFrame.DATA):
                 m.d.comb += byte.eq(self.offset.word_select(index[:2], 8))

@@ -90,6 +90,11 @@ class VirtualBoard:
     child process and returns its statistics (``cycles``, ``elapsed_ns``, ``framing_errors``,
     ``faults``: the count of each kind injected).
     """
+    #: Seconds without progress before a host retransmits (``Link(retransmit_after=...)``): the
+    #: simulation runs about 150 times slower than a real board, and a host queues up to its
+    #: credit (16-32 KiB, several seconds of simulation) ahead.
+    RETRANSMIT_AFTER = 5.0
+
     def __init__(self, core=None, faults=None):
         if core is None:
             from .icebreaker import board_core

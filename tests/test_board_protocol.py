@@ -17,7 +17,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.boards.board import BoardCore
 from utf8_gateware.boards.protocol import (
     SYNC, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
-    data_frame, encode_frame, end_frame, start_frame, window_frame, HOST_LENGTHS)
+    data_frame, encode_frame, end_frame, start_frame, window_frame, HOST_LENGTHS, OFFSET_MASK)
 
 from standins import AsciiDecoder
 
@@ -129,7 +129,7 @@ def message(mode, data, chunk=64):
 
 
 def errors_in(frames):
-    return [(ErrorCode(payload[0]), struct.unpack("<I", payload[1:])[0])
+    return [(ErrorCode(payload[0]), struct.unpack("<I", payload[2:])[0])
             for kind, payload in frames if kind == BoardFrame.ERROR]
 
 
@@ -139,7 +139,7 @@ def output_of(frames):
     out = bytearray()
     for kind, payload in frames:
         if kind == BoardFrame.DATA:
-            offset = struct.unpack("<I", payload[:4])[0]
+            offset = struct.unpack("<I", payload[:4])[0] & OFFSET_MASK
             assert offset <= len(out)
             out[offset:offset + len(payload) - 4] = payload[4:]
     return bytes(out)
@@ -225,13 +225,13 @@ def test_frames_out_of_order_and_repeated():
 def test_rewind_sends_the_output_again_and_end_asks_for_the_status_again():
     data = b"0123456789" * 5
     first = message(Mode.TRANSCODE, data)
-    again = window_frame(20, rewind=True) + end_frame(len(data))
+    again = window_frame(20, rewind=True, epoch=3) + end_frame(len(data))
     frames = run_board(first + again, gap_after={len(first) - 1: 6000}, extra_cycles=8000)
     statuses = [index for index, (kind, _) in enumerate(frames) if kind == BoardFrame.STATUS]
     assert len(statuses) == 2
     resent = [struct.unpack("<I", payload[:4])[0] for kind, payload in frames[statuses[0]:]
               if kind == BoardFrame.DATA]
-    assert resent and resent[0] == 20                             # from the acknowledgement on
+    assert resent and resent[0] == 20 | 3 << 24        # from the acknowledgement on, epoch 3
     assert output_of(frames) == output_of(frames[:statuses[0]]) == data
 
 
@@ -251,7 +251,7 @@ def test_protocol_errors():
 def test_lengths_table_matches_the_gateware():
     # The host-side table documents what the gateware accepts.
     assert HOST_LENGTHS[HostFrame.START] == (7, 7)
-    assert HOST_LENGTHS[HostFrame.WINDOW] == (5, 5)
+    assert HOST_LENGTHS[HostFrame.WINDOW] == (6, 6)
     assert HOST_LENGTHS[HostFrame.DATA] == (5, 4100)
 
 
