@@ -5,7 +5,7 @@ from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.component import CheckedComponent
-from .buffer import ByteRAM
+from .buffer import ByteRAM, share_port
 
 
 __all__ = ["ReplayBuffer"]
@@ -59,35 +59,9 @@ class ReplayBuffer(CheckedComponent):
         wptr = Signal(bits + 1)      # next write
         rptr = Signal(bits + 1)      # next read
         aptr = self.ack[:bits + 1]   # oldest byte kept
-        last_read = Signal()         # the port went to the read side last time both wanted it
-        inflight = Signal()          # a read was issued last cycle (its data comes next cycle)
-
-        avail = Signal()             # one cycle late: see RingBuffer
-        m.d.sync += avail.eq(wptr != rptr)
-        want_read = avail & ~self.o.valid & ~inflight
-        space = Signal()
-        m.d.sync += space.eq((wptr - aptr)[:bits + 1] < self.depth - 1)
-        read_wins = want_read & (~(self.w.valid & space) | ~last_read)
-        m.d.comb += [
-            self.w.ready.eq(space & ~(want_read & ~last_read)),
-            self.o.payload.eq(ram.rdata),
-            ram.wdata.eq(self.w.payload),
-        ]
-        do_write = self.w.valid & self.w.ready
+        do_write, inflight = share_port(m, ram, self.w, self.o, wptr=wptr, rptr=rptr,
+                                        readable=wptr, oldest=aptr, depth=self.depth)
         m.d.sync += wptr.eq(wptr + do_write)
-
-        m.d.sync += inflight.eq(read_wins)
-        with m.If(inflight):
-            m.d.sync += self.o.valid.eq(1)
-        with m.Elif(self.o.valid & self.o.ready):
-            m.d.sync += self.o.valid.eq(0)
-        with m.If(read_wins):
-            m.d.comb += [ram.addr.eq(rptr[:bits]), ram.re.eq(1)]
-            m.d.sync += rptr.eq(rptr + 1)
-        with m.Else():
-            m.d.comb += [ram.addr.eq(wptr[:bits]), ram.we.eq(do_write)]
-        with m.If(want_read & self.w.valid & space):
-            m.d.sync += last_read.eq(read_wins)
         with m.If(self.rewind):
             m.d.sync += [rptr.eq(aptr), self.o.valid.eq(0), inflight.eq(0)]
         return m

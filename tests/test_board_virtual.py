@@ -165,6 +165,7 @@ def test_faults_in_every_mode():
     assert sum(report["retransmissions"] for report in reports) >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", FAULT_KINDS[:4])
 def test_each_fault_kind(kind):
     reports, injected = run_with_faults(Faults(1e-3, seed=5, kinds=[kind]),
@@ -173,6 +174,7 @@ def test_each_fault_kind(kind):
     assert injected[kind] >= 2 and sum(injected.values()) == injected[kind]
 
 
+@pytest.mark.slow
 def test_board_reset_mid_message():
     """The board is reset after 3000 bytes of the message: it answers the next frames with
     NO_MESSAGE and the host starts the message over."""
