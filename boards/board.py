@@ -126,19 +126,16 @@ class BoardCore(CheckedComponent):
 
         # Bytes: rx pin -> frames -> input buffer -> datapath -> output buffer -> frames -> tx pin
         m.d.comb += [rx_uart.rx.eq(self.rx), self.tx.eq(tx_uart.tx)]
-        wiring.connect(m, rx_uart.o, receiver.i)
-        wiring.connect(m, receiver.o, inbuf.w)
-        wiring.connect(m, inbuf.o, feeder.i)
-        wiring.connect(m, feeder.o, dp.i)
-        wiring.connect(m, dp.o, outbuf.w)
-        wiring.connect(m, outbuf.o, transmitter.data)
-        wiring.connect(m, transmitter.o, tx_uart.i)
-
-        wiring.connect(m, receiver.frames, control.frames)
-        wiring.connect(m, control.tx, transmitter.requests)
-        wiring.connect(m, control.flow, credit.flow)
-        wiring.connect(m, control.replies, replies.values)
-        wiring.connect(m, transmitter.fields, replies.fields)
+        for source, sink in [
+            (rx_uart.o, receiver.i), (receiver.o, inbuf.w), (inbuf.o, feeder.i),
+            (feeder.o, dp.i), (dp.o, outbuf.w), (outbuf.o, transmitter.data),
+            (transmitter.o, tx_uart.i),
+            # ... and the protocol engine around them
+            (receiver.frames, control.frames), (control.tx, transmitter.requests),
+            (control.flow, credit.flow), (control.replies, replies.values),
+            (transmitter.fields, replies.fields),
+        ]:
+            wiring.connect(m, source, sink)
 
         commit = control.flow.commit
         m.d.comb += [

@@ -8,6 +8,7 @@ the report that ``utf8-gateware stream`` prints.
 Every failure is a :class:`BoardError` with a one-line message; every wait has a timeout.
 """
 
+import dataclasses
 import os
 import struct
 import time
@@ -30,18 +31,18 @@ class BoardError(Exception):
         self.status = status
 
 
+@dataclasses.dataclass
 class MessageResult:
     """What one message produced: ``output`` (bytes), ``status`` (:class:`Status`),
     ``wire_in``/``wire_out`` (bytes on the line in each direction during the message, frames
     included), ``elapsed`` (wall-clock seconds), ``counts`` (the link's recovery counters,
     :data:`LINK_COUNTS`)."""
-    def __init__(self, output, status, wire_in, wire_out, elapsed, counts):
-        self.output = output
-        self.status = status
-        self.wire_in = wire_in
-        self.wire_out = wire_out
-        self.elapsed = elapsed
-        self.counts = counts
+    output: bytes
+    status: Status
+    wire_in: int
+    wire_out: int
+    elapsed: float
+    counts: dict
 
 
 #: The recovery counters of a message (``stream --json`` reports them under ``link``):
