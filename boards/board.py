@@ -24,8 +24,8 @@ registered: 32-bit counters are compared a cycle before the decision that needs 
 frame receiver decides in two steps (``check`` registers flags, ``done`` acts), errors take
 effect a cycle later, the datapath's ports and the decoder's output go through 2-entry FIFOs,
 and the transmitter's payload bytes come out of a 3-stage pipeline that the UART's 10 bit times
-per byte hide. At 36 MHz the whole board (with the cores) places and routes at about 38-39 MHz
-in about 3600 logic cells, no block RAM and 3 SPRAMs (32 KiB in, 64 KiB out).
+per byte hide. At 36 MHz the whole board (with the cores) places and routes at about 37-38 MHz
+in about 4350 logic cells, no block RAM and 3 SPRAMs (32 KiB in, 64 KiB out).
 """
 
 import struct
