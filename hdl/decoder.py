@@ -5,8 +5,8 @@ from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
-from .decoder_lane import (before, kind_of, stage_a, stage_align, stage_b, stage_c, stage_d,
-                           stage_e)
+from .decoder_lane import (before, kind_of, lane_stages, stage_a, stage_align, stage_b, stage_c,
+                           stage_d, stage_e)
 from .error_kind import DECODE_ERRORS, ErrorKind, check_policy
 from .layouts import ByteLayout, CodepointLayout, byte_beat_layout, codepoint_beat_layout
 from .pipeline import CE_FANOUT, Pipeline, any_of
@@ -188,7 +188,7 @@ class Utf8Decoder(CheckedComponent):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
         slots = (lanes - 1 + _BURST[errors]) // lanes
         align = ((lanes - 1).bit_length() + 1) // 2
-        return 5 + slots + align
+        return 1 + lane_stages(lanes) + slots + align
 
     @property
     def _align_stages(self):

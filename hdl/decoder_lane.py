@@ -194,7 +194,7 @@ def _neighbours(pipe, name, stage, parts, combine):
     """
     def history(field, value):
         return pipe.history(f"{name}_{field}", [value], [~stage.bubble], stage.bubble,
-                            stage.beat_vl)
+                            stage.beat_vl, len(Value.cast(value)))
     if len(stage) == 1:
         return [{field: history(field, value) for field, value in combine(parts[0]).items()}]
     kept = {field: history(field, value) for field, value in parts[-1].items()}
@@ -277,13 +277,6 @@ def stage_a(pipe, aligned, data):
     for k, (lane, byte) in enumerate(zip(stage.lanes, data)):
         lane.d = pipe.data(f"a{k}_d", byte[0:7], 7)
         lane.p = CLASSIFIER.registers(pipe, f"a{k}", byte)
-        if len(data) > 1:
-            # With several lanes also the terms of the lead codes (two LUT levels from the
-            # aligned byte, a register of its own), which the next lane and the history use:
-            # stage B then chooses between two lanes' codes in the LUTs that use them.
-            terms = _lead_code_terms(SimpleNamespace(p=CLASSIFIER.values(byte)))
-            lane.terms = {field: pipe.data(f"a{k}_{field}", value)
-                          for field, value in terms.items()}
     return stage
 
 
@@ -302,7 +295,9 @@ def _lead_code_terms(lane):
 
 def _lead_code(terms, length):
     """Lead code ``length`` from the terms of :func:`_lead_code_terms` (of a lane or a
-    history)."""
+    history), or from codes already made (``{"code{length}": Value}``)."""
+    if f"code{length}" in terms:
+        return terms[f"code{length}"]
     width = len(lead_codes(length)).bit_length()
     return Cat(*(any_of(value for field, value in terms.items()
                         if field.startswith(f"code{length}_{bit}_"))
@@ -321,46 +316,133 @@ def _restricted_classes(length):
 _RANGE_LENGTHS = [length for length in (2, 3, 4) if _restricted_classes(length)]
 
 
+def b_stages(lanes):
+    """Stages that stage ``B`` takes: one with one lane; with several, three (:func:`stage_b`)."""
+    return 1 if lanes == 1 else 3
+
+
+def lane_stages(lanes):
+    """Stages from ``A`` to ``D`` (included): 4 with one lane; with several, ``B`` takes three
+    and ``D`` two (``C2``, ``D``)."""
+    return 4 if lanes == 1 else 7
+
+
 def stage_b(pipe, a):
     """Stage ``B``: the byte's class; an allowed second byte or a range error of the lead
-    before it."""
-    stage = _control(pipe, "b", a)
-    lanes = stage.lanes
+    before it.
+
+    With one lane this is one stage: the history keeps the previous byte's lead-code terms, and
+    each result is one LUT of them and the byte's predicates. With several lanes the previous
+    byte is lane k-1 or the history, and choosing between them in the same LUTs would take a
+    second LUT level and fan the history out to every lane; so it takes three stages, one LUT
+    level each: ``B1`` the byte's class and its own lead codes, ``B2`` the previous byte's lead
+    codes (a 2:1 multiplexer of lane k-1's and the history's), ``B3`` the table.
+    """
     if len(a) == 1:
         parts = [{f"p{i}": reg for i, reg in enumerate(a.lanes[0].p)}]
         prevs = _neighbours(pipe, "bh", a, parts, lambda parts: _lead_code_terms(
             SimpleNamespace(p=[parts[f"p{i}"] for i in range(len(parts))])))
-    else:
-        prevs = _neighbours(pipe, "bh", a, [lane.terms for lane in a.lanes], dict)
-    for k, (lane, prev, regs) in enumerate(zip(a.lanes, prevs, lanes)):
-        member = lambda name: CLASSIFIER.member(lane.p, name)
-        q = Cat(member("q0"), member("q1"))
-        regs.asc = pipe.data(f"b{k}_asc", member("ascii"))
-        regs.cont = pipe.data(f"b{k}_cont", q != 0)
-        regs.lead2 = pipe.data(f"b{k}_lead2", member("lead2"))
-        regs.lead34 = pipe.data(f"b{k}_lead34", member("lead34"))
-        regs.startkind = pipe.data(f"b{k}_startkind",
-                                   kind_of(*((member(name), kind)
-                                             for name, kind in _START_ERROR_SETS)), ErrorKind)
+        return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
+    b1 = _class(pipe, "b1", a)
+    for k, (lane, regs) in enumerate(zip(a.lanes, b1.lanes)):
+        codes = _lead_code_terms(lane)
+        regs.codes = {f"code{length}": pipe.data(f"b1{k}_code{length}",
+                                                 _lead_code(codes, length),
+                                                 len(lead_codes(length)).bit_length())
+                      for length in (2, 3, 4)}
+        regs.q = pipe.data(f"b1{k}_q", Cat(CLASSIFIER.member(lane.p, "q0"),
+                                           CLASSIFIER.member(lane.p, "q1")), 2)
+    b2 = _neighbour_stage(pipe, "b2", "bh", b1, {**_CLASS_FIELDS, "q": 2},
+                          [lane.codes for lane in b1.lanes])
+    return _second_byte(pipe, "b3", b2, [lane.prev for lane in b2.lanes])
+
+
+#: The class facts of a byte (stage ``B``) that later stages use.
+_CLASS_FIELDS = {"asc": 1, "cont": 1, "lead2": 1, "lead34": 1, "startkind": ErrorKind, "d": 7}
+
+
+def _pass(pipe, name, lane, regs, data=True):
+    """Registers ``regs`` take the class facts of ``lane`` (a stage's lane) unchanged (``data``:
+    and the byte's data)."""
+    for field, shape in _CLASS_FIELDS.items():
+        if field == "d" and not data:
+            continue
+        setattr(regs, field, pipe.data(f"{name}_{field}", getattr(lane, field), shape))
+
+
+def _neighbour_stage(pipe, name, history, stage, fields, parts):
+    """With several lanes, a stage of its own (named ``name``) that registers for each lane the
+    previous byte's facts ``parts`` (per lane a dict of Values: lane k-1's, or for the first
+    valid lane those of the history named ``history``; see :func:`_neighbours`) as ``prev``, a
+    2:1 multiplexer each, and passes on the lane's ``fields`` (``{field: shape}``) unchanged.
+
+    The stage that uses ``prev`` then combines it with the byte's own facts in one LUT level,
+    and the history fans out to one multiplexer per lane instead of to every LUT that uses it.
+    """
+    prevs = _neighbours(pipe, history, stage, parts, dict)
+    out = _control(pipe, name, stage)
+    for k, (lane, prev, regs) in enumerate(zip(stage.lanes, prevs, out.lanes)):
+        for field, shape in fields.items():
+            setattr(regs, field, pipe.data(f"{name}{k}_{field}", getattr(lane, field), shape))
+        regs.prev = {field: pipe.data(f"{name}{k}_prev_{field}", value, len(Value.cast(value)))
+                     for field, value in prev.items()}
+    return out
+
+
+def _class(pipe, name, a, data=True):
+    """The stage (named ``name``) of the byte's class, from stage ``A``: per lane ``asc``,
+    ``cont``, ``lead2``, ``lead34``, ``startkind``, ``d`` (unless not ``data``: then ``d_a``,
+    stage ``A``'s), and ``p`` (stage ``A``'s predicates, for the stage's own use)."""
+    stage = _control(pipe, name, a)
+    for k, (lane, regs) in enumerate(zip(a.lanes, stage.lanes)):
+        member = lambda set_name: CLASSIFIER.member(lane.p, set_name)
+        regs.p, regs.d_a = lane.p, lane.d
+        _pass(pipe, f"{name}{k}", SimpleNamespace(
+            asc=member("ascii"), cont=member("q0") | member("q1"), lead2=member("lead2"),
+            lead34=member("lead34"), d=lane.d,
+            startkind=kind_of(*((member(set_name), kind)
+                                for set_name, kind in _START_ERROR_SETS))), regs, data)
+    return stage
+
+
+def _second_byte(pipe, name, stage, prevs):
+    """Whether each lane's byte is an allowed second byte of the lead before it (``ok2_{length}``)
+    or a range error of that lead (``rerr{length}``, ``rclass{length}``): from the previous
+    byte's lead codes (``prevs``: per lane a dict of terms or codes, see :func:`_lead_code`) and
+    the byte's continuation code (``q``, or its predicates ``p``).
+
+    With one lane ``stage`` is the class stage itself, which this completes (and returns); with
+    several, ``stage`` is ``B2`` and this makes the stage ``name`` after it, with the class
+    facts passed on."""
+    one = len(stage) == 1
+    out_stage = stage if one else _control(pipe, name, stage)
+    for k, (lane, prev, out) in enumerate(zip(stage.lanes, prevs, out_stage.lanes)):
+        if one:
+            q = Cat(CLASSIFIER.member(lane.p, "q0"), CLASSIFIER.member(lane.p, "q1"))
+        else:
+            q = lane.q
+            _pass(pipe, f"{name}{k}", lane, out)
         for length in (2, 3, 4):
             code = _lead_code(prev, length)
             table = second_byte_table(length)
             allowed = any_of((code == c) & (q == qv)
                              for (c, qv), (ok, _) in table.items() if ok)
-            setattr(regs, f"ok2_{length}", pipe.data(f"b{k}_ok2_{length}", allowed))
+            setattr(out, f"ok2_{length}", pipe.data(f"{name}{k}_ok2_{length}", allowed))
             errors = [(code == c) & (q == qv) for (c, qv), (ok, _) in table.items() if not ok]
             if errors:
                 # A range error: the previous byte is a lone lead, this a continuation byte
                 # outside its second-byte range; and which of the length's restricted lead
                 # classes the lead is (stage C turns that into the error's kind).
                 classes = _restricted_classes(length)
-                setattr(regs, f"rerr{length}", pipe.data(f"b{k}_rerr{length}", any_of(errors)))
+                setattr(out, f"rerr{length}",
+                        pipe.data(f"{name}{k}_rerr{length}", any_of(errors)))
                 index = any_of(Mux(code == c, i, 0) for i, (c, _) in enumerate(classes))
                 width = (len(classes) - 1).bit_length()
-                setattr(regs, f"rclass{length}",
-                        pipe.data(f"b{k}_rclass{length}", index, width) if width else 0)
-        regs.d = pipe.data(f"b{k}_d", lane.d, 7)
-    return stage
+                setattr(out, f"rclass{length}",
+                        pipe.data(f"{name}{k}_rclass{length}", index, width) if width else 0)
+        if one:
+            out.d = pipe.data(f"{name}{k}_d", lane.d_a, 7)
+    return out_stage
 
 
 def stage_c(pipe, b, surrogateescape):
@@ -399,13 +481,25 @@ def stage_c(pipe, b, surrogateescape):
 
 def stage_d(pipe, c, surrogateescape):
     """Stage ``D``: what the byte does to the prefix pending before it; the burst."""
+    if len(c) == 1:
+        prevs = _neighbours(pipe, "dh", c,
+                            [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc,
+                              "need1": lane.need1} for lane in c.lanes],
+                            lambda parts: {"pend": parts["pend0"] | parts["sc"],
+                                           "sc": parts["sc"], "anyc": parts["anyc"],
+                                           "need1": parts["need1"]})
+    else:
+        # `C2`: the prefix pending before each byte, in registers of its own.
+        fields = {"asc": 1, "cont": 1, "ok2l2": 1, "ok2": 1, "pend0": 1, "sc": 1, "ns": 1,
+                  "rkind": ErrorKind, "startkind": ErrorKind, "d": 7}
+        if surrogateescape:
+            fields.update(extlb=1, extlc=1)
+        c = _neighbour_stage(pipe, "c2", "dh", c, fields,
+                             [{"pend": lane.pend0 | lane.sc, "sc": lane.sc, "anyc": lane.anyc,
+                               "need1": lane.need1} for lane in c.lanes])
+        prevs = [lane.prev for lane in c.lanes]
     stage = _control(pipe, "d", c)
     lanes = stage.lanes
-    prevs = _neighbours(pipe, "dh", c,
-                        [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc,
-                          "need1": lane.need1} for lane in c.lanes],
-                        lambda parts: {"pend": parts["pend0"] | parts["sc"], "sc": parts["sc"],
-                                       "anyc": parts["anyc"], "need1": parts["need1"]})
     for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, lanes)):
         completes = prev["need1"] & lane.cont       # a sequence of 3 or 4 bytes
         # The byte's own output is a scalar: ASCII (`asc`), or the last byte of a sequence of

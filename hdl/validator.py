@@ -8,7 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .decoder import check_lanes
-from .decoder_lane import _control, _neighbours, kind_of, stage_a, stage_align, stage_b, stage_c
+from .decoder_lane import (_control, _neighbours, b_stages, kind_of, stage_a, stage_align, stage_b,
+                           stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import ChunkedSum
@@ -251,7 +252,7 @@ class Utf8Validator(CheckedComponent):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
-        return align + 9 + tree + (counter_width - 1) // carry_chunk
+        return align + 8 + b_stages(lanes) + tree + (counter_width - 1) // carry_chunk
 
     def elaborate(self, platform):
         m = Module()
