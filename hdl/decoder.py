@@ -237,7 +237,7 @@ class Utf8Decoder(CheckedComponent):
             # no valid lane, which only a partial beat of at most three bytes can be.)
             def crossing(stage):
                 return any_of(flag for j in range(n)
-                              for _, flag, _, _ in self._items(d, e.recent, j, stage))
+                              for _, flag, _, _ in self._items(d, e.recents, j, stage))
             beat_valid = pipe.data("s1_v", ~e.bubble | crossing(1))
             for stage in range(2, self._slots + 1):
                 beat_valid = pipe.data(f"s{stage}_v", beat_valid | crossing(stage))
@@ -246,7 +246,7 @@ class Utf8Decoder(CheckedComponent):
 
     # -- slots -----------------------------------------------------------------------------------
 
-    def _items(self, d, recent, j, stage):
+    def _items(self, d, recents, j, stage):
         """The burst items from the beat in ``D`` that land in slot ``j`` of the beat
         ``stage`` beats ahead of it: ``(item, flag, content, kind)`` per item (``content``: the
         data whose escape the item is, with surrogateescape)."""
@@ -263,7 +263,8 @@ class Utf8Decoder(CheckedComponent):
                 else:
                     kind = kind_of((flag, ErrorKind.TRUNCATED))
                 # Its content: the escape of the byte `item` places before the source.
-                content = before(position, item, d, [lane.d for lane in d.lanes], recent)[-1]
+                content = before(position, item, d, [lane.d for lane in d.lanes],
+                                 recents[position])[-1]
                 out.append((item, flag, content, kind))
         return out
 
@@ -284,7 +285,7 @@ class Utf8Decoder(CheckedComponent):
                     kind_of((flag, ErrorKind.TRUNCATED))
                 same.append((flag, e.lanes[j + item].w[item - 1], kind))
         # ... and from the next beat.
-        cross = self._items(d, e.recent, j, 1)
+        cross = self._items(d, e.recents, j, 1)
         items = [(flag, content, kind) for flag, content, kind in same] + \
                 [(flag, content, kind) for _, flag, content, kind in cross]
         if se:
@@ -335,7 +336,7 @@ class Utf8Decoder(CheckedComponent):
     def _later_slot(self, pipe, slot, e, d, j, stage):
         """Slot ``j`` of stage ``S{stage}``: the slot of the stage before, and the burst items
         from the beat ``stage`` beats behind that land in it (escapes, always ``TRUNCATED``)."""
-        items = self._items(d, e.recent, j, stage)
+        items = self._items(d, e.recents, j, stage)
         flags = [flag for _, flag, _, _ in items]
         bits = []
         for bit in range(21):

@@ -529,7 +529,38 @@ def stage_d(pipe, c, surrogateescape):
             regs.d = pipe.held(f"d{k}_d", lane.d, ~lane.nv, 7)
         else:
             regs.d = pipe.data(f"d{k}_d", lane.d, 7)
+            # Where stage E takes the bytes before this one from (see `_window`), chosen a stage
+            # ahead from the lanes' valid flags.
+            regs.wsel = [pipe.data(f"d{k}_wsel{i}", _window_source(c, k, i), 2)
+                         for i in range(1, 4)]
     return stage
+
+
+def _window_source(stage, k, i):
+    """Where the ``i``-th latest valid byte before lane ``k`` of the beat in ``stage`` is: 0 in
+    lane k-i, j > 0 in entry j-1 of the history (the latest bytes before the beat): ``i`` less
+    the valid lanes among k-1 .. k-i+1, or 0 if lane k-i is valid. A right-aligned beat's valid
+    lanes are a suffix, so with ``a``, ``b``, ``c`` the valid flags of lanes k-1, k-2, k-3
+    (``c`` implies ``b``, ``b`` implies ``a``) each bit is a small AND-OR (written without
+    constants, which synthesis would turn into a synchronous reset and a LUT level more)."""
+    a, b, c = (~stage.lanes[k - m].nv if k - m >= 0 else Const(0, 1) for m in (1, 2, 3))
+    if i == 1:
+        return Cat(~a, Const(0, 1))
+    if i == 2:
+        return Cat(a & ~b, ~a)
+    return Cat((b & ~c) | ~a, ~b)
+
+
+def _window(sources, k, lanes, history):
+    """The latest valid bytes before lane ``k`` (latest first), by their registered
+    ``sources`` (see :func:`_window_source`): a 4:1 multiplexer each, of lane k-i and the
+    history's entries (``lanes``: the beat's bytes; ``history``: the latest bytes before it)."""
+    out = []
+    for i, source in enumerate(sources, start=1):
+        width = len(Value.cast(history[i - 1]))
+        own = lanes[k - i][:width] if k - i >= 0 else Const(0, width)
+        out.append(_mux_tree(source, [own, *(Value.cast(h)[:width] for h in history[:3])]))
+    return out
 
 
 def before(k, count, stage, lanes, history):
@@ -552,6 +583,10 @@ def before(k, count, stage, lanes, history):
     return out
 
 
+#: Lanes that share one copy of stage ``E``'s ``recent`` registers.
+RECENT_GROUP = 4
+
+
 def stage_e(pipe, d, surrogateescape):
     """Stage ``E``: the byte's own output, and the data the slots are assembled from.
 
@@ -559,7 +594,8 @@ def stage_e(pipe, d, surrogateescape):
     ``last``, ``kind`` (its own output's ErrorKind), ``c6`` (bit 6 of its scalar), ``d`` (its
     data) and ``w`` (the data of the 1, 2, 3 bytes before it), and the items of the bursts of
     later lanes of the same beat that land in its slot (``in_i1``, ``in_btrunc``, ``in_rkind``,
-    with surrogateescape ``in_i2``, ``in_i3``). The stage's ``recent`` is the data of the three
+    with surrogateescape ``in_i2``, ``in_i3``). The stage's ``recent`` (``recents[k]``: the copy
+    lane k uses) is the data of the three
     latest valid bytes up to and including the beat (latest first).
     """
     count = len(d)
@@ -571,12 +607,22 @@ def stage_e(pipe, d, surrogateescape):
     # (With surrogateescape the third byte before a byte may be escaped by a burst: 7 bits.)
     third = wide if surrogateescape else 3
     widths = [7, wide, wide, 3] if count == 1 else [7, wide, third]
-    recent = [pipe.register(f"e_recent{j}", width) for j, width in enumerate(widths)]
-    updated = before(count, len(recent), d, [lane.d for lane in d.lanes], recent)
-    for reg, value in zip(recent, updated):
-        with pipe.m.If(pipe.enable(len(reg))):
-            pipe.m.d.sync += reg.eq(keep(~d.bubble, value, reg))
-    stage.recent = recent
+    # With several lanes, one copy of `recent` per group of RECENT_GROUP lanes: any lane can be
+    # the first valid one of a beat and take its window from `recent`, and one copy for all
+    # would fan out to three multiplexers per lane. (Each copy keeps its own value in bubbles,
+    # so synthesis cannot merge them.)
+    copies = []
+    for copy in range((count + RECENT_GROUP - 1) // RECENT_GROUP):
+        suffix = f"_{copy}" if copy else ""
+        recent = [pipe.register(f"e_recent{j}{suffix}", width)
+                  for j, width in enumerate(widths)]
+        updated = before(count, len(recent), d, [lane.d for lane in d.lanes], recent)
+        for reg, value in zip(recent, updated):
+            with pipe.m.If(pipe.enable(len(reg))):
+                pipe.m.d.sync += reg.eq(keep(~d.bubble, value, reg))
+        copies.append(recent)
+    stage.recent = copies[0]
+    stage.recents = [copies[k // RECENT_GROUP] for k in range(count)]
     for k, (lane, regs) in enumerate(zip(d.lanes, lanes)):
         nv = lane.nv
         regs.showc = pipe.fact(f"e{k}_showc", lane.asc | lane.multi, nv)
@@ -596,7 +642,7 @@ def stage_e(pipe, d, surrogateescape):
         else:
             # The data of the bytes before it (registered: they are chosen by the lanes'
             # valid flags), and its own.
-            window = before(k, 3, d, [lane.d for lane in d.lanes], recent)
+            window = _window(lane.wsel, k, [lane.d for lane in d.lanes], stage.recents[k])
             regs.w = [pipe.data(f"e{k}_w{i}", value, width)
                       for i, (value, width) in enumerate(zip(window, [wide, wide, third]),
                                                          start=1)]
