@@ -104,9 +104,10 @@ class Utf8Decoder(CheckedComponent):
     Each output is valid at most :attr:`LATENCY` cycles after the transfer of the byte that
     determines it (an ASCII byte, the last byte of a well-formed sequence, the byte that ends a
     maximal subpart, a byte with ``last``), while the sink is ready, even if no byte ever
-    follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane; with two or
-    more lanes 6 plus the align stages (one for 2 or 4 lanes, two for 8 or 16) in both modes
-    (see the slots below). The core never waits for a byte that an output does not
+    follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane; with N > 1
+    lanes 8 plus the align stages (one for 2 or 4 lanes, two for 8 or 16) plus the slot stages
+    (see below): 10, 10, 11, 11 cycles for 2, 4, 8, 16 lanes with ``"replace"``, and 11, 10,
+    11, 11 with ``"surrogateescape"``. The core never waits for a byte that an output does not
     depend on.
 
     Architecture
@@ -139,9 +140,11 @@ class Utf8Decoder(CheckedComponent):
 
     With one lane every flip-flop is fed by one LUT4 of flip-flops, plus a clock enable and a
     synchronous reset that come straight from flip-flops; the clock enable comes in copies that
-    drive at most 15 flip-flops each. With N lanes, lanes 1..N-1 combine their neighbour's
-    nibble predicates in stage ``B`` (two LUT levels), and the histories select the latest valid
-    lane (an N-input AND-OR).
+    drive at most 15 flip-flops each. With N lanes the choice between lane k-1's facts and the
+    history's is a stage of its own where it would otherwise add a LUT level (``B2``, ``C2``;
+    three more stages than with one lane), and stage ``E`` takes the bytes before a lane through 4:1 multiplexers whose selects are registered a
+    stage ahead, from a copy of its history per four lanes; what is left deeper than one LUT4 is the align stages' and the slots' 4:1
+    multiplexers (one slice on the ECP5).
 
     Decoding CESU-8 or Modified UTF-8 is not a change of these tables: a surrogate pair spans six
     bytes, beyond the three-byte look-back; those decoders put a surrogate-joining stage after

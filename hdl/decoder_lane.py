@@ -14,20 +14,26 @@ record of registers (a :class:`types.SimpleNamespace` with named fields), and th
 registers. The byte classes come from :mod:`utf8_gateware.hdl.utf8_grammar` through
 :class:`ByteClassifier`; error kinds are :class:`~utf8_gateware.hdl.error_kind.ErrorKind` members.
 
-Stages (each one LUT level per flip-flop with one lane; see :class:`~.decoder.Utf8Decoder`):
+Stages (each one LUT level per flip-flop with one lane; see :class:`~.decoder.Utf8Decoder`).
+With several lanes, choosing between lane k-1's facts and the history's is a stage of its own
+wherever combining it with the byte's own facts would take a second LUT level
+(:func:`_neighbour_stage`):
 
 ``A`` (:func:`stage_a`)
     The input register: per lane the byte's data and 4-input *nibble predicates* of it.
 ``B`` (:func:`stage_b`)
     The byte's class (ASCII, continuation, lead, an error of its own and its kind) and, from the
-    previous byte's lead code, whether it is an allowed second byte or a range error.
+    previous byte's lead code, whether it is an allowed second byte or a range error. With
+    several lanes three stages: ``B1`` the class and the byte's own lead codes, ``B2`` the
+    previous byte's lead codes (lane k-1's or the history's), ``B3`` the second-byte table.
 ``C`` (:func:`stage_c`)
     The prefix pending after the byte (lengths), and whether the byte ends the prefix pending
     before it.
 ``D`` (:func:`stage_d`)
     What the byte does to the prefix pending before it: a scalar completed (of which length), an
     error of its own, and the *burst* of error outputs the prefix becomes (one U+FFFD, or with
-    ``surrogateescape`` one escape per prefix byte).
+    ``surrogateescape`` one escape per prefix byte). With several lanes a stage ``C2`` before it
+    registers the prefix pending before each byte (lane k-1's facts or the history's).
 ``E`` (:func:`stage_e`)
     The byte's own output (kind included) and the data history the scalars are assembled from.
 """
@@ -145,6 +151,11 @@ assert len(CONTINUATION_RANGES) < 4, "the continuation code is two bits"
 CLASSIFIER = ByteClassifier(_sets())
 _START_ERROR_SETS = [(f"start_{kind.name.lower()}_{r.start:02x}", kind)
                      for r, kind in START_ERRORS if kind is not ErrorKind.UNEXPECTED_CONTINUATION]
+
+
+#: Lanes that share one copy of stage ``E``'s ``recent`` registers (the latest valid bytes
+#: before a beat).
+RECENT_GROUP = 4
 
 
 class Stage:
@@ -316,14 +327,9 @@ def _restricted_classes(length):
 _RANGE_LENGTHS = [length for length in (2, 3, 4) if _restricted_classes(length)]
 
 
-def b_stages(lanes):
-    """Stages that stage ``B`` takes: one with one lane; with several, three (:func:`stage_b`)."""
-    return 1 if lanes == 1 else 3
-
-
 def lane_stages(lanes):
-    """Stages from ``A`` to ``D`` (included): 4 with one lane; with several, ``B`` takes three
-    and ``D`` two (``C2``, ``D``)."""
+    """Stages from ``A`` to ``D`` (included): 4 with one lane; with several 7 (``B1``, ``B2``,
+    ``B3`` and ``C2``)."""
     return 4 if lanes == 1 else 7
 
 
@@ -581,10 +587,6 @@ def before(k, count, stage, lanes, history):
         width = len(Value.cast(history[i - 1]))
         out.append(Value.cast(value)[:width])
     return out
-
-
-#: Lanes that share one copy of stage ``E``'s ``recent`` registers.
-RECENT_GROUP = 4
 
 
 def stage_e(pipe, d, surrogateescape):
