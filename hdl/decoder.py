@@ -105,9 +105,9 @@ class Utf8Decoder(CheckedComponent):
     determines it (an ASCII byte, the last byte of a well-formed sequence, the byte that ends a
     maximal subpart, a byte with ``last``), while the sink is ready, even if no byte ever
     follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane; with N > 1
-    lanes 8 plus the align stages (one for 2 or 4 lanes, two for 8 or 16) plus the slot stages
-    (see below): 10, 10, 11, 11 cycles for 2, 4, 8, 16 lanes with ``"replace"``, and 11, 10,
-    11, 11 with ``"surrogateescape"``. The core never waits for a byte that an output does not
+    lanes 5 plus the align stages (one for 2 or 4 lanes, two for 8 or 16), the slot stages (see
+    below) and, from 8 lanes on, the three neighbour stages: 7, 7, 11, 11 cycles for 2, 4, 8,
+    16 lanes with ``"replace"``, and 8, 7, 11, 11 with ``"surrogateescape"``. The core never waits for a byte that an output does not
     depend on.
 
     Architecture
@@ -140,9 +140,12 @@ class Utf8Decoder(CheckedComponent):
 
     With one lane every flip-flop is fed by one LUT4 of flip-flops, plus a clock enable and a
     synchronous reset that come straight from flip-flops; the clock enable comes in copies that
-    drive at most 15 flip-flops each. With N lanes the choice between lane k-1's facts and the
-    history's is a stage of its own where it would otherwise add a LUT level (``B2``, ``C2``;
-    three more stages than with one lane), and stage ``E`` takes the bytes before a lane through 4:1 multiplexers whose selects are registered a
+    drive at most 15 flip-flops each. With 2 or 4 lanes, lanes 1..N-1 combine their
+    neighbour's lead-code terms in stage ``B`` and their neighbour's prefix in ``D`` (two LUT
+    levels). From 8 lanes on (:data:`~utf8_gateware.hdl.decoder_lane.SPLIT_LANES`) the choice
+    between lane k-1's facts and the history's is a stage of its own (``B2``, ``C2``: three
+    more stages), so that each stage is one LUT level and a history drives one 2:1 multiplexer
+    per lane. With N lanes stage ``E`` takes the bytes before a lane through 4:1 multiplexers whose selects are registered a
     stage ahead, from a copy of its history per four lanes; what is left deeper than one LUT4 is the align stages' and the slots' 4:1
     multiplexers (one slice on the ECP5).
 

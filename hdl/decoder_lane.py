@@ -288,6 +288,13 @@ def stage_a(pipe, aligned, data):
     for k, (lane, byte) in enumerate(zip(stage.lanes, data)):
         lane.d = pipe.data(f"a{k}_d", byte[0:7], 7)
         lane.p = CLASSIFIER.registers(pipe, f"a{k}", byte)
+        if len(data) > 1 and not split_neighbours(len(data)):
+            # With 2 or 4 lanes also the terms of the lead codes (two LUT levels from the
+            # aligned byte, a register of its own), which the next lane and the history use:
+            # stage B then chooses between two lanes' codes in the LUTs that use them.
+            terms = _lead_code_terms(SimpleNamespace(p=CLASSIFIER.values(byte)))
+            lane.terms = {field: pipe.data(f"a{k}_{field}", value)
+                          for field, value in terms.items()}
     return stage
 
 
@@ -327,10 +334,23 @@ def _restricted_classes(length):
 _RANGE_LENGTHS = [length for length in (2, 3, 4) if _restricted_classes(length)]
 
 
+#: From this many lanes on, the choice between lane k-1's facts and the history's is a stage of
+#: its own (:func:`stage_b`, :func:`stage_d`). It costs about 65 flip-flops a lane; on the ECP5
+#: at 8 and 16 lanes it removes the critical paths (a LUT level and the history's fan-out), while
+#: on the iCE40 at 4 lanes routing, not logic depth, limits the speed (measured: 94 MHz either
+#: way) and the flip-flops would break its budget of 1,000 logic cells.
+SPLIT_LANES = 8
+
+
+def split_neighbours(lanes):
+    """Whether a decoder of ``lanes`` lanes has the neighbour stages (see :data:`SPLIT_LANES`)."""
+    return lanes >= SPLIT_LANES
+
+
 def lane_stages(lanes):
-    """Stages from ``A`` to ``D`` (included): 4 with one lane; with several 7 (``B1``, ``B2``,
+    """Stages from ``A`` to ``D`` (included): 4, or 7 with the neighbour stages (``B1``, ``B2``,
     ``B3`` and ``C2``)."""
-    return 4 if lanes == 1 else 7
+    return 7 if split_neighbours(lanes) else 4
 
 
 def stage_b(pipe, a):
@@ -338,16 +358,21 @@ def stage_b(pipe, a):
     before it.
 
     With one lane this is one stage: the history keeps the previous byte's lead-code terms, and
-    each result is one LUT of them and the byte's predicates. With several lanes the previous
-    byte is lane k-1 or the history, and choosing between them in the same LUTs would take a
-    second LUT level and fan the history out to every lane; so it takes three stages, one LUT
-    level each: ``B1`` the byte's class and its own lead codes, ``B2`` the previous byte's lead
-    codes (a 2:1 multiplexer of lane k-1's and the history's), ``B3`` the table.
+    each result is one LUT of them and the byte's predicates. With 2 or 4 lanes, too: the
+    previous byte is lane k-1 or the history, whose lead-code terms stage ``A`` registers, and
+    the choice between them shares the LUTs that use them (two LUT levels). From
+    :data:`SPLIT_LANES` lanes on, that choice would fan the history out to every lane's LUTs;
+    so ``B`` takes three stages, one LUT level each: ``B1`` the byte's class and its own lead
+    codes, ``B2`` the previous byte's lead codes (a 2:1 multiplexer of lane k-1's and the
+    history's), ``B3`` the table.
     """
     if len(a) == 1:
         parts = [{f"p{i}": reg for i, reg in enumerate(a.lanes[0].p)}]
         prevs = _neighbours(pipe, "bh", a, parts, lambda parts: _lead_code_terms(
             SimpleNamespace(p=[parts[f"p{i}"] for i in range(len(parts))])))
+        return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
+    if not split_neighbours(len(a)):
+        prevs = _neighbours(pipe, "bh", a, [lane.terms for lane in a.lanes], dict)
         return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
     b1 = _class(pipe, "b1", a)
     for k, (lane, regs) in enumerate(zip(a.lanes, b1.lanes)):
@@ -417,10 +442,10 @@ def _second_byte(pipe, name, stage, prevs):
     byte's lead codes (``prevs``: per lane a dict of terms or codes, see :func:`_lead_code`) and
     the byte's continuation code (``q``, or its predicates ``p``).
 
-    With one lane ``stage`` is the class stage itself, which this completes (and returns); with
-    several, ``stage`` is ``B2`` and this makes the stage ``name`` after it, with the class
-    facts passed on."""
-    one = len(stage) == 1
+    Without the neighbour stages ``stage`` is the class stage itself, which this completes (and
+    returns); with them, ``stage`` is ``B2`` and this makes the stage ``name`` after it, with
+    the class facts passed on."""
+    one = not split_neighbours(len(stage))
     out_stage = stage if one else _control(pipe, name, stage)
     for k, (lane, prev, out) in enumerate(zip(stage.lanes, prevs, out_stage.lanes)):
         if one:
@@ -487,7 +512,7 @@ def stage_c(pipe, b, surrogateescape):
 
 def stage_d(pipe, c, surrogateescape):
     """Stage ``D``: what the byte does to the prefix pending before it; the burst."""
-    if len(c) == 1:
+    if not split_neighbours(len(c)):
         prevs = _neighbours(pipe, "dh", c,
                             [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc,
                               "need1": lane.need1} for lane in c.lanes],

@@ -8,8 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .decoder import check_lanes
-from .decoder_lane import (_control, _neighbour_stage, _neighbours, kind_of, lane_stages, stage_a,
-                           stage_align, stage_b, stage_c)
+from .decoder_lane import (_control, _neighbour_stage, _neighbours, kind_of, lane_stages,
+                           split_neighbours, stage_a, stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import ChunkedSum
@@ -43,7 +43,7 @@ def stage_errors(pipe, c):
     covers, a prefix cut short by ``last``), its kind ``okind`` and how far back its first byte is
     (``oback``: 0, or 0..2 for a cut prefix the byte belongs to); ``byte`` (the lane holds one).
     """
-    if len(c) == 1:
+    if not split_neighbours(len(c)):
         prevs = _neighbours(pipe, "vh", c,
                             [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
                              for lane in c.lanes],
@@ -214,8 +214,8 @@ class Utf8Validator(CheckedComponent):
     message's ``last`` beat: 9 + c with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
     ``P3``, ``R1`` .. ``Rc`` (``R1`` is loaded with ``M``'s next state), the verdict slot); with
     N lanes also log2(N) tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8
-    or 16) and its three more lane stages (``B1`` .. ``B3`` for ``B``, ``C2``). With the default
-    parameters (c = 3): 12, 17, 18, 20, 21 cycles for 1, 2, 4, 8, 16 lanes.
+    or 16) and from 8 lanes on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``).
+    With the default parameters (c = 3): 12, 14, 15, 20, 21 cycles for 1, 2, 4, 8, 16 lanes.
     """
 
     @classmethod
