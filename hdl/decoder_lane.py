@@ -564,6 +564,11 @@ def stage_d(pipe, c, surrogateescape):
             # ahead from the lanes' valid flags.
             regs.wsel = [pipe.data(f"d{k}_wsel{i}", _window_source(c, k, i), 2)
                          for i in range(1, 4)]
+    if len(c) > 1:
+        # The same for stage E's `recent` after the beat: the bytes before a lane N (a bubble's
+        # sources are the history's own entries: it keeps them).
+        stage.rsel = [pipe.data(f"d_rsel{i}", _window_source(c, len(c), i), 2)
+                      for i in range(1, 4)]
     return stage
 
 
@@ -643,10 +648,14 @@ def stage_e(pipe, d, surrogateescape):
         suffix = f"_{copy}" if copy else ""
         recent = [pipe.register(f"e_recent{j}{suffix}", width)
                   for j, width in enumerate(widths)]
-        updated = before(count, len(recent), d, [lane.d for lane in d.lanes], recent)
+        if count == 1:
+            updated = before(count, len(recent), d, [lane.d for lane in d.lanes], recent)
+            updated = [keep(~d.bubble, value, reg) for reg, value in zip(recent, updated)]
+        else:
+            updated = _window(d.rsel, count, [lane.d for lane in d.lanes], recent)
         for reg, value in zip(recent, updated):
             with pipe.m.If(pipe.enable(len(reg))):
-                pipe.m.d.sync += reg.eq(keep(~d.bubble, value, reg))
+                pipe.m.d.sync += reg.eq(value)
         copies.append(recent)
     stage.recent = copies[0]
     stage.recents = [copies[k // RECENT_GROUP] for k in range(count)]
