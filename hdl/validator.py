@@ -197,15 +197,15 @@ class Utf8Validator(CheckedComponent):
     ``o.valid`` and ``o.payload`` are one LUT (a 2:1 multiplexer) of flip-flops; ``i.ready`` is a
     flip-flop.
 
-    Cost (measured, median of nextpnr seeds 1-3 unless stated, 32-bit sums, 8-bit chunks, in the
-    port harness of ``utf8-gateware synth``): ECP5-25F-6, 16 lanes, seed 1: 211.0 MHz,
-    2460 LUT4 and 2399 flip-flops (the decoder: 191.8 MHz, 4721 and 4097); 8 lanes, seed 1:
-    217.7 MHz, 1426 LUT4 (the decoder: 225.6 MHz, 2185). iCE40 UP5K: one lane 69.3 MHz,
-    729 LCs; four lanes 71.5 MHz, 1155 LCs (the decoder: 160.7 MHz and 204 LCs; 93.5 MHz and
-    959 LCs). On the UP5K the sums' fixed cost (two 32-bit sums, their resolving stage, the
-    69-bit verdict and its skid register: about 400 flip-flops) and its slow routing to and from
-    carry chains dominate; the validator is the smaller, faster core only from eight lanes up, on
-    the ECP5.
+    Cost (measured, nextpnr seed 1, 32-bit sums, 8-bit chunks, in the port harness of
+    ``utf8-gateware synth``): ECP5-25F-6, 16 lanes: 221.0 MHz, 2131 LUT4 and 3009 flip-flops
+    (the decoder, median of seeds 1-3: 240.4 MHz, 3857 and 5214); 8 lanes: 223.1 MHz, 1138
+    LUT4 (the decoder: 273.0 MHz, 1778): the sums' carry chains are its critical paths, so it
+    is smaller but no longer faster than the decoder. iCE40 UP5K: one lane 69.3 MHz, 729 LCs;
+    four lanes 68.8 MHz, 1155 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs).
+    On the UP5K the sums' fixed cost (two 32-bit sums, their resolving stage, the 69-bit
+    verdict and its skid register: about 400 flip-flops) and its slow routing to and from carry
+    chains dominate.
 
     Latency and throughput
     ----------------------
