@@ -144,3 +144,13 @@ def test_throughput(errors, lanes):
     assert run.in_cycles == list(range(first, first + 24))
     dut = Utf8Decoder(errors, lanes=lanes)
     assert run.out_cycles[-1] - run.in_cycles[-1] <= dut.LATENCY
+
+
+@pytest.mark.parametrize("errors", DECODE_ERRORS)
+@pytest.mark.parametrize("lanes", WIDE)
+def test_latency_is_exact(errors, lanes):
+    # LATENCY is the exact delay, not a bound: the final output of a message whose last byte
+    # completes everything appears LATENCY cycles after that byte's transfer.
+    run = check(errors, lanes, [b"a" * (2 * lanes) + b"\xe2\x82\xac"],
+                name=f"lanes{lanes}-{errors}-latency")
+    assert run.out_cycles[-1] - run.in_cycles[-1] == Utf8Decoder(errors, lanes=lanes).LATENCY
