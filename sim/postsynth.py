@@ -213,7 +213,9 @@ def rtlil_convert(design, **options):
 _READ_SCRIPT = ("read_verilog netlist.v\n"
                 "read_verilog -D NO_ICE40_DEFAULT_ASSIGNMENTS cells.v\n"
                 "hierarchy -check -top top\n"
-                "proc\nflatten -noscopeinfo\nmemory -nomap\nopt -fast -purge\n"
+                "proc\nflatten -noscopeinfo\nmemory -nomap\n"
+                "rename -hide w:* i:* %d o:* %d\n"
+                "opt -fast -purge\n"
                 "write_rtlil sim.il\n")
 
 
