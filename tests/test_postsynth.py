@@ -2,19 +2,18 @@
 """Post-synthesis simulation (marker ``postsynth``): each core after ``synth_ice40``, simulated
 with the iCE40 cell models (:mod:`utf8_gateware.sim.postsynth`), on the corpora and a random
 adversarial stream, against the reference model and bit- and cycle-exactly against the RTL's
-compiled model; the board's top level after synthesis (PLL model, SPRAMs) through the virtual
-board's UART bridge in every mode; and a netlist with one LUT inverted, which must fail."""
+compiled model; a netlist with one LUT inverted, which must fail; and the board's top level
+synthesised and read back with its primitives' models."""
 
 import array
-import os
 import random
-from pathlib import Path
+import re
 
 import pytest
 from amaranth.hdl import Shape
 
 import corpora
-from cocotb_axis_bench import random_bytes, random_messages
+from cocotb_axis_bench import random_messages
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import ErrorKind
@@ -189,7 +188,7 @@ def test_flipped_lut_is_caught(models):
     assert (got.data, got.cycles) != (want.data, want.cycles)
 
 
-def test_cell_models_and_cache(models, monkeypatch):
+def test_cell_models_and_cache():
     """Only the cells a netlist uses are read, PLL and SPRAM are substituted, and a warm build
     runs no tool."""
     text = postsynth.netlist(Utf8Decoder(errors="replace"))
@@ -199,34 +198,29 @@ def test_cell_models_and_cache(models, monkeypatch):
     pll = postsynth.cell_models("SB_PLL40_PAD #(.DIVR(4'h0)) pll (.PACKAGEPIN(clk));\n")
     assert "assign PLLOUTGLOBAL = PACKAGEPIN" in pll and "blackbox" not in pll
     assert "negedge POWEROFF" not in postsynth.cell_models("SB_SPRAM256KA ram (.CLOCK(clk));\n")
+    first = postsynth.build_stream_model(Utf8Decoder(errors="replace"), "decoder-replace")
     before = dict(postsynth.STATS), dict(compiled.STATS)
-    postsynth.build_stream_model(Utf8Decoder(errors="replace"), "decoder-replace")
+    again = postsynth.build_stream_model(Utf8Decoder(errors="replace"), "decoder-replace")
     assert (dict(postsynth.STATS), dict(compiled.STATS)) == before
+    assert again.executable == first.executable
 
 
 # -------------------------------------------------------------------------------------------------
 # The board
 
-@pytest.mark.skipif(os.name != "posix", reason="the virtual board needs ptys")
-def test_board_after_synthesis_every_mode():
-    """The iCEBreaker's top level (PLL model, lock-released reset, SPRAM buffers) after
-    synthesis, through the virtual board's UART bridge: the same outputs as the reference model
-    (and so as the RTL virtual board, tests/test_board_virtual.py) in every mode."""
-    from utf8_gateware.boards.host import Link, expected_output, stream
-    from utf8_gateware.boards.protocol import Mode
-    from utf8_gateware.boards.virtual import VirtualBoard
-    sample = (Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples" /
-              "sample.txt").read_bytes()
-    rng = random.Random(12)
-    adversarial = random_bytes(rng, 3000)
-    units = b"".join(unit.to_bytes(4, "little") for message in
-                     random_messages("encoder", rng, 600) + [[0xD800, 0x110000, 0x41]]
-                     for unit in message)
-    with VirtualBoard(postsynth=True) as board, Link(board.port, timeout=30) as link:
-        link.connect()
-        for mode, data in [(Mode.TRANSCODE, sample), (Mode.DECODE, adversarial),
-                           (Mode.VALIDATE, adversarial), (Mode.ENCODE, units + b"\x41"),
-                           (Mode.TRANSCODE, b"")]:
-            report, output = stream(link, mode, data)
-            assert report["match"], (mode, report["problems"])
-            assert output == expected_output(mode, data)[0], mode
+# boards/pll.py's ICE40PLL defines `sync` inside itself (as in the iCEBreaker build); Amaranth 0.5
+# warns that 0.6 will want it defined in a parent.
+@pytest.mark.filterwarnings("ignore:Domain 'sync' is used:DeprecationWarning")
+def test_board_netlist():
+    """The iCEBreaker's top level synthesises with its primitives (three SPRAMs, the PLL) and
+    reads back with the cell models and the substitutes. (Simulating it is not part of the
+    marker: its C++ takes over 7 minutes of processor time to compile; see the README.)"""
+    from utf8_gateware.boards.icebreaker import board_core
+    from amaranth_boards.icebreaker import ICEBreakerPlatform
+    core = board_core()
+    text = postsynth.netlist(postsynth.BoardTop(core), platform=ICEBreakerPlatform())
+    assert len(re.findall(r"^\s*SB_SPRAM256KA\b", text, re.M)) == 3
+    assert len(re.findall(r"^\s*SB_PLL40_PAD\b", text, re.M)) == 1
+    sim = postsynth.board_rtlil(core)
+    assert "SB_SPRAM256KA" not in sim and "SB_PLL40_PAD" not in sim   # flattened models
+    assert re.search(r"^\s*wire .*\binput \d+\s+\\clk$", sim, re.M)
