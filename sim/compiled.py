@@ -585,12 +585,17 @@ def _lane_info(in_layout, out_layout):
     return info
 
 
-def build_stream_model(core, name):
+def build_stream_model(core, name, *, netlist=None):
     """Compile the stream core ``core`` (a :class:`wiring.Component` with streams ``i`` and
     ``o`` whose struct payloads have a ``last`` field, at most 512 bits wide); returns a
     :class:`StreamModel`. A multi-lane payload (``data``/``count`` in, an array of ``lanes``
     with ``valid`` out) gets the driver's lane options. ``name`` names the cached executable
-    (e.g. ``"decoder-replace"``)."""
+    (e.g. ``"decoder-replace"``).
+
+    ``netlist`` (optional): RTLIL text to compile instead of ``core``'s own, e.g. the core after
+    synthesis (:mod:`.postsynth`); its top module ``top`` must have ``core``'s flattened port
+    names (``clk``, ``rst``, ``i__valid``, ``i__payload``, ...), and ``core`` still gives the
+    payload layouts."""
     find_compiler()  # without one, fail before elaborating anything
     in_layout, in_width, in_last = _stream_port_info(core, "i")
     out_layout, out_width, out_last = _stream_port_info(core, "o")
@@ -603,7 +608,7 @@ def build_stream_model(core, name):
         "DUT_O_VALID": mangle("o__valid"), "DUT_O_READY": mangle("o__ready"),
         "DUT_O_PAYLOAD": mangle("o__payload"),
     }
-    text = rtlil.convert(core, name="top")
+    text = rtlil.convert(core, name="top") if netlist is None else netlist
     if re.search(r"^\s*wire .*\binput \d+\s+\\rst$", text, re.M):
         defines["DUT_RST"] = mangle("rst")
     if not re.search(r"^\s*wire .*\binput \d+\s+\\clk$", text, re.M):
