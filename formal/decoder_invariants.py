@@ -302,7 +302,7 @@ class DecoderInvariants(Elaboratable):
             lane = e.lanes[0]
             e = SimpleNamespace(lanes=[SimpleNamespace(**{**vars(lane), "d": values[0],
                                                           "w": values[1:4]})],
-                                recent=values)
+                                recent=values, recents=[values])
             return e, d
         for n in range(1, slots + 1):
             # The byte in slot n, and the slots it went through: level L was made when the byte
