@@ -36,6 +36,26 @@ WORST_CASES = {
 }
 
 
+# Well-formed and ill-formed sequences that a message's `last` cuts at every position.
+CUT_SEQUENCES = ["é".encode(), "€".encode(), "😀".encode(), "\U0010FFFF".encode(),
+                 b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf",
+                 b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf0\x80\x80\x80", b"\xf4\x90\x80\x80",
+                 b"\xf0\x90\x80\x41", b"\xc0\xaf"]
+
+# (data, index of the byte that determines the last output, whether data ends the message)
+LATENCY_CASES = [
+    (b"a", 0, False),                   # ASCII
+    (b"\xc3\xa9", 1, False),            # the last byte of a well-formed sequence
+    (b"\xf0\x9f\x98\x80", 3, False),
+    (b"\xe2\x82a", 2, False),           # a byte that ends a bad prefix (and is itself output)
+    (b"\xf0\x90\x80a", 3, False),       # ... of three bytes (four outputs with surrogateescape)
+    (b"\xe0\x80", 1, False),            # a continuation byte out of the lead's range
+    (b"\xff", 0, False),                # an invalid byte
+    (b"\xf0\x90\x80", 2, True),         # `last` cuts a prefix
+    (b"\xe2\x82\xf0", 2, True),         # `last` on a lead that ends a prefix
+]
+
+
 # -------------------------------------------------------------------------------------------------
 # Helpers
 
@@ -263,12 +283,8 @@ def test_random_streams(errors, seed):
 def test_last_at_every_position(errors):
     # Every prefix of every well-formed and ill-formed sequence ends a message, alone and
     # after other bytes; the next message must start clean.
-    sequences = ["é".encode(), "€".encode(), "😀".encode(), "\U0010FFFF".encode(),
-                 b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf",
-                 b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf0\x80\x80\x80", b"\xf4\x90\x80\x80",
-                 b"\xf0\x90\x80\x41", b"\xc0\xaf"]
     messages = []
-    for sequence in sequences:
+    for sequence in CUT_SEQUENCES:
         for cut in range(1, len(sequence) + 1):
             for before in (b"", b"A", b"\xe2\x82", b"\xf0\x90\x80"):
                 messages.append(before + sequence[:cut])
@@ -394,17 +410,7 @@ def test_throughput(errors, case):
 
 
 @pytest.mark.parametrize("errors", MODES)
-@pytest.mark.parametrize("data, determining, last", [
-    (b"a", 0, False),                   # ASCII
-    (b"\xc3\xa9", 1, False),            # the last byte of a well-formed sequence
-    (b"\xf0\x9f\x98\x80", 3, False),
-    (b"\xe2\x82a", 2, False),           # a byte that ends a bad prefix (and is itself output)
-    (b"\xf0\x90\x80a", 3, False),       # ... of three bytes (four outputs with surrogateescape)
-    (b"\xe0\x80", 1, False),            # a continuation byte out of the lead's range
-    (b"\xff", 0, False),                # an invalid byte
-    (b"\xf0\x90\x80", 2, True),         # `last` cuts a prefix
-    (b"\xe2\x82\xf0", 2, True),         # `last` on a lead that ends a prefix
-])
+@pytest.mark.parametrize("data, determining, last", LATENCY_CASES)
 def test_latency(errors, data, determining, last):
     # The source stops for ever after `data`: every output due by then appears within LATENCY
     # cycles of the transfer of the byte that determines it. Without `last`, a pending prefix

@@ -10,8 +10,8 @@ from utf8_gateware.hdl.validator import Utf8Validator
 from utf8_gateware.sim import reference
 from utf8_gateware.sim.testbench import run_stream
 
-from corpora import decode_cases
-from test_decoder_lanes import ALPHABET, beats
+import corpora
+from test_decoder_lanes import ALPHABET, beats, run_with_reset
 
 
 def verdict(message):
@@ -26,16 +26,8 @@ def verdict(message):
     return (valid, offset, kinds[0] if kinds else ErrorKind.NONE, len(kinds))
 
 
-def stream_of(lanes, messages, rng=None):
-    """The input items (one lane) or beats (N lanes) of ``messages``."""
-    if lanes == 1:
-        return [{"data": b, "last": int(n == len(m) - 1)} for m in messages
-                for n, b in enumerate(m)]
-    return beats(messages, lanes, rng)
-
-
 def check(lanes, messages, *, rng=None, name, inputs=None, dut=None, **kwargs):
-    inputs = stream_of(lanes, messages, rng) if inputs is None else inputs
+    inputs = beats(messages, lanes, rng) if inputs is None else inputs
     dut = Utf8Validator(lanes=lanes) if dut is None else dut
     run = run_stream(dut, inputs, name=name, **kwargs)
     got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in run.outputs]
@@ -76,9 +68,8 @@ def test_random_messages(lanes):
 
 @pytest.mark.parametrize("lanes", [1, 4])
 def test_corpora(lanes):
-    messages = [case.data for case in decode_cases() if case.data]
-    if not messages:
-        pytest.skip("../shared/corpora is absent: no corpus cases to run")
+    corpora.require()
+    messages = [case.data for case in corpora.decode_cases() if case.data]
     check(lanes, messages, rng=random.Random(2), name=f"validator{lanes}-corpora")
 
 
@@ -98,7 +89,7 @@ def test_chunked_sums(lanes):
     # 255) while a message runs and in its last beat, and both sums saturate at 4095.
     messages = [b"\xff" * 300, b"a" * 254 + b"\xe0\x80", b"\xc3\xa9" * 200 + b"\xed\xa0",
                 b"a" * 4100 + b"\xff", b"\x80" * 4100, b"\xf0\x90\x80" * 90, b"ok"]
-    inputs = stream_of(lanes, messages, random.Random(3))
+    inputs = beats(messages, lanes, random.Random(3))
     dut = Utf8Validator(lanes=lanes, counter_width=12, carry_chunk=8)
     run = run_stream(dut, inputs, name=f"validator{lanes}-chunked", stall=0.2, seed=lanes)
     got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in run.outputs]
@@ -123,9 +114,25 @@ def test_latency_and_rate(lanes):
     messages = [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 2 * lanes)))
                 for _ in range(30)]
     dut = Utf8Validator(lanes=lanes, carry_chunk=8)
-    inputs = stream_of(lanes, messages, rng)
+    inputs = beats(messages, lanes, rng)
     run = check(lanes, messages, inputs=inputs, dut=dut, name=f"validator{lanes}-latency")
     first = run.in_cycles[0]
     assert run.in_cycles == list(range(first, first + len(run.in_cycles)))
     ends = [cycle for cycle, beat in zip(run.in_cycles, inputs) if beat["last"]]
     assert [out - end for out, end in zip(run.out_cycles, ends)] == [dut.LATENCY] * len(ends)
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 4, 8])
+def test_reset_mid_message(lanes):
+    # A reset in the middle of a message that already has an error (its sums and first error
+    # half counted, a prefix pending, a verdict pending at the stalled sink): the next message's
+    # verdict is as if nothing came before.
+    rng = random.Random(lanes)
+    pending = [b"ok\xff", b"a\xe2\x82\xac\x80xyz\xf0\x9f"]
+    before = beats(pending, lanes, rng)
+    before[-1] = dict(before[-1], last=0)      # the second message never ends
+    fresh = b"\xbf\xe2\x82\xacz\xc3"
+    dut = Utf8Validator(lanes=lanes)
+    outputs = run_with_reset(dut, before, beats([fresh], lanes, rng))
+    got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in outputs]
+    assert got == [verdict(fresh)]
