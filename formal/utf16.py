@@ -12,14 +12,12 @@
 Both are bounded model checks (:data:`PROOFS`) with covers that show they are not vacuous.
 """
 
-from amaranth.hdl import Assert, Assume, Cover, Elaboratable, Module, Signal
-from amaranth.lib import data
+from amaranth.hdl import Assert, Cover, Elaboratable, Module, Signal
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import Utf16Encoder
-from .checks import (Proof, QuietCounter, Scoreboard, assert_stream_rules, drive_sink,
-                     drive_source)
+from .checks import Proof, assert_stream_rules, check_scalar_round_trip, drive_sink, drive_source
 
 
 __all__ = ["Utf16RoundTrip", "JoiningProperties", "PROOFS"]
@@ -40,38 +38,8 @@ class Utf16RoundTrip(Elaboratable):
         m = Module()
         m.submodules.encoder = encoder = Utf16Encoder("replace")
         m.submodules.decoder = decoder = Utf16Decoder("replace")
-        i_xfer = drive_source(m, encoder.i)
-        value = encoder.i.payload.codepoint
-        m.d.comb += Assume(~encoder.i.valid | ((value < 0x110000) & ~_surrogate(value)))
-        m.d.comb += [
-            decoder.i.valid.eq(encoder.o.valid),
-            decoder.i.payload.eq(encoder.o.payload),
-            encoder.o.ready.eq(decoder.i.ready),
-            Assert(~encoder.o.valid | (encoder.o.payload.error == ErrorKind.NONE),
-                   "the encoder flagged an error for a scalar value"),
-        ]
-        assert_stream_rules(m, encoder.o, "encoder.o")
-        o_xfer = drive_sink(m, decoder.o)
-        assert_stream_rules(m, decoder.o, "decoder.o")
-
-        item = data.StructLayout({"codepoint": 21, "last": 1})
-        m.submodules.scoreboard = scoreboard = Scoreboard(item, 1, "decode(encode(values))")
-        out = decoder.o.payload
-        m.d.comb += [
-            scoreboard.push_count.eq(i_xfer),
-            scoreboard.push_items[0].codepoint.eq(value),
-            scoreboard.push_items[0].last.eq(encoder.i.payload.last),
-            scoreboard.offer.eq(decoder.o.valid),
-            scoreboard.offer_item.codepoint.eq(out.codepoint),
-            scoreboard.offer_item.last.eq(out.last),
-            scoreboard.pop.eq(o_xfer),
-            Assert(~decoder.o.valid | (out.error == ErrorKind.NONE),
-                   "the decoder flagged an error for an encoded scalar value"),
-        ]
-        m.submodules.quiet = quiet = QuietCounter(self.drain)
-        m.d.comb += quiet.quiet.eq(decoder.o.ready & ~i_xfer)
-        m.d.comb += Assert(~quiet.expired | (scoreboard.pending == 0),
-                           f"values pending {self.drain} cycles after the last input")
+        o_xfer, out = check_scalar_round_trip(m, encoder, decoder, drain=self.drain,
+                                              name="decode(encode(values))")
         m.d.comb += [
             Cover(o_xfer & (out.codepoint >= 0x10000) & out.last),
             Cover(o_xfer & (out.codepoint < 0x10000) & ~out.last),

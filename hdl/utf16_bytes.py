@@ -1,20 +1,17 @@
 """UTF-16 byte order stage, encoding side: UTF-16 code units in, UTF-16LE/BE bytes out."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
 
-from .component import CheckedComponent
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, EncodedByteLayout
 from .pipeline import Pipeline, keep
-from .utf16_units import check_byteorder
+from .utf16_units import ByteOrderStage
 
 
 __all__ = ["Utf16Bytes"]
 
 
-class Utf16Bytes(CheckedComponent):
+class Utf16Bytes(ByteOrderStage):
     """The byte stage of UTF-16LE / UTF-16BE encoding: every code unit becomes two bytes in
     ``byteorder`` (The Unicode Standard 3.10, D96/D97), the inverse of
     :class:`~utf8_gateware.hdl.utf16_units.Utf16Units`.
@@ -41,21 +38,8 @@ class Utf16Bytes(CheckedComponent):
     #: Cycles from the transfer of a unit to its first byte being valid on ``o``.
     LATENCY = 2
 
-    @classmethod
-    def check_parameters(cls, byteorder="little"):
-        check_byteorder(byteorder)
-
-    def __init__(self, byteorder="little"):
-        self._byteorder = byteorder
-        super().__init__({
-            "i": In(stream.Signature(CodeUnitLayout)),
-            "o": Out(stream.Signature(EncodedByteLayout)),
-        })
-
-    @property
-    def byteorder(self):
-        """``"little"`` or ``"big"``."""
-        return self._byteorder
+    #: Payload layouts of ``i`` and ``o``.
+    LAYOUTS = (CodeUnitLayout, EncodedByteLayout)
 
     def elaborate(self, platform):
         m = Module()

@@ -10,7 +10,7 @@ from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import Pipeline, keep
 
 
-__all__ = ["BYTE_ORDERS", "check_byteorder", "Utf16Units"]
+__all__ = ["BYTE_ORDERS", "check_byteorder", "ByteOrderStage", "Utf16Units"]
 
 
 #: Byte orders of the UTF-16 byte stages (``int.from_bytes``'s names).
@@ -24,7 +24,33 @@ def check_byteorder(byteorder):
                          f"not {byteorder!r}")
 
 
-class Utf16Units(CheckedComponent):
+class ByteOrderStage(CheckedComponent):
+    """Base class of the UTF-16 byte stages (:class:`Utf16Units`,
+    :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`): the ``byteorder`` parameter (one of
+    :data:`BYTE_ORDERS`, checked before construction) and stream ports ``i`` and ``o`` whose
+    payload layouts the subclass gives in ``LAYOUTS``."""
+
+    LAYOUTS = None
+
+    @classmethod
+    def check_parameters(cls, byteorder="little"):
+        check_byteorder(byteorder)
+
+    def __init__(self, byteorder="little"):
+        self._byteorder = byteorder
+        i_layout, o_layout = self.LAYOUTS
+        super().__init__({
+            "i": In(stream.Signature(i_layout)),
+            "o": Out(stream.Signature(o_layout)),
+        })
+
+    @property
+    def byteorder(self):
+        """``"little"`` or ``"big"``."""
+        return self._byteorder
+
+
+class Utf16Units(ByteOrderStage):
     """The byte stage of UTF-16LE / UTF-16BE decoding: every two bytes of a message are one code
     unit in ``byteorder`` (The Unicode Standard 3.10, D96/D97); an odd trailing byte is an
     error, as CPython's codecs and the reference model's ``CodeUnits`` stage have it.
@@ -51,21 +77,8 @@ class Utf16Units(CheckedComponent):
     #: Cycles from the transfer of a unit's second byte to the unit being valid on ``o``.
     LATENCY = 1
 
-    @classmethod
-    def check_parameters(cls, byteorder="little"):
-        check_byteorder(byteorder)
-
-    def __init__(self, byteorder="little"):
-        self._byteorder = byteorder
-        super().__init__({
-            "i": In(stream.Signature(ByteLayout)),
-            "o": Out(stream.Signature(CodeUnitLayout)),
-        })
-
-    @property
-    def byteorder(self):
-        """``"little"`` or ``"big"``."""
-        return self._byteorder
+    #: Payload layouts of ``i`` and ``o``.
+    LAYOUTS = (ByteLayout, CodeUnitLayout)
 
     def elaborate(self, platform):
         m = Module()
