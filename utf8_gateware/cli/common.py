@@ -19,11 +19,13 @@ import os
 import stat
 import sys
 
+from utf8_gateware.hdl.cores import parameter_choices
 from utf8_gateware.toolchain import ToolError
 
 
 __all__ = ["PROG", "CommandError", "ONE_LINE_ERRORS", "one_line", "note", "at_least",
-           "read_input", "write_output", "write_json", "progress", "InputFile", "OutputFile"]
+           "read_input", "write_output", "write_json", "progress", "InputFile", "OutputFile",
+           "parameter_help"]
 
 
 PROG = "utf8-gateware"
@@ -200,3 +202,14 @@ def progress(total, unit, description, *, threshold=PROGRESS_THRESHOLD):
     from tqdm import tqdm
     bar = tqdm(total=total, unit=unit, unit_scale=True, desc=description, leave=False)
     return bar.update, bar.close
+
+
+def parameter_help(name, defaults):
+    """The help of a core parameter's option: what each core in ``defaults`` (``{core:
+    default}``) accepts for parameter ``name`` (from the cores' own constants), and its default."""
+    what = "error policy" if name == "errors" else name.replace("_", " ")
+    cores = "; ".join(
+        f"{core}: " + (", ".join(map(str, choices)) if (choices := parameter_choices(core, name))
+                       else "any") + f" (default {defaults[core]})"
+        for core in defaults)
+    return f"{what} ({cores})"

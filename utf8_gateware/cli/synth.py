@@ -8,19 +8,10 @@ checked by the library, so a bad one is a one-line error (exit status 2).
 
 from utf8_gateware.hdl import synth
 from utf8_gateware.hdl.cores import BUILDABLE, parameter_choices, parameter_table
-from .common import CommandError, at_least, write_json
+from .common import CommandError, at_least, parameter_help, write_json
 
 
 __all__ = ["add_parsers"]
-
-
-def _help(name, defaults):
-    what = "error policy" if name == "errors" else name.replace("_", " ")
-    cores = "; ".join(
-        f"{core}: " + (", ".join(map(str, choices)) if (choices := parameter_choices(core, name))
-                       else "any") + f" (default {defaults[core]})"
-        for core in defaults)
-    return f"{what} ({cores})"
 
 
 def add_parsers(commands):
@@ -39,7 +30,7 @@ def add_parsers(commands):
     for name, defaults in parameters.items():
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name,
                             type=type(next(iter(defaults.values()))), metavar=name.upper(),
-                            help=_help(name, defaults))
+                            help=parameter_help(name, defaults))
     parser.add_argument("--family", default=next(iter(synth.FAMILIES)),
                         help=f"FPGA family: {', '.join(synth.FAMILIES)} (default "
                              f"{next(iter(synth.FAMILIES))})")
