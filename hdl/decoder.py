@@ -69,7 +69,9 @@ class Utf8Decoder(CheckedComponent):
     ``o``: :func:`~utf8_gateware.hdl.layouts.codepoint_beat_layout` (N) stream: N lanes of
     ``{codepoint: 21, error: ErrorKind, valid}`` and ``last`` (the beat holds the message's
     final output). Read in lane order and then beat order, the valid outputs are exactly those
-    of the one-lane decoder; a beat may have empty lanes (never all empty).
+    of the one-lane decoder; a beat may have empty lanes, all of them in a beat whose bytes all
+    lie inside a pending sequence (a partial beat of at most three bytes, e.g. ``E4 8D``), but
+    never in the beat that carries ``last``.
 
     ``i.ready`` comes from flip-flops; ``o.valid`` and ``o.payload`` are one LUT (a 2:1
     multiplexer) of flip-flops. None of them depends on an input in the same cycle.
