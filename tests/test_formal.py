@@ -22,6 +22,7 @@ from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 from utf8_gateware import toolchain
 from utf8_gateware.formal import checks as formal_checks, runner as formal
 from utf8_gateware.formal.checks import PROOFS, Proof
+from proofs import assert_proved
 
 
 pytestmark = pytest.mark.formal
@@ -123,11 +124,7 @@ def results(request, tmp_path_factory):
 
 @pytest.mark.parametrize("proof", PROOFS, ids=lambda proof: proof.name)
 def test_proof(proof, results):
-    result = results[proof.name]
-    assert result.status == "PASS", result.summary()
-    cover = results[f"{proof.name}.cover"]
-    assert cover.status == "PASS", "cover failed (the proof may be vacuous):\n" + \
-        cover.summary()
+    assert_proved(results, proof.name)
 
 
 @pytest.mark.parametrize("proof", MUTANT_PROOFS, ids=lambda proof: proof.name)
