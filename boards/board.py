@@ -10,7 +10,7 @@ Structure (each box a component with its own ports and tests)::
                                    |                                |
                             MessageControl <-> CreditWindow    MessageFeeder -> Datapath (cores)
                                    |            MessageStamps                      |
-    tx pin <- UARTTransmitter <- FrameTransmitter <--DATA payload-- output RingBuffer
+    tx pin <- UARTTransmitter <- FrameTransmitter <--DATA payload-- output ReplayBuffer (ack/rewind)
                                    ^
                               ReplyFields (HELLO_ACK, CREDIT, STATUS, ERROR payloads)
 
@@ -24,19 +24,20 @@ registered: 32-bit counters are compared a cycle before the decision that needs 
 frame receiver decides in two steps (``check`` registers flags, ``done`` acts), errors take
 effect a cycle later, the datapath's ports and the decoder's output go through 2-entry FIFOs,
 and the transmitter's payload bytes come out of a 3-stage pipeline that the UART's 10 bit times
-per byte hide. At 36 MHz the whole board (with the cores) places and routes at about 38-39 MHz
-in about 3600 logic cells, no block RAM and 3 SPRAMs (32 KiB in, 64 KiB out).
+per byte hide. At 36 MHz the whole board (with the cores) places and routes at about 37-38 MHz
+in about 4350 logic cells, no block RAM and 3 SPRAMs (32 KiB in, 64 KiB out).
 """
 
 import struct
 
-from amaranth.hdl import Module, ResetInserter
+from amaranth.hdl import Cat, Module, ResetInserter
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.component import CheckedComponent
 from utf8_gateware.hdl.error_kind import ErrorKind
 from .buffer import RingBuffer
+from .replay_buffer import ReplayBuffer
 from .control import MessageControl
 from .credit import CreditWindow
 from .datapath import Datapath
@@ -117,7 +118,7 @@ class BoardCore(CheckedComponent):
             credit_step=self.credit_step))
         m.submodules.inbuf = inbuf = ResetInserter(clear)(
             RingBuffer(self.in_depth, transactional=True))
-        m.submodules.outbuf = outbuf = ResetInserter(clear)(RingBuffer(self.out_depth))
+        m.submodules.outbuf = outbuf = ResetInserter(clear)(ReplayBuffer(self.out_depth))
         m.submodules.feeder = feeder = ResetInserter(clear)(MessageFeeder())
         m.submodules.datapath = dp = ResetInserter(clear)(
             Datapath(decoder=self._decoder, encoder=self._encoder))
@@ -125,19 +126,16 @@ class BoardCore(CheckedComponent):
 
         # Bytes: rx pin -> frames -> input buffer -> datapath -> output buffer -> frames -> tx pin
         m.d.comb += [rx_uart.rx.eq(self.rx), self.tx.eq(tx_uart.tx)]
-        wiring.connect(m, rx_uart.o, receiver.i)
-        wiring.connect(m, receiver.o, inbuf.w)
-        wiring.connect(m, inbuf.o, feeder.i)
-        wiring.connect(m, feeder.o, dp.i)
-        wiring.connect(m, dp.o, outbuf.w)
-        wiring.connect(m, outbuf.o, transmitter.data)
-        wiring.connect(m, transmitter.o, tx_uart.i)
-
-        wiring.connect(m, receiver.frames, control.frames)
-        wiring.connect(m, control.tx, transmitter.requests)
-        wiring.connect(m, control.flow, credit.flow)
-        wiring.connect(m, control.replies, replies.values)
-        wiring.connect(m, transmitter.fields, replies.fields)
+        for source, sink in [
+            (rx_uart.o, receiver.i), (receiver.o, inbuf.w), (inbuf.o, feeder.i),
+            (feeder.o, dp.i), (dp.o, outbuf.w), (outbuf.o, transmitter.data),
+            (transmitter.o, tx_uart.i),
+            # ... and the protocol engine around them
+            (receiver.frames, control.frames), (control.tx, transmitter.requests),
+            (control.flow, credit.flow), (control.replies, replies.values),
+            (transmitter.fields, replies.fields),
+        ]:
+            wiring.connect(m, source, sink)
 
         commit = control.flow.commit
         m.d.comb += [
@@ -146,9 +144,11 @@ class BoardCore(CheckedComponent):
             receiver.accept_data.eq(control.active),
             receiver.data_room.eq(credit.credit_left),
             receiver.discard.eq(control.rollback | clear),
-            receiver.time.eq(stamps.time),
             inbuf.commit.eq(commit),
             inbuf.rollback.eq(control.rollback),
+            outbuf.ack.eq(control.flow.acked),
+            outbuf.rewind.eq(control.rewind),
+            replies.offset.eq(Cat(credit.bytes_out[:24], control.flow.epoch)),
             feeder.commit.eq(commit),
             feeder.commit_length.eq(control.flow.commit_length),
             feeder.end.eq(control.end_seen),
@@ -158,12 +158,11 @@ class BoardCore(CheckedComponent):
             credit.take.eq(dp.i.valid & dp.i.ready),
             credit.write.eq(dp.o.valid & dp.o.ready),
             credit.send.eq(transmitter.sent),
-            transmitter.abort.eq(clear),
+            transmitter.abort.eq(clear | control.rewind),
         ]
         m.d.comb += [
             stamps.restart.eq(control.started),
             stamps.data_begin.eq(receiver.data_begin),
-            stamps.data_stamp.eq(receiver.stamp),
             stamps.end.eq(control.ended),
             stamps.tx_started.eq(transmitter.started),
             stamps.tx_kind.eq(transmitter.requests.kind),
@@ -182,7 +181,7 @@ class BoardCore(CheckedComponent):
         m.d.comb += [
             leds.activity.eq(rx_uart.o.valid | (tx_uart.i.valid & tx_uart.i.ready)),
             leds.error.eq(control.error),
-            leds.busy.eq(control.active),
+            leds.busy.eq(control.active & ~control.reported),
             self.led_activity.eq(leds.led_activity),
             self.led_error.eq(leds.led_error),
         ]

@@ -15,7 +15,7 @@ from amaranth.lib.wiring import In, Out
 from utf8_gateware.hdl.component import CheckedComponent
 
 
-__all__ = ["ByteRAM", "RingBuffer"]
+__all__ = ["ByteRAM", "RingBuffer", "share_port"]
 
 
 SPRAM_BYTES = 32768
@@ -128,41 +128,10 @@ class RingBuffer(CheckedComponent):
         wptr = Signal(bits + 1)      # next write (tentative)
         cptr = Signal(bits + 1)      # end of committed data
         rptr = Signal(bits + 1)      # next read
-        last_read = Signal()         # the port went to the read side last time both wanted it
-        inflight = Signal()          # a read was issued last cycle (its data comes next cycle)
-
-        # `avail` is one cycle late; that is exact when it matters: right after the last byte
-        # is read, the output register is full, which blocks the next read for that cycle.
-        avail = Signal()
-        m.d.sync += avail.eq(cptr != rptr)
-        want_read = avail & ~self.o.valid & ~inflight
-        # At most one write per cycle: two free entries one cycle ago is one free entry now.
-        space = Signal()
-        m.d.sync += space.eq((wptr - rptr)[:bits + 1] < self.depth - 1)
-        read_wins = want_read & (~(self.w.valid & space) | ~last_read)
-
-        m.d.comb += [
-            self.w.ready.eq(space & ~(want_read & ~last_read)),
-            self.o.payload.eq(ram.rdata),
-            ram.wdata.eq(self.w.payload),
-        ]
-
-        do_write = self.w.valid & self.w.ready
+        do_write, _ = share_port(m, ram, self.w, self.o, wptr=wptr, rptr=rptr, readable=cptr,
+                                 oldest=rptr, depth=self.depth)
         wptr_next = Signal.like(wptr)
         m.d.comb += wptr_next.eq(wptr + do_write)
-
-        m.d.sync += inflight.eq(read_wins)
-        with m.If(inflight):
-            m.d.sync += self.o.valid.eq(1)
-        with m.Elif(self.o.valid & self.o.ready):
-            m.d.sync += self.o.valid.eq(0)
-        with m.If(read_wins):
-            m.d.comb += [ram.addr.eq(rptr[:bits]), ram.re.eq(1)]
-            m.d.sync += rptr.eq(rptr + 1)
-        with m.Else():
-            m.d.comb += [ram.addr.eq(wptr[:bits]), ram.we.eq(do_write)]
-        with m.If(want_read & self.w.valid & space):
-            m.d.sync += last_read.eq(read_wins)
 
         if self.transactional:
             with m.If(self.rollback):
@@ -175,3 +144,43 @@ class RingBuffer(CheckedComponent):
             m.d.sync += [wptr.eq(wptr_next), cptr.eq(wptr_next)]
         m.d.sync += self.level.eq(cptr - rptr)
         return m
+
+
+def share_port(m, ram, w, o, *, wptr, rptr, readable, oldest, depth):
+    """Serve the stream ``w`` (writes at ``wptr``) and the stream ``o`` (reads at ``rptr``, which
+    it advances, up to ``readable``) from the single port of ``ram`` (a :class:`ByteRAM` of
+    ``depth`` bytes), with ``oldest`` the pointer below which space is free. The port alternates
+    between the sides when both want it; a read is issued only when ``o`` is empty and no read
+    is under way. Returns ``(do_write, inflight)``: a byte is written this cycle (advance
+    ``wptr``); a read was issued last cycle (its byte enters ``o`` now)."""
+    bits = (depth - 1).bit_length()
+    last_read = Signal()         # the port went to the read side last time both wanted it
+    inflight = Signal()          # a read was issued last cycle (its data comes next cycle)
+    # `avail` is one cycle late; that is exact when it matters: right after the last byte
+    # is read, the output register is full, which blocks the next read for that cycle.
+    avail = Signal()
+    m.d.sync += avail.eq(readable != rptr)
+    want_read = avail & ~o.valid & ~inflight
+    # At most one write per cycle: two free entries one cycle ago is one free entry now.
+    space = Signal()
+    m.d.sync += space.eq((wptr - oldest)[:bits + 1] < depth - 1)
+    read_wins = want_read & (~(w.valid & space) | ~last_read)
+    m.d.comb += [
+        w.ready.eq(space & ~(want_read & ~last_read)),
+        o.payload.eq(ram.rdata),
+        ram.wdata.eq(w.payload),
+    ]
+    do_write = w.valid & w.ready
+    m.d.sync += inflight.eq(read_wins)
+    with m.If(inflight):
+        m.d.sync += o.valid.eq(1)
+    with m.Elif(o.valid & o.ready):
+        m.d.sync += o.valid.eq(0)
+    with m.If(read_wins):
+        m.d.comb += [ram.addr.eq(rptr[:bits]), ram.re.eq(1)]
+        m.d.sync += rptr.eq(rptr + 1)
+    with m.Else():
+        m.d.comb += [ram.addr.eq(wptr[:bits]), ram.we.eq(do_write)]
+    with m.If(want_read & w.valid & space):
+        m.d.sync += last_read.eq(read_wins)
+    return do_write, inflight

@@ -2,14 +2,14 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.component import CheckedComponent
 from .credit import FlowControl
 from .frame_rx import FrameError, ReceivedFrames
 from .frame_tx import FrameRequests
-from .protocol import HostFrame, BoardFrame, Mode, ErrorCode, STATUS_SIZE
+from .protocol import HostFrame, BoardFrame, Mode, ErrorCode, OFFSET_SIZE, REWIND, BOARD_LENGTHS
 from .replies import ReplyValues
 
 
@@ -22,16 +22,19 @@ class MessageControl(CheckedComponent):
     Parameters: ``hello_size`` (the HELLO_ACK payload length), ``max_payload``.
 
     Received frames (from :class:`~.frame_rx.FrameReceiver`): ``HELLO`` clears everything and
-    owes a ``HELLO_ACK``; ``START`` (refused while a message is in progress or its STATUS is
-    going out, or with an unknown mode) clears the buffers and the datapath and begins a
-    message; ``DATA`` commits its payload; ``END`` marks the input complete; ``WINDOW`` raises
-    the host's window. A rejected frame owes an ``ERROR``; one that ends the message (``abort``)
-    clears the board.
+    owes a ``HELLO_ACK``; ``START`` (refused while a message is in progress, unless its STATUS
+    has been sent, or with an unknown mode) clears the buffers and the datapath and begins a
+    message; ``DATA`` commits its payload if its offset is the count received so far (else
+    ``SEQUENCE``); ``END`` marks the input complete if its total is that count (else
+    ``SEQUENCE``), and asks for the STATUS again; ``WINDOW`` moves the host's acknowledgement,
+    owes a ``CREDIT`` and, with the ``REWIND`` flag, sends the output again from it (``rewind``, as soon as the
+    transmitter is idle) and the STATUS after it. A rejected frame owes an ``ERROR`` (with the
+    count received: the host sends again from there) and is rolled back; the message goes on.
 
     Frames sent (to :class:`~.frame_tx.FrameTransmitter`), in this order of priority: ``ERROR``,
     ``HELLO_ACK``, ``CREDIT`` (after ``START``; when it has grown by ``credit_step``; when the
     line from the host is idle), ``DATA`` (when due, or when the input is finished), ``STATUS``
-    (when the input is finished and all output sent; it ends the message).
+    (when the input is finished and all output sent; once, unless asked again).
 
     Ports
     -----
@@ -41,20 +44,25 @@ class MessageControl(CheckedComponent):
         To the frame transmitter: the next frame to send (from a register; re-chosen every
         cycle until the transmitter accepts it).
     ``flow``: In(:data:`~.credit.FlowControl`)
-        To the flow control: the mode, the host's window, committed frames, announcements;
-        from it: the credit, the next DATA frame, whether all output is sent.
+        To the flow control: the mode, the host's window, acknowledgement and frame size,
+        committed frames, announcements, rewinds; from it: the credit, the next DATA frame,
+        whether all output is sent.
     ``replies``: Out(:data:`~.replies.ReplyValues`)
-        The payloads of CREDIT and ERROR frames.
+        The payloads of CREDIT and ERROR frames (registered when the frame is accepted).
     ``dp_done``: In(1)
         The datapath's final output was written (pulse).
+    ``rewind``: Out(1)
+        Send the output again from the host's acknowledgement (pulse; the transmitter is idle:
+        hold it off).
     ``clear``: Out(1)
         Reset the buffers, the datapath and the counters (registered; a message begins or
         ends abnormally).
     ``rollback``: Out(1)
         Forget the payload of the frame just received (after an error; ``flow.commit`` keeps
         it).
-    ``active``, ``end_seen``: Out(1)
-        The message: in progress, input complete.
+    ``active``, ``end_seen``, ``reported``: Out(1)
+        The message: in progress (from its START to the next START or HELLO), input complete,
+        STATUS sent.
     ``started``, ``ended``: Out(1)
         Pulses: a message began (START accepted); its END arrived.
     ``error``: Out(1)
@@ -75,10 +83,12 @@ class MessageControl(CheckedComponent):
             "flow": In(FlowControl),
             "replies": Out(ReplyValues),
             "dp_done": In(1),
+            "rewind": Out(1),
             "clear": Out(1),
             "rollback": Out(1),
             "active": Out(1),
             "end_seen": Out(1),
+            "reported": Out(1),
             "started": Out(1),
             "ended": Out(1),
             "error": Out(1),
@@ -93,6 +103,7 @@ class MessageControl(CheckedComponent):
             err_pending=Signal(),
             credit_force=Signal(),  # announce the credit (a message began)
             dp_finished=Signal(),   # the datapath's final output is counted
+            rewind_pending=Signal(),  # send the output again from the acknowledgement
         )
         m.d.sync += self.clear.eq(state.clear_req)
         m.d.comb += [self.flow.enable.eq(self.active),
@@ -106,18 +117,26 @@ class MessageControl(CheckedComponent):
         """The received frames' effects, decided in two steps: flags registered on ``check``,
         actions on ``done``."""
         kind, fields = self.frames.frame.kind, self.frames.frame.fields
-        new_mode, new_limit = fields[:8], fields[8:]    # START: mode, then the window (u32)
+        new_mode, new_window, new_frame = fields[:8], fields[8:40], fields[40:]     # START
+        new_acked, new_flags, new_epoch = fields[8:40], fields[40:48], fields[48:]  # WINDOW
+        offset = fields[-32:-8]     # DATA: the offset of its data; END: the total (mod 2**24)
+        self._epoch = fields[-8:]   # ... and their epoch
         is_kind = {frame: Signal(name=f"is_{frame.name.lower()}") for frame in HostFrame}
         start_busy = Signal()
         mode_ok = Signal()
         window_ahead = Signal()
+        at_total = Signal()         # DATA, END: the offset (total) is the count received
+        frame_limit = Signal(16)    # START: the largest DATA frame, clamped
         status_busy = Signal()      # the STATUS frame is going out (its fields must hold)
         m.d.sync += status_busy.eq(~self.tx.idle & (self.tx.kind == BoardFrame.STATUS))
         with m.If(self.frames.check):
             m.d.sync += [flag.eq(kind == frame) for frame, flag in is_kind.items()]
-            m.d.sync += [start_busy.eq(self.active | status_busy),
+            m.d.sync += [start_busy.eq((self.active & ~self.reported) | status_busy),
                          mode_ok.eq(new_mode <= max(Mode)),
-                         window_ahead.eq(~(new_limit - self.flow.host_limit)[31])]
+                         window_ahead.eq(~(new_acked - self.flow.acked)[31]),
+                         at_total.eq(offset == self.flow.in_total[:24]),
+                         frame_limit.eq(Mux((new_frame == 0) | (new_frame > self.max_payload),
+                                            self.max_payload, new_frame))]
 
         def fail(code):
             m.d.comb += [state.raised.valid.eq(1), state.raised.code.eq(code)]
@@ -135,27 +154,40 @@ class MessageControl(CheckedComponent):
                 with m.Else():
                     m.d.comb += [state.clear_req.eq(1), self.started.eq(1)]
                     m.d.sync += [self.active.eq(1), self.flow.mode.eq(new_mode),
-                                 self.end_seen.eq(0), state.dp_finished.eq(0),
-                                 self.flow.host_limit.eq(new_limit), state.credit_force.eq(1)]
+                                 self.end_seen.eq(0), self.reported.eq(0),
+                                 state.dp_finished.eq(0), state.rewind_pending.eq(0),
+                                 self.flow.acked.eq(0), self.flow.window.eq(new_window),
+                                 self.flow.epoch.eq(0),
+                                 self.flow.frame.eq(frame_limit), state.credit_force.eq(1)]
             with m.Elif(is_kind[HostFrame.DATA]):
                 with m.If(~self.active):
                     fail(ErrorCode.NO_MESSAGE)
+                with m.Elif(~at_total | self.end_seen):
+                    fail(ErrorCode.SEQUENCE)
                 with m.Else():
                     m.d.comb += self.flow.commit.eq(1)
             with m.Elif(is_kind[HostFrame.END]):
                 with m.If(~self.active):
                     fail(ErrorCode.NO_MESSAGE)
-                with m.Elif(~self.end_seen):
-                    m.d.comb += self.ended.eq(1)
-                    m.d.sync += self.end_seen.eq(1)
+                with m.Elif(~at_total):
+                    fail(ErrorCode.SEQUENCE)
+                with m.Else():
+                    m.d.comb += self.ended.eq(~self.end_seen)
+                    m.d.sync += [self.end_seen.eq(1), self.reported.eq(0)]
             with m.Elif(is_kind[HostFrame.WINDOW]):
+                with m.If(self.active):
+                    # (A WINDOW also asks for a CREDIT: the host's probe after a timeout.)
+                    m.d.sync += state.credit_force.eq(1)
                 with m.If(self.active & window_ahead):
-                    m.d.sync += self.flow.host_limit.eq(new_limit)
+                    m.d.sync += self.flow.acked.eq(new_acked)
+                    with m.If(new_flags & REWIND):
+                        m.d.sync += [state.rewind_pending.eq(1), self.reported.eq(0),
+                                     self.flow.epoch.eq(new_epoch)]
 
     def _errors(self, m, state):
-        """A rejected frame (the receiver's verdicts take precedence) owes an ERROR frame; one
-        that aborts the message clears the board. The effects come a cycle later (registered:
-        the conditions are deep), and so does the rollback of the frame's payload."""
+        """A rejected frame (the receiver's verdicts take precedence) owes an ERROR frame. The
+        effects come a cycle later (registered: the conditions are deep), and so does the
+        rollback of the frame's payload."""
         with m.If(self.frames.error.valid):
             m.d.comb += state.raised.eq(self.frames.error)
         error_q = Signal(FrameError)
@@ -163,10 +195,7 @@ class MessageControl(CheckedComponent):
         m.d.comb += [self.rollback.eq(error_q.valid), self.error.eq(error_q.valid)]
         with m.If(error_q.valid):
             m.d.sync += [state.err_pending.eq(1), self.replies.error_code.eq(error_q.code),
-                         self.replies.error_aborted.eq(error_q.abort & self.active)]
-            with m.If(error_q.abort & self.active):
-                m.d.comb += state.clear_req.eq(1)
-                m.d.sync += self.active.eq(0)
+                         self.replies.error_epoch.eq(self._epoch)]
 
     def _schedule(self, m, state):
         """The next frame to send, chosen two cycles ahead from conditions that only stay true or
@@ -186,15 +215,23 @@ class MessageControl(CheckedComponent):
         # accepts a frame after it has been idle for `settled` (7 cycles, also after a clear),
         # by which time both stages reflect the current state.
         ready = self.active & self.tx.settled
+        data_frame = Signal(16)
+        m.d.sync += data_frame.eq(self.flow.data_len + OFFSET_SIZE)
+        # A rewind waits for the transmitter to be idle (it holds it off for `settled` too).
+        m.d.comb += [self.rewind.eq(state.rewind_pending & self.tx.idle),
+                     self.flow.rewind.eq(self.rewind)]
+        with m.If(self.rewind):
+            m.d.sync += state.rewind_pending.eq(0)
         wants = [
-            (BoardFrame.ERROR, state.err_pending, 2),
+            (BoardFrame.ERROR, state.err_pending, BOARD_LENGTHS[BoardFrame.ERROR][0]),
             (BoardFrame.HELLO_ACK, state.hello_pending, self.hello_size),
-            (BoardFrame.CREDIT, ready & self.flow.credit_new &
-                (state.credit_force | self.flow.credit_due | self.frames.line_idle), 4),
+            (BoardFrame.CREDIT, ready & (state.credit_force | self.flow.credit_new &
+                (self.flow.credit_due | self.frames.line_idle)),
+                BOARD_LENGTHS[BoardFrame.CREDIT][0]),
             (BoardFrame.DATA, ready & (self.flow.data_len != 0) & (self.flow.data_due | finished),
-                self.flow.data_len),
-            (BoardFrame.STATUS, ready & finished & self.flow.all_sent,
-                STATUS_SIZE),
+                data_frame),
+            (BoardFrame.STATUS, ready & finished & self.flow.all_sent & ~self.reported &
+                ~state.rewind_pending, BOARD_LENGTHS[BoardFrame.STATUS][0]),
         ]
         wanted = Signal(len(wants))
         m.d.sync += wanted.eq(Cat(want for _, want, _ in wants))
@@ -208,6 +245,7 @@ class MessageControl(CheckedComponent):
                     m.d.comb += self.tx.header.length.eq(length)
 
         with m.If(self.tx.accept):
+            m.d.sync += self.replies.received.eq(self.flow.in_total)
             with m.Switch(self.tx.header.kind):
                 with m.Case(BoardFrame.ERROR):
                     m.d.sync += state.err_pending.eq(0)
@@ -217,6 +255,6 @@ class MessageControl(CheckedComponent):
                     m.d.comb += self.flow.announce.eq(1)
                     m.d.sync += [self.replies.credit.eq(self.flow.credit), state.credit_force.eq(0)]
                 with m.Case(BoardFrame.STATUS):
-                    # The message ends here: frames that arrive from now on are not part of
-                    # it (the STATUS fields stay as they are).
-                    m.d.sync += self.active.eq(0)
+                    # The message is complete (its STATUS fields stay as they are until the
+                    # next START); the host may still ask for its output or STATUS again.
+                    m.d.sync += self.reported.eq(1)

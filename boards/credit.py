@@ -25,7 +25,11 @@ FlowControl = wiring.Signature({
     "commit": In(1),
     "commit_length": In(16),
     "announce": In(1),
-    "host_limit": In(32),
+    "acked": In(32),
+    "window": In(32),
+    "frame": In(16),
+    "rewind": In(1),
+    "epoch": In(8),
     "credit": Out(32),
     "credit_new": Out(1),
     "credit_due": Out(1),
@@ -44,8 +48,9 @@ class CreditWindow(CheckedComponent):
     where ``shift`` is the mode's worst-case expansion from
     :data:`~utf8_gateware.boards.protocol.CREDIT_SHIFT` (``validate``: ``in_depth``), so every
     granted byte fits in the input buffer and its worst-case output in the output buffer.
-    *Output*: the length of the next DATA frame, at most ``max_payload``, the bytes waiting in
-    the output buffer and the host's window.
+    *Output*: the length of the next DATA frame, at most the host's ``frame`` size, the bytes
+    waiting to be sent and the host's window. Output bytes occupy the output buffer until the
+    host acknowledges them (``acked``), so that they can be sent again (``rewind``).
 
     Parameters: ``in_depth``, ``out_depth`` (the buffers, bytes), ``max_payload``,
     ``credit_step`` (the credit is due for announcement when it has grown by this much).
@@ -57,21 +62,24 @@ class CreditWindow(CheckedComponent):
         From the message control: ``mode``; ``enable`` (the credit may grow: a message is in
         progress); ``commit`` with ``commit_length`` (a DATA frame was received);
         ``announce`` (a CREDIT frame with the current ``credit`` is being sent);
-        ``host_limit`` (the host's window: output payload bytes it accepts in all).
+        ``acked`` (output bytes the host acknowledged), ``window`` (it accepts output up to
+        ``acked + window``), ``frame`` (1..``max_payload``: the largest DATA frame it takes);
+        ``rewind`` (the output is sent again from ``acked``: ``bytes_out`` goes back to it);
+        ``epoch`` (of the last rewind: the board's DATA frames carry it).
         To it: ``credit``; ``credit_new``/``credit_due`` (it has grown since it was last
         announced; by ``credit_step`` or more); ``in_total`` (input bytes received);
-        ``data_len`` (the length of the next DATA frame, registered; 0: nothing may be sent);
-        ``data_due`` (a DATA frame of ``data_len`` bytes should go now: it is full, i.e.
-        ``max_payload`` bytes or all the host's window allows, or no output has arrived for 64
-        cycles); ``all_sent`` (every output byte written was sent: the output buffer is empty;
-        registered).
+        ``data_len`` (the data length of the next DATA frame, registered; 0: nothing may be
+        sent); ``data_due`` (a DATA frame of ``data_len`` bytes should go now: it is full, i.e.
+        ``frame`` bytes or all the host's window allows, or no output has arrived for 64
+        cycles); ``all_sent`` (every output byte written was sent; registered).
     ``take``: In(1), ``write``: In(1), ``send``: In(1)
         Pulses: the datapath took an input byte; an output byte went into the output buffer;
         an output payload byte went to the host.
     ``credit_left``: Out(32)
         ``credit - in_total`` (one cycle late; it only changes at the end of a frame).
     ``bytes_out``: Out(32)
-        Output bytes sent.
+        Output bytes sent (in order: a rewind takes it back to ``acked``). The offset of the
+        next DATA frame.
 
     Timing: every wide comparison has a register of its own. The credit grows in four steps
     (snapshot, headroom, compare, update), so it lags the counts by up to eight cycles.
@@ -114,11 +122,13 @@ class CreditWindow(CheckedComponent):
             m.d.sync += consumed.eq(consumed + 1)
         with m.If(self.write):
             m.d.sync += written.eq(written + 1)
-        with m.If(self.send):
+        with m.If(flow.rewind):
+            m.d.sync += sent.eq(flow.acked)
+        with m.Elif(self.send):
             m.d.sync += sent.eq(sent + 1)
         pending = Signal(range(self.out_depth + 1))     # output bytes in the buffer
         m.d.sync += [self.credit_left.eq(flow.credit - flow.in_total),
-                     pending.eq(written - sent), flow.all_sent.eq(written == sent)]
+                     pending.eq(written - flow.acked), flow.all_sent.eq(written == sent)]
         self._grow_credit(m, consumed, pending)
 
         # Announcements.
@@ -130,15 +140,19 @@ class CreditWindow(CheckedComponent):
         with m.If(flow.announce):
             m.d.sync += credit_sent.eq(flow.credit)
 
-        # The next DATA frame: min(pending, max_payload, host_limit - sent), registered in
-        # steps; it is due when full or when the output has been quiet for 64 cycles.
+        # The next DATA frame: min(unsent, frame, acked + window - sent), registered in steps;
+        # it is due when full or when the output has been quiet for 64 cycles.
+        host_limit = Signal(32)
         room_host = Signal(32)
+        unsent = Signal(range(self.out_depth + 1))
         limit = Signal(range(self.out_depth + 1))
         len_is_room = Signal()
         quiet = Signal(range(65))
         m.d.sync += [
-            room_host.eq((flow.host_limit - sent)[:32]),
-            limit.eq(Mux(pending < self.max_payload, pending, self.max_payload)),
+            host_limit.eq(flow.acked + flow.window),
+            room_host.eq((host_limit - sent)[:32]),
+            unsent.eq(written - sent),
+            limit.eq(Mux(unsent < flow.frame, unsent, flow.frame)),
             flow.data_len.eq(Mux(room_host[31], 0, Mux(room_host < limit, room_host, limit))),
             len_is_room.eq(flow.data_len == room_host),
         ]
@@ -146,7 +160,7 @@ class CreditWindow(CheckedComponent):
             m.d.sync += quiet.eq(0)
         with m.Elif(quiet != 64):
             m.d.sync += quiet.eq(quiet + 1)
-        m.d.comb += flow.data_due.eq((flow.data_len == self.max_payload) | len_is_room |
+        m.d.comb += flow.data_due.eq((flow.data_len == flow.frame) | len_is_room |
                                      (quiet == 64))
         return m
 

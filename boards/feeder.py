@@ -52,8 +52,9 @@ class MessageFeeder(wiring.Component):
             m.d.sync += commits.eq(commits + self.commit_length)
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += takes.eq(takes + 1)
-        m.d.sync += backlog.eq(commits - takes)
-        allow = backlog[1:].any() | self.end
+        many = Signal()             # backlog >= 2, registered with it (off the ready path)
+        m.d.sync += [backlog.eq(commits - takes), many.eq((commits - takes)[1:].any())]
+        allow = many | self.end
         m.d.comb += [
             self.o.valid.eq(self.i.valid & allow & self.enable),
             self.o.payload.data.eq(self.i.payload),

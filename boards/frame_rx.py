@@ -8,26 +8,26 @@ from amaranth.lib import crc, data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.component import CheckedComponent
-from .protocol import SYNC, HostFrame, ErrorCode, host_lengths
+from .protocol import SYNC, OFFSET_SIZE, HostFrame, ErrorCode, host_lengths
 
 
 __all__ = ["FrameInfo", "FrameError", "ReceivedFrames", "FrameReceiver"]
 
 
-#: What the receiver knows of the frame it is receiving: type, payload length and the last five
-#: payload bytes (``fields``: a START's mode and window, a WINDOW's value; little-endian).
+#: What the receiver knows of the frame it is receiving: type, payload length (DATA: of its data,
+#: without the offset) and the last seven payload bytes (``fields``, little-endian: a START's
+#: mode, window and frame size; a WINDOW's acknowledgement and flags; the offset of a DATA frame
+#: and the total of an END in the top four bytes).
 FrameInfo = data.StructLayout({
     "kind": HostFrame,
     "length": unsigned(16),
-    "fields": unsigned(40),
+    "fields": unsigned(56),
 })
 
-#: A rejected frame: ``valid`` pulses with the :class:`ErrorCode` and whether the error ends the
-#: message in progress (``abort``).
+#: A rejected frame: ``valid`` pulses with the :class:`ErrorCode`.
 FrameError = data.StructLayout({
     "valid": unsigned(1),
     "code": ErrorCode,
-    "abort": unsigned(1),
 })
 
 
@@ -63,14 +63,10 @@ class FrameReceiver(CheckedComponent):
         A DATA frame longer than this is refused with ``OVERRUN`` (the host's remaining credit).
     ``discard``: In(1)
         Forget a payload byte not yet passed on to ``o`` (the frame was rolled back).
-    ``time``: In(32)
-        The clock whose value at a frame's sync byte becomes ``stamp``.
     ``o``: Out(stream.Signature(8))
-        Payload bytes of accepted DATA frames, from a register (no combinational path back to
-        the UART). They are not yet checked: the user commits them on ``done`` and rolls them
-        back on an error.
-    ``stamp``: Out(32)
-        ``time`` at the frame's sync byte.
+        The data bytes of accepted DATA frames (their offset stays in ``fields``), from a
+        register (no combinational path back to the UART). They are not yet checked: the user
+        commits them on ``done`` and rolls them back on an error.
     ``data_begin``: Out(1)
         Pulses when a DATA frame whose payload goes to ``o`` has passed the header checks.
     ``frames``: Out(:data:`ReceivedFrames`)
@@ -79,9 +75,8 @@ class FrameReceiver(CheckedComponent):
         ``check``: pulses when the whole frame has arrived (the CRC not yet known).
         ``done``: pulses the cycle after ``check`` if the CRC is good (act upon the frame).
         ``error`` (:data:`FrameError`): a frame rejected: ``CRC``, ``UNKNOWN_TYPE``,
-        ``BAD_LENGTH`` (not allowed by the table), ``OVERRUN`` (beyond ``data_room``, or a UART
-        overrun), ``FRAMING``, ``TIMEOUT``; ``abort`` is set unless it was a framing error
-        outside a frame.
+        ``BAD_LENGTH`` (not allowed by the table), ``OVERRUN`` (a DATA frame longer, offset
+        included, than ``data_room``, or a UART overrun), ``FRAMING``, ``TIMEOUT``.
         ``line_idle``: no byte has arrived for ``starve_time`` cycles.
 
     After an error the receiver hunts for the next sync byte. The checks are made in registered
@@ -94,8 +89,9 @@ class FrameReceiver(CheckedComponent):
                             ("starve_time", starve_time)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
-        if max_payload > 0xFFFF:
-            raise ValueError(f"max_payload must be at most 65535, not {max_payload}")
+        if max_payload > 0xFFFF - OFFSET_SIZE:
+            raise ValueError(f"max_payload must be at most {0xFFFF - OFFSET_SIZE}, "
+                             f"not {max_payload}")
 
     def __init__(self, *, max_payload, frame_timeout, starve_time):
         self.lengths = host_lengths(max_payload)
@@ -108,9 +104,7 @@ class FrameReceiver(CheckedComponent):
             "accept_data": In(1),
             "data_room": In(32),
             "discard": In(1),
-            "time": In(32),
             "o": Out(stream.Signature(8)),
-            "stamp": Out(32),
             "data_begin": Out(1),
             "frames": Out(ReceivedFrames),
         })
@@ -137,12 +131,13 @@ class FrameReceiver(CheckedComponent):
         length_ok = Signal()
         room_ok = Signal()
         to_buffer = Signal()        # the payload goes to `o`
+        is_data = Signal()          # a DATA frame
+        body = Signal()             # the next payload byte is data (not the offset)
         crc_good = Signal()         # CHECK -> ACT
         abort_frame = Signal()      # something went wrong inside the frame
 
-        def fail(code, abort=True):
-            m.d.comb += [frames.error.valid.eq(1), frames.error.code.eq(code),
-                         frames.error.abort.eq(abort)]
+        def fail(code):
+            m.d.comb += [frames.error.valid.eq(1), frames.error.code.eq(code)]
 
         in_frame = Signal()         # the receiver is inside a frame
         timeout = self._idle_timer(m, take)
@@ -164,7 +159,6 @@ class FrameReceiver(CheckedComponent):
             with m.State("HUNT"):
                 with m.If(take & is_sync):
                     m.d.comb += rx_crc.start.eq(1)
-                    m.d.sync += self.stamp.eq(self.time)
                     m.next = "TYPE"
             header_byte("TYPE", "LEN0", kind)
             header_byte("LEN0", "LEN1", length[:8])
@@ -179,7 +173,8 @@ class FrameReceiver(CheckedComponent):
                     with m.Default():
                         m.d.sync += [known.eq(0), length_ok.eq(0)]
                 m.d.sync += [left.eq(length), last.eq(length == 1), empty.eq(length == 0),
-                             to_buffer.eq(data_frame & self.accept_data),
+                             to_buffer.eq(data_frame & self.accept_data), is_data.eq(data_frame),
+                             body.eq(1),
                              room_ok.eq(~(data_frame & self.accept_data) |
                                         (self.data_room >= length))]
                 m.next = "LENC"
@@ -192,11 +187,15 @@ class FrameReceiver(CheckedComponent):
                 with m.Elif(~length_ok):
                     fail(ErrorCode.BAD_LENGTH)
                     m.next = "HUNT"
-                with m.Elif(~room_ok):
-                    fail(ErrorCode.OVERRUN)
-                    m.next = "HUNT"
                 with m.Else():
-                    m.d.comb += self.data_begin.eq(to_buffer)
+                    # A frame beyond the credit (a repeat of one already taken, say) is received
+                    # whole, so that the receiver stays in step with the frames, and refused
+                    # at its end.
+                    m.d.comb += self.data_begin.eq(to_buffer & room_ok)
+                    with m.If(~room_ok):
+                        m.d.sync += to_buffer.eq(0)
+                    with m.If(is_data):
+                        m.d.sync += length.eq(length - OFFSET_SIZE)
                     with m.If(empty):
                         m.next = "CRC0"
                     with m.Else():
@@ -207,8 +206,9 @@ class FrameReceiver(CheckedComponent):
                 m.d.comb += rx_crc.valid.eq(take)
                 with m.If(take):
                     m.d.sync += [left.eq(left - 1), last.eq(left == 2),
+                                 body.eq(left > OFFSET_SIZE + 1),
                                  fields.eq(Cat(fields[8:], byte))]
-                    with m.If(to_buffer):
+                    with m.If(to_buffer & body):
                         with m.If(self.o.valid):
                             fail(ErrorCode.OVERRUN)     # cannot happen: bytes are far apart
                             m.next = "HUNT"
@@ -224,17 +224,19 @@ class FrameReceiver(CheckedComponent):
                 m.d.sync += crc_good.eq(rx_crc.match_detected)
                 m.next = "ACT"
             with m.State("ACT"):
-                with m.If(crc_good):
-                    m.d.comb += frames.done.eq(1)
-                with m.Else():
+                with m.If(~crc_good):
                     fail(ErrorCode.CRC)
+                with m.Elif(~room_ok):
+                    fail(ErrorCode.OVERRUN)
+                with m.Else():
+                    m.d.comb += frames.done.eq(1)
                 m.next = "HUNT"
 
         # Anything going wrong inside a frame ends it.
         m.d.comb += in_frame.eq(~fsm.ongoing("HUNT") & ~fsm.ongoing("CHECK") &
                                 ~fsm.ongoing("ACT"))
         with m.If(self.framing_error):
-            fail(ErrorCode.FRAMING, abort=in_frame)
+            fail(ErrorCode.FRAMING)
             m.d.comb += abort_frame.eq(in_frame)
         with m.If(self.overrun):
             fail(ErrorCode.OVERRUN)

@@ -7,7 +7,7 @@ from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import crc, data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .protocol import SYNC, BoardFrame
+from .protocol import SYNC, OFFSET_SIZE, BoardFrame
 
 
 __all__ = ["FrameHeader", "FrameRequests", "PayloadFields", "FrameTransmitter"]
@@ -53,10 +53,11 @@ class FrameTransmitter(wiring.Component):
         ``idle``: no frame in progress. ``kind``: the type of the frame in progress (or of the
         last one).
     ``data``: In(stream.Signature(8))
-        The payload of DATA frames (the output buffer). A byte is taken (``ready``) in the
+        The data of DATA frames (the output buffer), after their offset (from ``fields``). A byte is taken (``ready``) in the
         cycle after the UART took it, so the source's ``valid`` may depend on nothing else.
     ``fields``: Out(:data:`PayloadFields`)
-        The payload of other frames: ``byte`` is the byte at position ``index`` of a frame of
+        The payload of other frames and the offset of DATA frames (their first
+        :data:`~.protocol.OFFSET_SIZE` bytes): ``byte`` is the byte at position ``index`` of a frame of
         type ``kind``, any function of them through up to three registers (a byte is offered
         only when ``index`` has held for four cycles).
     ``abort``: In(1)
@@ -67,7 +68,7 @@ class FrameTransmitter(wiring.Component):
     ``started``: Out(1)
         Pulses when the UART takes a frame's sync byte.
     ``sent``: Out(1)
-        Pulses when the UART takes a payload byte of a DATA frame.
+        Pulses when the UART takes a data byte of a DATA frame (not its offset).
 
     Throughput: back to back on the line (the UART is busy for 10 bit times per byte, longer
     than the 4-cycle pipeline behind each byte).
@@ -151,7 +152,7 @@ class FrameTransmitter(wiring.Component):
             with m.State("LEN1"):
                 send(length[8:], "PAYLOAD")
             with m.State("PAYLOAD"):
-                from_data = (kind == BoardFrame.DATA) & ~poison
+                from_data = (kind == BoardFrame.DATA) & ~poison & (index >= OFFSET_SIZE)
                 with m.If(from_data):
                     m.d.comb += [valid.eq(self.data.valid), byte.eq(self.data.payload)]
                 with m.Elif(poison):

@@ -8,17 +8,20 @@ the report that ``utf8-gateware stream`` prints.
 Every failure is a :class:`BoardError` with a one-line message; every wait has a timeout.
 """
 
+import dataclasses
 import os
 import struct
 import time
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
-from .protocol import (OVERHEAD, STATUS_SIZE, HELLO_SIZE, HostFrame, BoardFrame, Mode, ErrorCode,
-                       FrameParser, Hello, Status, decode_word, encode_frame)
+from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, HostFrame, BoardFrame,
+                       Mode, ErrorCode, FrameParser, Hello, Status, decode_word, encode_frame,
+                       board_position, data_frame, end_frame, start_frame, window_frame)
 
 
-__all__ = ["BoardError", "Link", "MessageResult", "expected_output", "utilisation", "stream"]
+__all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "expected_output", "utilisation",
+           "stream"]
 
 
 class BoardError(Exception):
@@ -28,30 +31,56 @@ class BoardError(Exception):
         self.status = status
 
 
+@dataclasses.dataclass
 class MessageResult:
     """What one message produced: ``output`` (bytes), ``status`` (:class:`Status`),
     ``wire_in``/``wire_out`` (bytes on the line in each direction during the message, frames
-    included), ``elapsed`` (wall-clock seconds)."""
-    def __init__(self, output, status, wire_in, wire_out, elapsed):
-        self.output = output
-        self.status = status
-        self.wire_in = wire_in
-        self.wire_out = wire_out
-        self.elapsed = elapsed
+    included), ``elapsed`` (wall-clock seconds), ``counts`` (the link's recovery counters,
+    :data:`LINK_COUNTS`)."""
+    output: bytes
+    status: Status
+    wire_in: int
+    wire_out: int
+    elapsed: float
+    counts: dict
+
+
+#: The recovery counters of a message (``stream --json`` reports them under ``link``):
+#: ``frames_resent``/``bytes_resent`` (input DATA frames and their bytes sent more than once),
+#: ``go_backs`` (the host sent again from the board's count after an ``ERROR``),
+#: ``rewinds`` (the host asked for output again: a gap, a bad frame, a STATUS ahead of the
+#: output), ``timeouts`` (no progress for ``retransmit_after``: everything unacknowledged sent
+#: again), ``restarts`` (the board had lost the message: it started over), ``board_errors``
+#: (``ERROR`` frames received), ``bad_frames`` (corrupted or stray bytes from the board),
+#: ``duplicates`` (output frames already received).
+LINK_COUNTS = ("frames_resent", "bytes_resent", "go_backs", "rewinds", "timeouts", "restarts",
+               "board_errors", "bad_frames", "duplicates")
+
+
+class _MessageLost(Exception):
+    """The board no longer has the message (it was reset): start it over."""
 
 
 class Link:
     """A connection to a board on ``port`` (a path or a ``serial.Serial``-like object).
 
-    ``timeout``: seconds without any answer from the board before giving up.
-    ``window``: the host's receive window (bytes of output it lets the board send ahead).
+    ``timeout``: seconds without any progress before giving up. ``window``: the host's receive
+    window (bytes of output it lets the board send beyond what it acknowledged). ``frame``: the
+    largest DATA payload in either direction (default: the board's ``max_payload``; smaller
+    frames lose less to a fault on a noisy line). ``retransmit_after``: seconds without progress
+    after which everything unacknowledged is sent again. ``max_restarts``: how many times a
+    message is started over when the board lost it (it was reset) before giving up.
     """
-    def __init__(self, port, *, baud=3_000_000, timeout=5.0, window=1 << 16):
+    def __init__(self, port, *, baud=3_000_000, timeout=5.0, window=1 << 16, frame=None,
+                 retransmit_after=0.5, max_restarts=4):
         self.timeout = timeout
         self.window = window
+        self.frame = frame
+        self.retransmit_after = retransmit_after
+        self.max_restarts = max_restarts
         self.hello = None
         self.parser = FrameParser()
-        self.errors_seen = []
+        self.slowest = 0.0          # the longest wait for progress seen (without a timeout)
         if isinstance(port, str):
             try:
                 import serial
@@ -86,6 +115,7 @@ class Link:
             self.serial.write(data)
         except Exception as error:
             raise BoardError(f"cannot write to the board: {_describe(error)}") from None
+        return len(data)
 
     def _read(self):
         try:
@@ -95,9 +125,7 @@ class Link:
             raise BoardError(f"cannot read from the board: {_describe(error)}") from None
 
     def send(self, kind, payload=b""):
-        frame = encode_frame(kind, payload)
-        self._write(frame)
-        return len(frame)
+        return self._write(encode_frame(kind, payload))
 
     # -- protocol -------------------------------------------------------------------------------
 
@@ -124,81 +152,242 @@ class Link:
     def run(self, mode, data, *, progress=None, corrupt_frame=None, stop_after=None):
         """Send ``data`` as one message in ``mode``; returns :class:`MessageResult`.
 
-        ``progress(n)`` is called with the input bytes sent. Test hooks: ``corrupt_frame=k``
-        flips a bit of the k-th DATA frame (0-based); ``stop_after=n`` returns (``None``) after
-        writing ``n`` bytes of frames, leaving the message unfinished.
+        Lost, corrupted, repeated or truncated frames in either direction are sent again (see
+        :mod:`~utf8_gateware.boards.protocol`); a board that lost the message is given it again
+        up to ``max_restarts`` times. ``progress(n)`` is called with the input bytes sent (the
+        first time). Test hooks: ``corrupt_frame=k`` flips a bit of the k-th DATA frame
+        (0-based); ``stop_after=n`` returns (``None``) after writing ``n`` bytes of frames,
+        leaving the message unfinished.
         """
         if self.hello is None:
             self.connect()
-        hello = self.hello
-        mode = Mode(mode)
-        data = memoryview(bytes(data))
         started = time.monotonic()
-        granted_window = self.window
-        wire_in = self.send(HostFrame.START, bytes([mode]) + struct.pack("<I", granted_window))
-        credit = 0
-        sent = 0
-        frames = 0
-        end_sent = False
-        output = bytearray()
-        wire_out = 0
-        status = None
-        last_heard = time.monotonic()
-        min_frame = min(256, hello.max_payload)
-        while status is None:
-            # Send what the credit allows (no tiny frames unless that is all that is left).
-            while sent < len(data):
-                allowed = min(credit - sent, hello.max_payload, len(data) - sent)
-                if allowed <= 0 or (allowed < min_frame and allowed < len(data) - sent):
-                    break
-                payload = bytes(data[sent:sent + allowed])
-                frame = bytearray(encode_frame(HostFrame.DATA, payload))
-                if corrupt_frame is not None and frames == corrupt_frame:
-                    frame[len(frame) // 2] ^= 0x10
-                if stop_after is not None and wire_in + len(frame) >= stop_after:
-                    self._write(bytes(frame[:max(0, stop_after - wire_in)]))
-                    return None
-                self._write(bytes(frame))
-                wire_in += len(frame)
-                frames += 1
-                sent += allowed
-                if progress is not None:
-                    progress(allowed)
-            if sent == len(data) and not end_sent:
-                wire_in += self.send(HostFrame.END)
-                end_sent = True
-            # Keep the board's output window open.
-            if len(output) + self.window - granted_window >= self.window // 4:
-                granted_window = len(output) + self.window
-                wire_in += self.send(HostFrame.WINDOW, struct.pack("<I", granted_window))
-            chunk = self._read()
-            if chunk:
-                last_heard = time.monotonic()
-                wire_out += len(chunk)
-            elif time.monotonic() - last_heard > self.timeout:
-                raise BoardError(f"the board stopped answering for {self.timeout:g} s "
-                                 f"(sent {sent} of {len(data)} bytes, received {len(output)})")
-            for kind, payload in self.parser.feed(chunk):
-                if kind == BoardFrame.CREDIT:
-                    value = struct.unpack("<I", payload)[0]
-                    if (value - credit) & 0xFFFFFFFF < 1 << 31:
-                        credit = value
-                elif kind == BoardFrame.DATA:
-                    output += payload
-                elif kind == BoardFrame.STATUS:
-                    status = Status(payload)
-                elif kind == BoardFrame.ERROR:
-                    code, aborted = payload[0], payload[1]
-                    try:
-                        text = ErrorCode(code).description
-                    except ValueError:
-                        text = f"error code {code}"
-                    raise BoardError(f"the board rejected a frame: {text}" +
-                                     ("; the message was aborted" if aborted else ""), status=1)
-                elif kind is None:
-                    raise BoardError(f"corrupted frame from the board ({payload})", status=1)
-        return MessageResult(bytes(output), status, wire_in, wire_out,
-                             time.monotonic() - started)
+        counts = dict.fromkeys(LINK_COUNTS, 0)
+        hooks = {"corrupt_frame": corrupt_frame, "stop_after": stop_after}
+        for _ in range(self.max_restarts + 1):
+            transfer = _Transfer(self, Mode(mode), memoryview(bytes(data)), progress, counts,
+                                 hooks)
+            try:
+                result = transfer.run()
+            except _MessageLost as lost:
+                counts["restarts"] += 1
+                reason = str(lost)
+                continue
+            if result is not None:
+                result.elapsed = time.monotonic() - started
+            return result
+        raise BoardError(f"the board lost the message {counts['restarts']} times ({reason}); "
+                         f"giving up", status=1)
+
+
+class _Transfer:
+    """One attempt at a message: HELLO, START, then go-back-N both ways until the STATUS."""
+    def __init__(self, link, mode, data, progress, counts, hooks):
+        self.link, self.mode, self.data = link, mode, data
+        self.progress, self.counts, self.hooks = progress, counts, hooks
+        hello = link.hello
+        self.frame = min(link.frame or hello.max_payload, hello.max_payload)
+        self.min_frame = min(256, self.frame)
+        self.rto = link.retransmit_after
+        self.phase = "hello"
+        self.credit = self.sent = self.max_sent = self.acked_in = 0
+        self.end_sent = False
+        self.in_epoch = self.out_epoch = 0  # the retransmission rounds in each direction
+        self.output = bytearray()
+        self.acked_out = 0
+        self.status = None
+        self.wire_in = self.wire_out = 0
+        self.frames_sent = 0
+        now = time.monotonic()
+        self.last_progress = self.last_action = now
+        self.back_mark = self.ask_mark = (None, now)
+        self.probed = False
+
+    def write(self, frame):
+        self.wire_in += self.link._write(frame)
+
+    def run(self):
+        link = self.link
+        link.parser = FrameParser()
+        self.write(encode_frame(HostFrame.HELLO))
+        while self.status is None:
+            if self.phase == "run" and not self._send_data():
+                return None
+            chunk = link._read()
+            self.wire_out += len(chunk)
+            now = time.monotonic()
+            for kind, payload in link.parser.feed(chunk):
+                self._on_frame(kind, payload, now)
+            self._on_time(now)
+        return MessageResult(bytes(self.output), self.status, self.wire_in, self.wire_out, 0.0,
+                             self.counts)
+
+    # -- sending --------------------------------------------------------------------------------
+
+    def _send_data(self):
+        """DATA frames as far as the credit allows (no tiny frames unless that is all that is
+        left), END after the last; False if the ``stop_after`` hook ended the message."""
+        data, total = self.data, len(self.data)
+        while self.sent < total:
+            allowed = min(self.credit - OFFSET_SIZE - self.sent, self.frame, total - self.sent)
+            if allowed <= 0 or (allowed < self.min_frame and allowed < total - self.sent):
+                break
+            frame = bytearray(data_frame(data[self.sent:self.sent + allowed], self.sent,
+                                         self.in_epoch))
+            if self.frames_sent == self.hooks["corrupt_frame"]:
+                frame[len(frame) // 2] ^= 0x10
+            stop_after = self.hooks["stop_after"]
+            if stop_after is not None and self.wire_in + len(frame) >= stop_after:
+                self.write(bytes(frame[:max(0, stop_after - self.wire_in)]))
+                return False
+            self.write(bytes(frame))
+            self.frames_sent += 1
+            if self.sent < self.max_sent:
+                self.counts["frames_resent"] += 1
+                self.counts["bytes_resent"] += min(allowed, self.max_sent - self.sent)
+            elif self.progress is not None:
+                self.progress(allowed)
+            self.sent += allowed
+            self.max_sent = max(self.max_sent, self.sent)
+        if self.sent == total and not self.end_sent:
+            self.write(end_frame(total, self.in_epoch))
+            self.end_sent = True
+        if len(self.output) - self.acked_out >= self.link.window // 8:
+            self._ack()
+        return True
+
+    def _ack(self, rewind=False):
+        if rewind:
+            self.out_epoch = (self.out_epoch + 1) & 0xFF
+        self.write(window_frame(len(self.output), rewind, self.out_epoch))
+        self.acked_out = len(self.output)
+
+    def _go_back(self, received, now, in_order=False):
+        """Send again from the board's count ``received``, in a new epoch (the ERRORs of the
+        frames that followed a bad one carry the old epoch). ``in_order``: the ERROR is of a
+        frame of the current epoch; other ERRORs (a bad frame: what it was is unknown) count once
+        per count and timeout."""
+        if (self.sent > received or self.end_sent) and (in_order or self.back_mark[0] != received
+                                                        or now - self.back_mark[1] > self._rto()):
+            self.sent = max(received, self.acked_in)
+            self.end_sent = False
+            self.in_epoch = (self.in_epoch + 1) & 0xFF
+            self.back_mark = (received, now)
+            self.counts["go_backs"] += 1
+
+    def _ask_again(self, now):
+        """Ask for the output again from what arrived (once per gap and timeout)."""
+        have = len(self.output)
+        if self.ask_mark[0] != have or now - self.ask_mark[1] > self._rto():
+            self._ack(rewind=True)
+            self.ask_mark = (have, now)
+            self.counts["rewinds"] += 1
+
+    # -- receiving ------------------------------------------------------------------------------
+
+    def _moved(self, now):
+        if not self.probed:
+            self.link.slowest = max(self.link.slowest, now - self.last_progress)
+        self.last_progress = self.last_action = now
+        self.probed = False
+
+    def _on_frame(self, kind, payload, now):
+        if kind is None:
+            self.counts["bad_frames"] += 1
+        elif kind == BoardFrame.HELLO_ACK:
+            if self.phase == "hello":
+                self.phase = "start"
+                self.write(start_frame(self.mode, self.link.window, self.frame))
+                self._moved(now)
+        elif kind == BoardFrame.CREDIT:
+            credit, received = struct.unpack("<II", payload)
+            if self.phase == "start":
+                self.phase = "run"
+                self._moved(now)
+            if self.phase == "run":
+                if credit > self.credit:
+                    self.credit = credit
+                    self._moved(now)
+                self._acknowledged(received, now)
+        elif kind == BoardFrame.ERROR:
+            self._on_error(payload[0], payload[1], struct.unpack("<I", payload[2:])[0], now)
+        elif self.phase != "run":
+            pass                # frames of an earlier message
+        elif kind == BoardFrame.DATA:
+            offset, epoch = board_position(struct.unpack("<I", payload[:OFFSET_SIZE])[0],
+                                           len(self.output))
+            self._on_data(offset, epoch, payload[OFFSET_SIZE:], now)
+        elif kind == BoardFrame.STATUS:
+            status = Status(payload)
+            if status.bytes_out == len(self.output):
+                self.status = status
+            else:
+                self._ask_again(now)        # output missing at the end
+
+    def _acknowledged(self, received, now):
+        if received > self.acked_in:
+            self.acked_in = received
+            self._moved(now)
+
+    def _on_error(self, code, epoch, received, now):
+        self.counts["board_errors"] += 1
+        if self.phase != "run":
+            return
+        if code in (ErrorCode.NO_MESSAGE, ErrorCode.BUSY):
+            raise _MessageLost(ErrorCode(code).description)
+        self._acknowledged(received, now)
+        if code in (ErrorCode.SEQUENCE, ErrorCode.OVERRUN):
+            if epoch == self.in_epoch:
+                self._go_back(received, now, in_order=True)
+        else:
+            self._go_back(received, now)
+
+    def _on_data(self, offset, epoch, body, now):
+        have = len(self.output)
+        if offset <= have < offset + len(body):
+            self.output += body[have - offset:]
+            self._moved(now)
+            if len(body) < self.frame:
+                self._ack()             # the board flushed: it may be the end
+        elif offset > have:
+            if epoch == self.out_epoch:
+                self._ask_again(now)    # a frame was lost (since the last rewind)
+        else:
+            self.counts["duplicates"] += 1
+
+    def _rto(self):
+        """The timeout adapts to the link: twice the longest wait for progress seen (a simulated
+        board is much slower than a real one), at most a third of ``timeout``."""
+        return max(self.rto, min(2 * self.link.slowest, self.link.timeout / 3))
+
+    def _on_time(self, now):
+        """Without progress for the timeout, probe: END again if it was sent, else the last DATA
+        frame (the board takes it, or answers with ERROR and its count: a gap to go back to,
+        or the STATUS again), and a WINDOW (the board answers with a CREDIT). Output still owed
+        shows as a gap or in the STATUS. Give up after ``timeout`` without progress."""
+        if now - self.last_action < self._rto():
+            return
+        if now - self.last_progress > self.link.timeout:
+            raise BoardError(f"no progress for {self.link.timeout:g} s in spite of "
+                             f"{self.counts['timeouts']} retransmissions (sent "
+                             f"{self.max_sent} of {len(self.data)} bytes, received "
+                             f"{len(self.output)})")
+        self.counts["timeouts"] += 1
+        self.last_action = now
+        if self.phase == "run":
+            if self.end_sent:
+                self.write(end_frame(len(self.data), self.in_epoch))
+            elif self.sent > self.acked_in:
+                # The last frame again: the board takes it, or its ERROR says what it lacks.
+                offset = max(self.acked_in, self.sent - self.frame)
+                self.write(data_frame(self.data[offset:self.sent], offset, self.in_epoch))
+                self.counts["frames_resent"] += 1
+                self.counts["bytes_resent"] += self.sent - offset
+            self._ack()
+            self.probed = True
+        else:
+            self.phase = "hello"
+            self.write(encode_frame(HostFrame.HELLO))
 
 
 def _describe(error):
@@ -241,16 +430,16 @@ def expected_output(mode, data):
 def utilisation(status, hello):
     """Line utilisation of each direction from the board's cycle stamps (simulated time on the
     virtual board): payload bytes moved / bytes the line could carry from the first DATA frame to
-    the end of the message in that direction. Returns ``(to_board, from_board)``."""
+    the end of the message in that direction. Returns ``(to_board, from_board)``. (The 64-bit
+    stamps do not wrap; ``rx_first`` is taken after the first DATA frame's 4 header bytes.)"""
     divisor = hello.clock_hz / hello.baud
     byte_cycles = 10 * divisor
     to_board = from_board = 0.0
     if status.bytes_in:
-        window = (status.rx_last - status.rx_first) % (1 << 32) + byte_cycles
+        window = status.rx_last - status.rx_first + (HEADER + 1) * byte_cycles
         to_board = status.bytes_in * byte_cycles / window
     if status.bytes_out:
-        window = ((status.tx_status - status.tx_first) % (1 << 32) +
-                  (OVERHEAD + STATUS_SIZE) * byte_cycles)
+        window = status.tx_status - status.tx_first + (OVERHEAD + STATUS_SIZE) * byte_cycles
         from_board = status.bytes_out * byte_cycles / window
     return to_board, from_board
 
@@ -293,18 +482,11 @@ def stream(link, mode, data, *, progress=None, **hooks):
         problems.append(f"error counts differ: board {board_errors}, reference {errors}")
     clock = link.hello.clock_hz
     busier = "to_board" if status.bytes_in >= status.bytes_out else "from_board"
-    if result.elapsed < 0.9 * (1 << 32) / clock:
-        # The board's 32-bit cycle stamps (board time: simulated time on the virtual board).
-        source = "board cycles"
-        to_board, from_board = utilisation(status, link.hello)
-        board_time = ((status.tx_status + (OVERHEAD + STATUS_SIZE) * 10 * clock /
-                       link.hello.baud) / clock)
-    else:
-        # The stamps wrap after 2**32 cycles (two minutes at 36 MHz): use the wall clock.
-        source = "wall clock"
-        board_time = result.elapsed
-        capacity = link.hello.baud / 10 * board_time
-        to_board, from_board = len(data) / capacity, len(result.output) / capacity
+    # The board's 64-bit cycle stamps (board time: simulated time on the virtual board).
+    to_board, from_board = utilisation(status, link.hello)
+    board_time = (status.tx_status + (OVERHEAD + STATUS_SIZE) * 10 * clock /
+                  link.hello.baud) / clock
+    counts = result.counts
     return {
         "mode": mode.label,
         "match": not problems,
@@ -317,7 +499,7 @@ def stream(link, mode, data, *, progress=None, **hooks):
         "baud": link.hello.baud,
         "clock_hz": clock,
         "line_utilisation": to_board if busier == "to_board" else from_board,
-        "utilisation_measured_by": source,
+        "utilisation_measured_by": "board cycles",
         "busier_direction": busier,
         "utilisation_to_board": to_board,
         "utilisation_from_board": from_board,
@@ -326,4 +508,7 @@ def stream(link, mode, data, *, progress=None, **hooks):
         "board_seconds": board_time,
         "wall_seconds": result.elapsed,
         "throughput_bytes_per_s": len(data) / board_time if board_time else 0.0,
+        "retransmissions": sum(counts[name] for name in
+                               ("go_backs", "rewinds", "timeouts", "restarts")),
+        "link": counts,
     }, result.output

@@ -20,30 +20,45 @@ Host -> board
 -------------
 ``HELLO`` (0x01, empty)
     Abort whatever is going on (resets the board's datapath) and reply ``HELLO_ACK``.
-``START`` (0x02, ``mode`` u8, ``window`` u32)
+``START`` (0x02, ``mode`` u8, ``window`` u32, ``frame`` u16)
     Begin a message in ``mode`` (:class:`Mode`); ``window``: the host accepts output payload bytes
-    up to this count. Reply: ``CREDIT``.
-``DATA`` (0x03, 1..``max_payload`` bytes)
-    Message input. The host never sends past the last ``CREDIT`` it received.
-``END`` (0x04, empty)
-    End of the message's input. When all output is out, the board sends ``STATUS``.
-``WINDOW`` (0x05, u32)
-    Raise the host's receive window (cumulative output payload bytes it accepts).
+    up to ``window`` beyond what it acknowledged; ``frame``: the largest DATA frame payload the
+    board sends it (0 or more than ``max_payload``: ``max_payload``). Reply: ``CREDIT``. Refused
+    (``BUSY``) while a message is in progress; a finished message (its STATUS sent) is replaced.
+``DATA`` (0x03, ``data`` (1..``max_payload`` bytes), ``offset`` u24, ``epoch`` u8)
+    Message input: ``data`` are the input bytes from ``offset`` (modulo 2**24) on. The board
+    keeps them only if ``offset`` is the count it has received (the frame is the next one in
+    order), else it rejects the frame (``SEQUENCE``). ``epoch``: the host's count of its
+    retransmission rounds, echoed in the board's ``ERROR``. The host never sends past the last ``CREDIT`` it received. The
+    offset comes *after* the data: the board's receiver keeps the last bytes of every frame.
+``END`` (0x04, ``total`` u24, ``epoch`` u8)
+    End of the message's input, ``total`` bytes in all (modulo 2**24); refused (``SEQUENCE``) unless all of them
+    have arrived. When all output is out, the board sends ``STATUS``. An END after that asks for
+    the STATUS again.
+``WINDOW`` (0x05, ``acked`` u32, ``flags`` u8, ``epoch`` u8)
+    The host has every output payload byte below ``acked`` (cumulative): the board frees them and
+    may send up to ``acked + window``; it answers with a ``CREDIT``. ``flags`` bit 0
+    (:data:`REWIND`): send again from ``acked`` (the host missed a frame), with ``epoch`` in the
+    DATA frames from then on.
 
 Board -> host
 -------------
 ``HELLO_ACK`` (0x81): ``version`` u8, 0 u8, ``max_payload`` u16, ``clock_hz`` u32,
     ``baud`` u32, ``in_capacity`` u32, ``out_capacity`` u32.
-``CREDIT`` (0x82): u32, cumulative: the host may send input payload bytes up to this count.
-``DATA`` (0x83): output payload bytes (in order).
-``STATUS`` (0x84): 14 x u32, see :data:`STATUS_FIELDS`.
-``ERROR`` (0x85): ``code`` u8 (:class:`ErrorCode`), ``aborted`` u8 (a message was aborted).
+``CREDIT`` (0x82): ``credit`` u32 (cumulative: the host may send input payload bytes up to this
+    count), ``received`` u32 (the input bytes the board has: the acknowledgement).
+``DATA`` (0x83): ``offset`` u24 (modulo 2**24), ``epoch`` u8 (of the last ``REWIND``), then
+    output payload bytes from ``offset`` on (in order).
+``STATUS`` (0x84): the counters and 64-bit stamps of :data:`STATUS_LAYOUT`.
+``ERROR`` (0x85): ``code`` u8 (:class:`ErrorCode`), ``epoch`` u8 (of the rejected DATA or END
+    frame), ``received`` u32 (as in ``CREDIT``).
 
 Flow control (overrun is impossible in both directions)
 -------------------------------------------------------
 *Host -> board.* The board grants cumulative input credit. With ``consumed`` input bytes taken
-by the datapath, ``pending`` output bytes in the output buffer and the mode's worst-case
-expansion ``k`` output bytes per input byte (:data:`EXPANSION`), the credit is at most::
+by the datapath, ``pending`` output bytes in the output buffer (sent or not, until the host
+acknowledges them) and the mode's worst-case expansion ``k`` output bytes per input byte
+(:data:`EXPANSION`), the credit is at most::
 
     min(consumed + in_capacity,  consumed + (out_capacity - pending - slack) // k)
 
@@ -53,14 +68,32 @@ board announces it after ``START``, whenever it has grown by :data:`CREDIT_STEP`
 the line from the host has been silent for 32 byte times (the host may be waiting for it). With
 32 KiB of input buffer and 64 KiB of output buffer (SPRAM) the host is granted 16..32 KiB ahead,
 several frames, so it never waits for a round trip: the busier direction of the line carries
-payload more than 99 % of the time (``DATA`` frames of 4 KiB cost 0.15 %, ``CREDIT`` frames
-10 bytes per 4 KiB of input).
+payload more than 99 % of the time (``DATA`` frames of 4 KiB cost 0.24 %, ``CREDIT`` frames
+14 bytes per 4 KiB of input). A DATA frame's length with its offset (``data`` + 4) must fit in
+the credit left.
 
-A DATA frame is checked (CRC) before its bytes are released to the cores; a bad frame aborts
-the message (``ERROR`` with ``aborted`` = 1), and the host starts over (``HELLO``).
+*Board -> host.* The host grants a receive window (``START``) beyond its acknowledgement
+(``WINDOW``); the board never sends output beyond it.
 
-*Board -> host.* The host grants a receive window (``START``, ``WINDOW``); the board never sends
-output beyond it. A host that keeps reading grants ahead and never throttles the board.
+Faults and retransmission (go-back-N, both directions)
+------------------------------------------------------
+Every DATA frame carries the stream offset of its first byte, so a receiver takes a frame only
+if it is the next in order, and a lost, duplicated, corrupted or truncated frame is a gap it
+sees. A frame the board rejects (bad CRC, length or type, a framing error, a frame left
+incomplete for :data:`FRAME_TIMEOUT_S`, a DATA frame out of order) gets an ``ERROR`` with the
+count of input bytes it has (a negative acknowledgement); the payload of a rejected frame is
+forgotten and the message goes on. The host then sends again from that count in a new epoch
+(go-back-N: the frames after a gap are dropped by the board as out of order; their ERRORs carry
+the old epoch, so the host ignores them). The epochs of the output (``REWIND``) serve alike: a
+gap in a frame sent before the board saw the last ``REWIND`` is no news. In the other direction the host
+drops a DATA frame it cannot use and asks for the output again from what it has (``WINDOW``
+with :data:`REWIND`); the board keeps every output byte until it is acknowledged. Frames lost
+without a trace (a sync byte dropped) are found by the host's timeout: without progress it
+sends again from the last acknowledgement (and ``END``, ``WINDOW``). The STATUS is sent when all
+output has been sent; a host that misses output or the STATUS asks again (``REWIND``, ``END``).
+A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host starts the message
+over. The host gives up after a number of timeouts without progress or of restarts (see
+:class:`~utf8_gateware.boards.host.Link`).
 
 Modes
 -----
@@ -89,17 +122,25 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 
 
 __all__ = [
-    "SYNC", "OVERHEAD", "VERSION", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
+    "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "VERSION", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
     "HostFrame", "BoardFrame", "Mode", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
     "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
     "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",
     "crc16", "encode_frame", "FrameParser", "Hello", "Status",
+    "start_frame", "data_frame", "end_frame", "window_frame", "stream_position",
+    "board_position", "OFFSET_MASK",
 ]
 
 
 SYNC = 0xA5
 HEADER = 4
 OVERHEAD = 6
+#: The stream offset every DATA frame carries (u32), on top of :data:`OVERHEAD`.
+OFFSET_SIZE = 4
+#: ``WINDOW`` flag: send the output again from ``acked``.
+REWIND = 0x01
+#: Offsets in DATA frames (and an END's total) are modulo 2**24; the top byte is an epoch.
+OFFSET_MASK = 0xFF_FFFF
 VERSION = 1
 #: Largest payload of a DATA frame (either direction): 6 bytes of framing per 4 KiB is 0.15 %.
 MAX_PAYLOAD = 4096
@@ -163,6 +204,7 @@ class ErrorCode(enum.IntEnum, shape=4):
     BUSY         = 7   # START while a message is in progress
     OVERRUN      = 8   # DATA beyond the granted credit, or a UART overrun
     BAD_MODE     = 9   # START with an unknown mode
+    SEQUENCE     = 10  # DATA not the next in order (a gap or a repeat), END before all DATA
 
     @property
     def description(self):
@@ -176,20 +218,22 @@ class ErrorCode(enum.IntEnum, shape=4):
             ErrorCode.BUSY: "a message was started while another was in progress",
             ErrorCode.OVERRUN: "data arrived beyond the granted credit (or a UART overrun)",
             ErrorCode.BAD_MODE: "a message was started with an unknown mode",
+            ErrorCode.SEQUENCE: "a frame arrived out of order (one before it was lost)",
         }[self]
 
 
 #: The STATUS counters of errors, one per :class:`~utf8_gateware.hdl.error_kind.ErrorKind` but NONE.
 ERROR_FIELDS = tuple(kind.label for kind in ErrorKind if kind is not ErrorKind.NONE)
-#: The u32 fields of STATUS, in order. ``rx_first``/``rx_last``: the message's cycle counter when
-#: the first DATA frame's sync byte and the END frame's last byte were received; ``tx_first``,
-#: ``tx_status``: when the first output DATA frame and the STATUS frame started to be sent.
-STATUS_FIELDS = (
-    "mode", "bytes_in", "bytes_out", "codepoints", *ERROR_FIELDS,
-    "rx_first", "rx_last", "tx_first", "tx_status",
-)
+#: The board-time stamps of STATUS (u64 cycle counts from the message's START: they never wrap
+#: in practice). ``rx_first``/``rx_last``: when the first DATA frame's header (its first four
+#: bytes) and the accepted END frame were received; ``tx_first``, ``tx_status``: when the first
+#: output DATA frame and the STATUS frame started to be sent.
+STAMP_FIELDS = ("rx_first", "rx_last", "tx_first", "tx_status")
+#: The fields of STATUS, in order: u32 counters, then the u64 stamps.
+STATUS_FIELDS = ("mode", "bytes_in", "bytes_out", "codepoints", *ERROR_FIELDS, *STAMP_FIELDS)
 #: The STATUS payload as a layout (the board's status words are assigned by these names).
-STATUS_LAYOUT = data.StructLayout({name: unsigned(32) for name in STATUS_FIELDS})
+STATUS_LAYOUT = data.StructLayout({name: unsigned(64 if name in STAMP_FIELDS else 32)
+                                   for name in STATUS_FIELDS})
 
 #: One output word of the ``decode`` mode (u32, sent little-endian).
 DECODE_WORD = data.FlexibleLayout(32, {
@@ -206,24 +250,26 @@ def decode_word(codepoint, error):
 
 HELLO_FORMAT = "<BBHIIII"
 HELLO_SIZE = struct.calcsize(HELLO_FORMAT)
-STATUS_SIZE = 4 * len(STATUS_FIELDS)
+STATUS_SIZE = STATUS_LAYOUT.size // 8
+STATUS_FORMAT = "<" + "".join("Q" if name in STAMP_FIELDS else "I" for name in STATUS_FIELDS)
 
 
 def host_lengths(max_payload=MAX_PAYLOAD):
     """Allowed payload lengths of the host's frames, ``{type: (min, max)}``, for a board whose
     largest DATA frame is ``max_payload``. The board's frame receiver is generated from it."""
     return {
-        HostFrame.HELLO: (0, 0), HostFrame.START: (5, 5), HostFrame.DATA: (1, max_payload),
-        HostFrame.END: (0, 0), HostFrame.WINDOW: (4, 4),
+        HostFrame.HELLO: (0, 0), HostFrame.START: (7, 7),
+        HostFrame.DATA: (1 + OFFSET_SIZE, max_payload + OFFSET_SIZE),
+        HostFrame.END: (4, 4), HostFrame.WINDOW: (6, 6),
     }
 
 
 #: Allowed payload lengths: (min, max) per type.
 HOST_LENGTHS = host_lengths()
 BOARD_LENGTHS = {
-    BoardFrame.HELLO_ACK: (HELLO_SIZE, HELLO_SIZE), BoardFrame.CREDIT: (4, 4),
-    BoardFrame.DATA: (1, MAX_PAYLOAD), BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE),
-    BoardFrame.ERROR: (2, 2),
+    BoardFrame.HELLO_ACK: (HELLO_SIZE, HELLO_SIZE), BoardFrame.CREDIT: (8, 8),
+    BoardFrame.DATA: (1 + OFFSET_SIZE, MAX_PAYLOAD + OFFSET_SIZE),
+    BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE), BoardFrame.ERROR: (6, 6),
 }
 
 
@@ -256,7 +302,7 @@ class Hello:
 class Status:
     """The counters of a ``STATUS`` frame (attributes named as in :data:`STATUS_FIELDS`)."""
     def __init__(self, payload):
-        values = struct.unpack(f"<{len(STATUS_FIELDS)}I", payload)
+        values = struct.unpack(STATUS_FORMAT, payload)
         for name, value in zip(STATUS_FIELDS, values):
             setattr(self, name, value)
 
@@ -315,3 +361,41 @@ class FrameParser:
             del buf[:HEADER + length + 2]
             out.append((kind, body[3:]))
         return out
+
+
+# -- the host's frames ---------------------------------------------------------------------------
+
+def start_frame(mode, window, frame=0):
+    """``START`` of a message in ``mode``: output up to ``window`` bytes beyond the acknowledged,
+    DATA frames of at most ``frame`` payload bytes (0: the board's largest)."""
+    return encode_frame(HostFrame.START, struct.pack("<BIH", mode, window, frame))
+
+
+def stream_position(offset, epoch=0):
+    """The u32 of a DATA frame's ``offset`` and ``epoch`` (an END's ``total``)."""
+    return offset & OFFSET_MASK | (epoch & 0xFF) << 24
+
+
+def data_frame(data, offset, epoch=0):
+    """``DATA``: the input bytes ``data`` from stream ``offset`` on."""
+    return encode_frame(HostFrame.DATA,
+                        bytes(data) + struct.pack("<I", stream_position(offset, epoch)))
+
+
+def end_frame(total, epoch=0):
+    """``END`` of a message of ``total`` input bytes."""
+    return encode_frame(HostFrame.END, struct.pack("<I", stream_position(total, epoch)))
+
+
+def window_frame(acked, rewind=False, epoch=0):
+    """``WINDOW``: every output byte below ``acked`` arrived; ``rewind``: send again from there
+    (in ``epoch``)."""
+    return encode_frame(HostFrame.WINDOW,
+                        struct.pack("<IBB", acked, REWIND if rewind else 0, epoch & 0xFF))
+
+
+def board_position(value, have):
+    """``(offset, epoch)`` of a board DATA frame's first u32, the offset made whole again next
+    to ``have`` (the output bytes received: frames are within 2**23 of it)."""
+    delta = (value - have) & OFFSET_MASK
+    return have + delta - (delta >> 23 << 24), value >> 24

@@ -1,6 +1,7 @@
-"""The payload bytes of the board's own frames (HELLO_ACK, CREDIT, STATUS, ERROR)."""
+"""The payload bytes of the board's own frames (HELLO_ACK, CREDIT, STATUS, ERROR) and the offset
+that starts a DATA frame."""
 
-from amaranth.hdl import Array, Const, Module, Mux, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -14,14 +15,15 @@ __all__ = ["ReplyValues", "ReplyFields"]
 #: The values the message control puts into CREDIT and ERROR frames (its side).
 ReplyValues = wiring.Signature({
     "credit": Out(32),
+    "received": Out(32),
     "error_code": Out(ErrorCode, init=ErrorCode.CRC),
-    "error_aborted": Out(1),
+    "error_epoch": Out(8),
 })
 
 
 class ReplyFields(wiring.Component):
-    """The payload bytes of the board's frames other than DATA (whose payload comes from the
-    output buffer), three registers behind their inputs.
+    """The payload bytes of the board's frames other than DATA (whose data comes from the output
+    buffer, after the ``offset`` given here), three registers behind their inputs.
 
     Parameter: ``hello`` (bytes: the HELLO_ACK payload, a constant).
 
@@ -32,10 +34,12 @@ class ReplyFields(wiring.Component):
         position ``index``; to it: ``byte``, valid three cycles after ``index`` or an input
         changed.
     ``values``: In(:data:`ReplyValues`)
-        The CREDIT payload (``credit``) and the ERROR payload (``error_code``,
-        ``error_aborted``).
+        The CREDIT payload (``credit``, ``received``) and the ERROR payload (``error_code``,
+        ``error_epoch``, ``received``).
+    ``offset``: In(32)
+        The first four payload bytes of a DATA frame: its offset (modulo 2**24) and epoch.
     ``status``: In(:data:`~utf8_gateware.boards.protocol.STATUS_LAYOUT`)
-        The STATUS payload (u32 words, little-endian).
+        The STATUS payload (little-endian).
 
     The STATUS words are selected in three stages (four registered 4:1 groups of words, the
     word, the byte), so no wide multiplexer sits between two registers.
@@ -45,13 +49,15 @@ class ReplyFields(wiring.Component):
         super().__init__({
             "fields": In(PayloadFields),
             "values": In(ReplyValues),
+            "offset": In(32),
             "status": In(STATUS_LAYOUT),
         })
 
     def elaborate(self, platform):
         m = Module()
         index = self.fields.index
-        words = [self.status[name] for name in STATUS_LAYOUT.members]
+        status = self.status.as_value()
+        words = [status.word_select(number, 32) for number in range(len(status) // 32)]
         count = -(-len(words) // 4)
         words += [Const(0, 32)] * (4 * count - len(words))
         groups = [Signal(32, name=f"status_group{number}") for number in range(count)]
@@ -69,10 +75,13 @@ class ReplyFields(wiring.Component):
                         with m.Case(position):
                             m.d.comb += byte.eq(value)
             with m.Case(BoardFrame.CREDIT):
-                m.d.comb += byte.eq(self.values.credit.word_select(index[:2], 8))
+                m.d.comb += byte.eq(Cat(self.values.credit, self.values.received)
+                                    .word_select(index[:3], 8))
             with m.Case(BoardFrame.ERROR):
-                m.d.comb += byte.eq(Mux(index[0], self.values.error_aborted,
-                                        self.values.error_code))
+                m.d.comb += byte.eq(Cat(self.values.error_code, Const(0, 4), self.values.error_epoch,
+                                        self.values.received).word_select(index[:3], 8))
+            with m.Case(BoardFrame.DATA):
+                m.d.comb += byte.eq(self.offset.word_select(index[:2], 8))
             with m.Case(BoardFrame.STATUS):
                 m.d.comb += byte.eq(word.word_select(index[:2], 8))
         return m

@@ -1,6 +1,6 @@
 """Board time: a message's cycle counter and the moments the host needs to measure the line."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -11,46 +11,51 @@ __all__ = ["MessageStamps"]
 
 
 class MessageStamps(wiring.Component):
-    """A cycle counter from the start of a message, and its value at four events (the STATUS
-    fields ``rx_first``, ``rx_last``, ``tx_first``, ``tx_status``).
+    """A 64-bit cycle counter from the start of a message (it wraps after 16,000 years at
+    36 MHz), and its value at four events (the STATUS fields ``rx_first``, ``rx_last``,
+    ``tx_first``, ``tx_status``).
 
     Ports
     -----
     ``restart``: In(1)
         A message begins: the counter and the stamps start from 0.
-    ``time``: Out(32)
-        The counter.
-    ``data_begin``: In(1), ``data_stamp``: In(32)
-        An input DATA frame whose sync byte came at ``data_stamp``; the first sets ``rx_first``.
+    ``time``: Out(64)
+        The counter. Two 32-bit halves: the carry into the upper half is known a cycle ahead
+        (registered), so no 64-bit carry chain sits in one cycle.
+    ``data_begin``: In(1)
+        An input DATA frame's header was checked; the first sets ``rx_first``.
     ``end``: In(1)
         The message's END frame: ``rx_last``.
     ``tx_started``: In(1), ``tx_kind``: In(BoardFrame)
         A frame's sync byte went out: the first DATA frame sets ``tx_first``, a STATUS frame
         ``tx_status``.
-    ``rx_first``, ``rx_last``, ``tx_first``, ``tx_status``: Out(32)
+    ``rx_first``, ``rx_last``, ``tx_first``, ``tx_status``: Out(64)
     """
     def __init__(self):
         super().__init__({
             "restart": In(1),
-            "time": Out(32),
+            "time": Out(64),
             "data_begin": In(1),
-            "data_stamp": In(32),
             "end": In(1),
             "tx_started": In(1),
             "tx_kind": In(BoardFrame, init=BoardFrame.HELLO_ACK),
-            "rx_first": Out(32),
-            "rx_last": Out(32),
-            "tx_first": Out(32),
-            "tx_status": Out(32),
+            "rx_first": Out(64),
+            "rx_last": Out(64),
+            "tx_first": Out(64),
+            "tx_status": Out(64),
         })
 
     def elaborate(self, platform):
         m = Module()
         rx_started = Signal()
         tx_started = Signal()
-        m.d.sync += self.time.eq(self.time + 1)
+        low, high = self.time[:32], self.time[32:]
+        carry = Signal()            # the lower half wraps at the next tick
+        m.d.sync += [low.eq(low + 1), carry.eq(low == 0xFFFF_FFFE)]
+        with m.If(carry):
+            m.d.sync += high.eq(high + 1)
         with m.If(self.data_begin & ~rx_started):
-            m.d.sync += [self.rx_first.eq(self.data_stamp), rx_started.eq(1)]
+            m.d.sync += [self.rx_first.eq(self.time), rx_started.eq(1)]
         with m.If(self.end):
             m.d.sync += self.rx_last.eq(self.time)
         with m.If(self.tx_started):
@@ -59,7 +64,6 @@ class MessageStamps(wiring.Component):
             with m.If(self.tx_kind == BoardFrame.STATUS):
                 m.d.sync += self.tx_status.eq(self.time)
         with m.If(self.restart):
-            m.d.sync += [self.time.eq(0), rx_started.eq(0), tx_started.eq(0),
-                         self.rx_first.eq(0), self.rx_last.eq(0), self.tx_first.eq(0),
-                         self.tx_status.eq(0)]
+            m.d.sync += [self.time.eq(0), carry.eq(0), rx_started.eq(0), tx_started.eq(0),
+                         Cat(self.rx_first, self.rx_last, self.tx_first, self.tx_status).eq(0)]
         return m

@@ -5,7 +5,9 @@ the same :class:`~utf8_gateware.boards.board.BoardCore` that the iCEBreaker bits
 with the PLL replaced by the simulation clock, runs it in a child process and gives the path of
 a pty (:attr:`VirtualBoard.port`) that a host opens with pyserial like a USB-UART. The C++
 driver (``virtual_board.cc``) bit-bangs the UART at the simulated baud rate; line utilisation
-measured by the board's cycle counters is in simulated time.
+measured by the board's cycle counters is in simulated time. The bridge can inject faults on
+the line in both directions (:class:`Faults`): bit flips, dropped and inserted bytes, stalls and
+resets of the board.
 """
 
 import importlib.resources
@@ -17,7 +19,7 @@ import tty
 from utf8_gateware.sim import compiled
 
 
-__all__ = ["VirtualBoardError", "build_virtual_board", "VirtualBoard"]
+__all__ = ["VirtualBoardError", "FAULT_KINDS", "Faults", "build_virtual_board", "VirtualBoard"]
 
 
 _DRIVER = "virtual_board.cc"
@@ -25,6 +27,42 @@ _DRIVER = "virtual_board.cc"
 
 class VirtualBoardError(RuntimeError):
     """The virtual board cannot be built or run (one-line message)."""
+
+
+#: The faults the bridge injects (their bits in the driver's KINDS mask, in this order).
+FAULT_KINDS = ("flip", "drop", "insert", "stall", "reset")
+
+
+class Faults:
+    """Faults the bridge injects: ``rate`` faults per byte in each direction (each byte draws
+    one of ``kinds``, :data:`FAULT_KINDS`) from a generator seeded with ``seed``; ``reset_at``:
+    reset the board once after that many bytes went to it. A ``stall`` pauses one direction of
+    the line for up to twice the board's frame timeout; ``reset`` pulses the gateware's reset."""
+    def __init__(self, rate=0.0, seed=1, kinds=FAULT_KINDS[:4], reset_at=0):
+        if not 0 <= rate < 1:
+            raise ValueError(f"the fault rate must be in [0, 1), not {rate!r}")
+        unknown = set(kinds) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kind {sorted(unknown)[0]!r} (known: "
+                             f"{', '.join(FAULT_KINDS)})")
+        if seed < 0 or reset_at < 0:
+            raise ValueError("the seed and reset_at must not be negative")
+        self.rate, self.seed, self.kinds, self.reset_at = rate, seed, tuple(kinds), reset_at
+
+    @classmethod
+    def parse(cls, text, kinds=FAULT_KINDS[:4]):
+        """``RATE[,SEED]`` (the ``--inject-faults`` argument)."""
+        rate, _, seed = text.partition(",")
+        try:
+            return cls(float(rate), int(seed) if seed else 1, kinds)
+        except ValueError as error:
+            detail = str(error) if "rate" in str(error) or "kind" in str(error) else \
+                f"expected RATE[,SEED], e.g. 1e-4,7, not {text!r}"
+            raise ValueError(detail) from None
+
+    def arguments(self):
+        mask = sum(1 << FAULT_KINDS.index(kind) for kind in self.kinds)
+        return [repr(self.rate), str(self.seed), str(mask), str(self.reset_at)]
 
 
 def build_virtual_board(core):
@@ -48,14 +86,21 @@ class VirtualBoard:
     ``core``: the :class:`BoardCore` to run (default: the iCEBreaker's configuration, see
     :func:`~utf8_gateware.boards.icebreaker.board_core`). After :meth:`start`, :attr:`port` is
     the pty path to open with pyserial (any baud rate setting works; the simulated line runs at
-    ``core.baud``). :meth:`stop` ends the child process and returns its statistics
-    (``cycles``, ``elapsed_ns``, ``framing_errors``).
+    ``core.baud``). ``faults``: :class:`Faults` to inject (default: none). :meth:`stop` ends the
+    child process and returns its statistics (``cycles``, ``elapsed_ns``, ``framing_errors``,
+    ``faults``: the count of each kind injected).
     """
-    def __init__(self, core=None):
+    #: Seconds without progress before a host retransmits (``Link(retransmit_after=...)``): the
+    #: simulation runs about 150 times slower than a real board, and a host queues up to its
+    #: credit (16-32 KiB, several seconds of simulation) ahead.
+    RETRANSMIT_AFTER = 5.0
+
+    def __init__(self, core=None, faults=None):
         if core is None:
             from .icebreaker import board_core
             core = board_core()
         self.core = core
+        self.faults = faults
         self.port = None
         self.process = None
         self.stats = None
@@ -71,7 +116,8 @@ class VirtualBoard:
             tty.setraw(slave)   # no echo, no line editing, 8-bit clean
             self.port = os.ttyname(slave)
             self.process = subprocess.Popen(
-                [str(executable), str(master), str(self.core.divisor)],
+                [str(executable), str(master), str(self.core.divisor),
+                 *(self.faults.arguments() if self.faults else [])],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 pass_fds=(master, slave), close_fds=True)
         except OSError as error:
@@ -94,6 +140,10 @@ class VirtualBoard:
         if match:
             self.stats = {"cycles": int(match.group(1)), "elapsed_ns": int(match.group(2)),
                           "framing_errors": int(match.group(3))}
+            injected = re.search(rb"faults=(\S+)", out)
+            if injected:
+                self.stats["faults"] = {name.decode(): int(count) for name, count in
+                                        (item.split(b":") for item in injected.group(1).split(b","))}
         elif process.returncode not in (0, None, -9):
             message = (err or b"").decode(errors="replace").strip().splitlines()
             raise VirtualBoardError("the virtual board failed: " +

@@ -5,18 +5,25 @@
 // sim/compiled.py), which defines CXXRTL_TOP; the design's ports are `clk`, `rst`, `rx`, `tx`,
 // `led_activity`, `led_error`.
 //
-// Usage: virtual_board MASTER_FD DIVISOR
+// Usage: virtual_board MASTER_FD DIVISOR [RATE SEED KINDS RESET_AT]
 //
 //   MASTER_FD  an open file descriptor of the pty master (the parent also passes the slave, kept
 //              open so that the master never reports a hang-up between two host connections)
 //   DIVISOR    clock cycles per UART bit
+//   RATE       faults per byte in each direction (0: none), injected by the bridge
+//   SEED       of the fault generator (a fixed seed gives the same faults on the same bytes)
+//   KINDS      bit mask of the faults to draw from: 1 bit flip, 2 dropped byte, 4 inserted byte,
+//              8 stall (the line pauses for up to twice the board's frame timeout), 16 board
+//              reset (the gateware's reset is pulsed)
+//   RESET_AT   reset the board once, after this many bytes went to it (0: never)
 //
 // The driver plays the USB-UART bridge: bytes the host writes to the pty are sent on the board's
 // `rx` pin (8N1, back to back), and characters the board sends on `tx` are sampled mid-bit and
 // written to the pty. Simulated time is the cycle count; it advances while the host is idle too
 // (so the board's timeouts fire), but then in slices of 3000 bit times between sleeps in poll(2)
 // that grow to 20 ms, so an idle board costs little CPU. The driver stops when its standard input reaches end of file (the
-// parent closes it) and prints `cycles=C elapsed_ns=E framing_errors=F` on standard output.
+// parent closes it) and prints `cycles=C elapsed_ns=E framing_errors=F` and the faults injected,
+// `faults=flip:N,drop:N,insert:N,stall:N,reset:N`, on standard output.
 
 #include <cerrno>
 #include <chrono>
@@ -24,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <random>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -52,17 +60,54 @@ long parse_long(const char *text) {
 	return value;
 }
 
+// The fault generator: one draw per byte and direction.
+enum Fault { NONE = -1, FLIP, DROP, INSERT, STALL, RESET, N_FAULTS };
+const char *const FAULT_NAMES[N_FAULTS] = {"flip", "drop", "insert", "stall", "reset"};
+
+struct Faults {
+	double rate = 0;
+	unsigned kinds = 0;
+	std::mt19937_64 rng;
+	uint64_t counts[N_FAULTS] = {};
+
+	Fault draw() {
+		if (rate <= 0 || kinds == 0 || std::uniform_real_distribution<double>(0, 1)(rng) >= rate)
+			return NONE;
+		int enabled[N_FAULTS], n = 0;
+		for (int kind = 0; kind < N_FAULTS; kind++)
+			if (kinds & (1u << kind))
+				enabled[n++] = kind;
+		Fault fault = (Fault)enabled[rng() % n];
+		counts[fault]++;
+		return fault;
+	}
+	uint8_t bit() { return (uint8_t)(1u << (rng() % 8)); }
+	uint8_t byte() { return (uint8_t)rng(); }
+	uint64_t below(uint64_t limit) { return 1 + rng() % limit; }
+};
+
 }
 
 int main(int argc, char **argv) {
-	if (argc != 3)
-		fail("usage: virtual_board MASTER_FD DIVISOR");
+	if (argc != 3 && argc != 7)
+		fail("usage: virtual_board MASTER_FD DIVISOR [RATE SEED KINDS RESET_AT]");
 	int master = (int)parse_long(argv[1]);
 	long divisor = parse_long(argv[2]);
 	if (divisor < 4)
 		fail("divisor must be at least 4");
 	if (fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK) < 0)
 		fail("cannot make the pty master non-blocking");
+
+	Faults faults;
+	uint64_t reset_at = 0;
+	if (argc == 7) {
+		faults.rate = std::strtod(argv[3], nullptr);
+		faults.rng.seed((uint64_t)parse_long(argv[4]));
+		faults.kinds = (unsigned)parse_long(argv[5]);
+		reset_at = (uint64_t)parse_long(argv[6]);
+	}
+	// A stall lasts up to twice the board's frame timeout (5 ms, 15000 bit times at 3 Mbaud).
+	const uint64_t stall_max = 30000 * (uint64_t)divisor;
 
 	CXXRTL_TOP top;
 	auto tick = [&]() {
@@ -80,11 +125,14 @@ int main(int argc, char **argv) {
 			top.step();
 		}
 	};
+	auto reset = [&]() {
+		top.p_rst.set<bool>(true);
+		for (int i = 0; i < 4; i++)
+			tick();
+		top.p_rst.set<bool>(false);
+	};
 	top.p_rx.set<bool>(true);
-	top.p_rst.set<bool>(true);
-	for (int i = 0; i < 4; i++)
-		tick();
-	top.p_rst.set<bool>(false);
+	reset();
 
 	std::deque<uint8_t> to_board;
 	std::vector<uint8_t> to_host;
@@ -102,6 +150,7 @@ int main(int argc, char **argv) {
 	uint64_t framing_errors = 0;
 
 	uint64_t cycle = 0, last_activity = 0;
+	uint64_t to_board_count = 0, board_stall_until = 0, host_stall_until = 0;
 	const uint64_t busy_chunk = 2048;
 	const uint64_t idle_chunk = 3000 * (uint64_t)divisor;  // 1 ms of board time at 3 Mbaud
 	const uint64_t idle_after = 40 * 10 * (uint64_t)divisor;
@@ -120,7 +169,7 @@ int main(int argc, char **argv) {
 			}
 			break;  // EAGAIN, or EIO while no host has the slave open
 		}
-		while (to_host_sent < to_host.size()) {
+		while (to_host_sent < to_host.size() && cycle >= host_stall_until) {
 			ssize_t count = write(master, to_host.data() + to_host_sent,
 			                      to_host.size() - to_host_sent);
 			if (count <= 0)
@@ -153,11 +202,25 @@ int main(int argc, char **argv) {
 
 		uint64_t chunk = idle ? idle_chunk : busy_chunk;
 		for (uint64_t n = 0; n < chunk; n++) {
-			if (tx_bits == 0 && !to_board.empty()) {
-				tx_shreg = (1u << 9) | ((uint32_t)to_board.front() << 1);
+			if (tx_bits == 0 && !to_board.empty() && cycle >= board_stall_until) {
+				uint8_t byte = to_board.front();
 				to_board.pop_front();
-				tx_bits = 10;
-				tx_timer = divisor;
+				bool send = true;
+				switch (faults.draw()) {
+				case FLIP: byte ^= faults.bit(); break;
+				case DROP: send = false; break;
+				case INSERT: to_board.push_front(byte); byte = faults.byte(); break;
+				case STALL: board_stall_until = cycle + faults.below(stall_max); break;
+				case RESET: reset(); break;
+				default: break;
+				}
+				if (reset_at && ++to_board_count == reset_at)
+					reset();
+				if (send) {
+					tx_shreg = (1u << 9) | ((uint32_t)byte << 1);
+					tx_bits = 10;
+					tx_timer = divisor;
+				}
 			}
 			top.p_rx.set<bool>(tx_bits ? (tx_shreg & 1) : true);
 			tick();
@@ -201,7 +264,18 @@ int main(int argc, char **argv) {
 			case STOP:
 				if (--rx_timer == 0) {
 					if (line) {
-						to_host.push_back((uint8_t)rx_value);
+						uint8_t byte = (uint8_t)rx_value;
+						switch (faults.draw()) {
+						case FLIP: to_host.push_back(byte ^ faults.bit()); break;
+						case DROP: break;
+						case INSERT: to_host.push_back(faults.byte()); to_host.push_back(byte); break;
+						case STALL:
+							to_host.push_back(byte);
+							host_stall_until = cycle + faults.below(stall_max);
+							break;
+						case RESET: to_host.push_back(byte); reset(); break;
+						default: to_host.push_back(byte); break;
+						}
 						rx_state = IDLE;
 					} else {
 						framing_errors++;
@@ -222,5 +296,10 @@ int main(int argc, char **argv) {
 		std::chrono::steady_clock::now() - started).count();
 	std::printf("cycles=%llu elapsed_ns=%lld framing_errors=%llu\n", (unsigned long long)cycle,
 	            (long long)elapsed, (unsigned long long)framing_errors);
+	std::printf("faults=");
+	for (int kind = 0; kind < N_FAULTS; kind++)
+		std::printf("%s%s:%llu", kind ? "," : "", FAULT_NAMES[kind],
+		            (unsigned long long)faults.counts[kind]);
+	std::printf("\n");
 	return 0;
 }

@@ -25,6 +25,7 @@ from utf8_gateware.hdl.validator import Utf8Validator, verdict_layout
 from .runner import FormalJob
 from .spec_decoder import MAX_OUTPUTS_PER_BYTE, SpecDecoder
 from .spec_encoder import SpecEncoder, utf8_bytes, utf8_length
+from .spec_validator import SpecValidator
 
 
 __all__ = [
@@ -33,7 +34,7 @@ __all__ = [
     "assert_identity", "assume_beat_count", "ValidatorEquivalence",
     "SpecDecoderProperties", "DecoderProperties", "DecoderEquivalence",
     "EncoderEquivalence", "StreamRules", "Together", "EncoderDecoderRoundTrip",
-    "DecoderEncoderRoundTrip",
+    "DecoderEncoderRoundTrip", "check_scalar_round_trip",
     "check_against_spec",
     "Proof", "PROOFS",
 ]
@@ -195,16 +196,18 @@ class Scoreboard(Elaboratable):
 
 
 class QuietCounter(Elaboratable):
-    """Counts consecutive cycles in which ``quiet`` was high, saturating at ``bound``;
-    ``expired`` is high once ``bound`` such cycles have passed (for bounded liveness)."""
+    """Counts consecutive cycles in which ``quiet`` was high (``count``), saturating at
+    ``bound``; ``expired`` is high once ``bound`` such cycles have passed (for bounded
+    liveness)."""
     def __init__(self, bound):
         self.bound = bound
         self.quiet = Signal()
         self.expired = Signal()
+        self.count = Signal(range(bound + 1))
 
     def elaborate(self, platform):
         m = Module()
-        count = Signal(range(self.bound + 1))
+        count = self.count
         with m.If(~self.quiet):
             m.d.sync += count.eq(0)
         with m.Elif(count != self.bound):
@@ -215,9 +218,11 @@ class QuietCounter(Elaboratable):
 
 def assert_drained(m, ready, i_xfer, drained, drain, message):
     """Bounded liveness: once ``drain`` consecutive cycles passed with the sink ``ready`` and no
-    input taken (``i_xfer`` low), ``drained`` must hold (``message`` names the failure)."""
+    input taken (``i_xfer`` low), ``drained`` must hold (``message`` names the failure).
+    Returns the :class:`QuietCounter`."""
     m.submodules.quiet = quiet = QuietCounter(drain)
     m.d.comb += [quiet.quiet.eq(ready & ~i_xfer), Assert(~quiet.expired | drained, message)]
+    return quiet
 
 
 def assert_identity(m, sink, *, i_xfer, o_xfer, layout, inputs, outputs, error, drain, name):
@@ -370,7 +375,8 @@ class SpecDecoderProperties(Elaboratable):
 
 # -- the real cores -------------------------------------------------------------------------------
 
-def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
+def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True,
+                       scoreboard=Scoreboard):
     """Property 3 (and 5) for a core ``dut`` with stream ports ``i``/``o``: its output sequence
     is the one the unpipelined ``spec`` model produces for the items ``dut`` accepts.
 
@@ -379,8 +385,9 @@ def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
     nothing is lost, duplicated, reordered or changed; with several output lanes, the valid
     lanes in lane order, the beat's ``last`` on its last valid lane). The output stream rules
     are asserted. Bounded liveness: after ``drain`` cycles with the sink ready and no input
-    taken, nothing is pending and offered input is taken. Returns a dict of the strobes for
-    covers.
+    taken, nothing is pending and offered input is taken. ``scoreboard(item_shape, n,
+    name=name, ...)`` makes the checker (one lane: ``n`` = the spec's outputs per item). Returns
+    a dict of the strobes for covers and the checkers.
     """
     i_xfer = drive_source(m, dut.i, rules=rules)
     o_xfer = drive_sink(m, dut.o)
@@ -389,9 +396,10 @@ def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
 
     lanes = getattr(dut, "lanes", 1)
     groups = [spec.o] if lanes == 1 else list(spec.o)    # the outputs of each byte in turn
-    m.submodules.scoreboard = scoreboard = Scoreboard(
-        item_shape, len(groups[0].items), name=name, groups=len(groups), offer_width=lanes,
-        width=(64 * len(groups) * len(groups[0].items)).bit_length())
+    wide = {} if lanes == 1 else {"groups": len(groups), "offer_width": lanes,
+                                  "width": (64 * len(groups) * len(groups[0].items)).bit_length()}
+    m.submodules.scoreboard = scoreboard = scoreboard(item_shape, len(groups[0].items),
+                                                      name=name, **wide)
     for group, count, items in zip(groups, scoreboard.push_counts, scoreboard.push_groups):
         m.d.comb += [count.eq(group.count),
                      *[item.eq(spec_item) for item, spec_item in zip(items, group.items)]]
@@ -409,11 +417,12 @@ def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True):
                 scoreboard.offer_items[k].last.eq(out.last & (later == 0)),
             ]
 
-    assert_drained(m, dut.o.ready, i_xfer, (scoreboard.pending == 0) &
-                   (~dut.i.valid | dut.i.ready),
-                   drain, f"{name}: outputs pending or input refused {drain} cycles after the "
-                          f"last input, with the sink ready")
-    return {"i_xfer": i_xfer, "o_xfer": o_xfer, "held": held, "scoreboard": scoreboard}
+    quiet = assert_drained(m, dut.o.ready, i_xfer,
+                           (scoreboard.pending == 0) & (~dut.i.valid | dut.i.ready), drain,
+                           f"{name}: outputs pending or input refused {drain} cycles after the "
+                           f"last input, with the sink ready")
+    return {"i_xfer": i_xfer, "o_xfer": o_xfer, "held": held, "scoreboard": scoreboard,
+            "quiet": quiet}
 
 
 class DecoderEquivalence(Elaboratable):
@@ -470,15 +479,15 @@ class DecoderEquivalence(Elaboratable):
 
 
 class ValidatorEquivalence(Elaboratable):
-    """:class:`~utf8_gateware.hdl.validator.Utf8Validator` (``lanes``, ``counter_width``)
-    gives the verdict of :class:`SpecDecoder` (``"replace"``, the same lanes) for every message,
-    under arbitrary input (partial beats, junk in the lanes past ``count``) and backpressure:
-    ``valid`` (no error output), ``offset`` (the message offset of the first byte of the first
-    maximal subpart: of the pending prefix, if the model's first error output is the prefix's,
-    else of the byte), ``error`` (that output's kind) and ``errors`` (the error outputs: one
-    U+FFFD per maximal subpart), both counters saturating. Plus the output stream rules and
-    bounded liveness (see :func:`check_against_spec`). ``factory()`` makes the core (a test can
-    pass a mutated one)."""
+    """:class:`~utf8_gateware.hdl.validator.Utf8Validator` (``lanes``, ``counter_width``) gives
+    the verdict of :class:`~utf8_gateware.formal.spec_validator.SpecValidator` (the byte-serial
+    spec decoder read as a verdict) for every message, under arbitrary input (partial beats, junk
+    in the lanes past ``count``, ``last`` in any lane) and backpressure: ``valid``, ``offset``
+    (of the first maximal subpart's first byte), ``error`` (its kind) and ``errors`` (the number
+    of maximal subparts), the counters saturating; one verdict per message, in order, nothing
+    else (a :class:`Scoreboard`). Plus the output stream rules and bounded liveness. Only the
+    core's ports and documented contract are used, not its internals. ``factory()`` makes the
+    core (a test can pass a mutated one)."""
     def __init__(self, lanes=4, factory=None, *, counter_width=8, drain=None, rules=True):
         self.lanes, self.factory, self.counter_width = lanes, factory, counter_width
         self.drain, self.rules = drain, rules
@@ -491,7 +500,7 @@ class ValidatorEquivalence(Elaboratable):
         else:
             dut = Utf8Validator(lanes=n, counter_width=width)
         m.submodules.dut = dut
-        m.submodules.spec = spec = SpecDecoder("replace", lanes=n)
+        m.submodules.spec = spec = SpecValidator(lanes=n, counter_width=width)
         assume_beat_count(m, dut)
         i_xfer = drive_source(m, dut.i, rules=self.rules)
         o_xfer = drive_sink(m, dut.o)
@@ -499,55 +508,31 @@ class ValidatorEquivalence(Elaboratable):
         beat = dut.i.payload
         m.d.comb += [spec.i.valid.eq(i_xfer), spec.i.payload.eq(beat)]
 
-        # The message so far (before this beat): its bytes, whether it has an error, the first
-        # error's offset and kind, the error count; then each byte of the beat in turn.
-        most = (1 << width) - 1
-        state = {"bytes": Signal(16), "bad": Signal(), "offset": Signal(16),
-                 "kind": Signal(ErrorKind), "errors": Signal(16)}
-        now = dict(state)
-        count = beat.count if n > 1 else 1
-        for lane, group in enumerate([spec.o] if n == 1 else list(spec.o)):
-            first = group.items[0]
-            error = (group.count != 0) & (first.error != ErrorKind.NONE)
-            errors = sum((index < group.count) & (item.error != ErrorKind.NONE)
-                         for index, item in enumerate(group.items[:2]))
-            new = ~now["bad"] & error
-            now = {"bytes": now["bytes"] + (lane < count),
-                   "bad": now["bad"] | error,
-                   "offset": Mux(new, now["bytes"] - spec.ks[lane], now["offset"]),
-                   "kind": Mux(new, first.error, now["kind"]),
-                   "errors": now["errors"] + errors}
-        with m.If(i_xfer):
-            m.d.sync += [signal.eq(Mux(beat.last, 0, now[key])) for key, signal in state.items()]
-
-        def saturated(value):
-            return Mux(value > most, most, value)
-
         m.submodules.scoreboard = scoreboard = Scoreboard(verdict_layout(width), 1, "validator")
-        expected = scoreboard.push_items[0]
         m.d.comb += [
-            scoreboard.push_count.eq(i_xfer & beat.last),
-            expected.valid.eq(~now["bad"]),
-            expected.offset.eq(Mux(now["bad"], saturated(now["offset"]), 0)),
-            expected.error.eq(Mux(now["bad"], now["kind"], ErrorKind.NONE)),
-            expected.errors.eq(saturated(now["errors"])),
-            expected.last.eq(1),
+            scoreboard.push_count.eq(spec.done),
+            scoreboard.push_items[0].eq(spec.o),
             scoreboard.offer.eq(dut.o.valid),
             scoreboard.offer_item.eq(dut.o.payload),
             scoreboard.pop.eq(o_xfer),
         ]
         drain = self.drain or dut.LATENCY + 1
-        assert_drained(m, dut.o.ready, i_xfer, (scoreboard.pending == 0) &
-                       (~dut.i.valid | dut.i.ready), drain,
+        assert_drained(m, dut.o.ready, i_xfer,
+                       (scoreboard.pending == 0) & (~dut.i.valid | dut.i.ready), drain,
                        f"validator: verdicts pending or input refused {drain} cycles after the "
                        f"last input, with the sink ready")
         out = dut.o.payload
+        count = beat.count if n > 1 else 1
         m.d.comb += [
+            # A valid verdict held by the sink; an error that began in an earlier beat, after
+            # another error; a truncated ending past the first byte; a one-byte beat ending a
+            # message inside a pending prefix.
             Cover(o_xfer & out.valid & held),
             Cover(o_xfer & (out.error == ErrorKind.SURROGATE) & (out.offset >= n) &
                   (out.errors >= 2)),
             Cover(o_xfer & (out.error == ErrorKind.TRUNCATED) & (out.offset != 0)),
-            Cover(i_xfer & beat.last & (count == 1) & (spec.ks[0] != 0)),
+            Cover(i_xfer & beat.last & (count == 1) & (spec.o.offset != 0) &
+                  (spec.o.error == ErrorKind.TRUNCATED)),
         ]
         return m
 
@@ -621,17 +606,20 @@ class DecoderProperties(Elaboratable):
 class EncoderEquivalence(Elaboratable):
     """Properties 5 (and the encoder half of 3): :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`
     produces exactly the beats of :class:`~utf8_gateware.formal.spec_encoder.SpecEncoder` for every
-    code unit stream, under arbitrary backpressure (see :func:`check_against_spec`)."""
-    def __init__(self, errors, factory=None, *, drain=None, rules=True):
+    code unit stream, under arbitrary backpressure (see :func:`check_against_spec`; its
+    checkers are :attr:`checkers` once elaborated)."""
+    def __init__(self, errors, factory=None, *, drain=None, rules=True, scoreboard=Scoreboard):
         self.errors, self.factory = errors, factory or _encoder
-        self.drain, self.rules = drain, rules
+        self.drain, self.rules, self.scoreboard = drain, rules, scoreboard
+        self.checkers = None
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.dut = dut = self.factory(self.errors)
         m.submodules.spec = spec = SpecEncoder(self.errors)
-        s = check_against_spec(m, dut, spec, item_shape=EncodedByteLayout,
-                               drain=self.drain or dut.DRAIN, name="encoder", rules=self.rules)
+        s = self.checkers = check_against_spec(m, dut, spec, item_shape=EncodedByteLayout,
+                                               drain=self.drain or dut.DRAIN, name="encoder",
+                                               rules=self.rules, scoreboard=self.scoreboard)
         out = dut.o.payload
         m.d.comb += [
             Cover(s["o_xfer"] & (out.data >= 0xF0) & (out.data < 0xF5) &
@@ -677,6 +665,39 @@ class Together(Elaboratable):
         return m
 
 
+def check_scalar_round_trip(m, encoder, decoder, *, drain, name):
+    """Property 4a for any encoder and decoder of code points (UTF-8, UTF-16): the encoder's
+    input is free (``AnySeq``) but assumed to be scalar values; ``decoder`` takes the encoder's
+    output (its payload fields by name); the decoder's outputs must be the scalar values, in
+    order, without error and with the same ``last``, the encoder flags no error, and both
+    output streams keep the stream rules. Bounded liveness: after ``drain`` quiet cycles with
+    the sink ready nothing is pending. Returns the decoder's output transfer and payload (for
+    covers)."""
+    i_xfer = drive_source(m, encoder.i)
+    value = encoder.i.payload.codepoint
+    m.d.comb += Assume(~encoder.i.valid | ((value < 0x110000) &
+                                            ~((value >= 0xD800) & (value <= 0xDFFF))))
+    source, sink = encoder.o.payload, decoder.i.payload
+    m.d.comb += [
+        decoder.i.valid.eq(encoder.o.valid),
+        *[getattr(sink, field).eq(getattr(source, field)) for field, _ in sink.shape()],
+        encoder.o.ready.eq(decoder.i.ready),
+        Assert(~encoder.o.valid | (source.error == ErrorKind.NONE),
+               "the encoder flagged an error for a scalar value"),
+    ]
+    assert_stream_rules(m, encoder.o, "encoder.o")
+    o_xfer = drive_sink(m, decoder.o)
+    assert_stream_rules(m, decoder.o, "decoder.o")
+
+    out = decoder.o.payload
+    assert_identity(m, decoder.o, i_xfer=i_xfer, o_xfer=o_xfer,
+                    layout=data.StructLayout({"codepoint": 21, "last": 1}),
+                    inputs={"codepoint": value, "last": encoder.i.payload.last},
+                    outputs={"codepoint": out.codepoint, "last": out.last},
+                    error=out.error, drain=drain, name=name)
+    return o_xfer, out
+
+
 class EncoderDecoderRoundTrip(Elaboratable):
     """Property 4a: encoder then decoder is the identity on scalar values. Units are free
     (``AnySeq``) but assumed to be scalar values; the decoder's outputs must be the units, in
@@ -689,29 +710,9 @@ class EncoderDecoderRoundTrip(Elaboratable):
         m = Module()
         m.submodules.encoder = encoder = _encoder(self.encoder_errors)
         m.submodules.decoder = decoder = _decoder(self.decoder_errors)
-        i_xfer = drive_source(m, encoder.i)
-        unit = encoder.i.payload.codepoint
-        m.d.comb += Assume(~encoder.i.valid | ((unit < 0x110000) &
-                                               ~((unit >= 0xD800) & (unit <= 0xDFFF))))
-        m.d.comb += [
-            decoder.i.valid.eq(encoder.o.valid),
-            decoder.i.payload.data.eq(encoder.o.payload.data),
-            decoder.i.payload.last.eq(encoder.o.payload.last),
-            encoder.o.ready.eq(decoder.i.ready),
-            Assert(~encoder.o.valid | (encoder.o.payload.error == ErrorKind.NONE),
-                   "the encoder flagged an error for a scalar value"),
-        ]
-        assert_stream_rules(m, encoder.o, "encoder.o")
-        o_xfer = drive_sink(m, decoder.o)
-        assert_stream_rules(m, decoder.o, "decoder.o")
-
-        out = decoder.o.payload
-        assert_identity(m, decoder.o, i_xfer=i_xfer, o_xfer=o_xfer,
-                        layout=data.StructLayout({"codepoint": 21, "last": 1}),
-                        inputs={"codepoint": unit, "last": encoder.i.payload.last},
-                        outputs={"codepoint": out.codepoint, "last": out.last},
-                        error=out.error, name="decode(encode(units))",
-                        drain=self.drain or encoder.DRAIN + decoder_drain(decoder))
+        drain = self.drain or encoder.DRAIN + decoder_drain(decoder)
+        o_xfer, out = check_scalar_round_trip(m, encoder, decoder, drain=drain,
+                                              name="decode(encode(units))")
         m.d.comb += [
             Cover(o_xfer & (out.codepoint >= 0x10000) & out.last),
             Cover(o_xfer & (out.codepoint >= 0x800) & (out.codepoint < 0x10000)),
@@ -783,36 +784,40 @@ class Proof:
                           reset=self.reset, cost=3.0)]
 
 
-#: The lane proofs: lanes, BMC depth and reset. Yices' time grows steeply once outputs appear:
-#: with 2 lanes BMC 13 takes about a minute, step 13 alone more than two; with 4 lanes the step
-#: of the first output (11) did not end within 4 minutes. So they prove 2 lanes (beats that
-#: straddle sequences, partial beats, junk lanes, bursts reaching into the beat before: every
-#: mechanism of the N-lane decoder) from power-up only (resets in any cycle cost another order
-#: of magnitude; a reset in the middle of a message is simulated in tests/test_decoder_lanes.py
-#: and tests/test_validator.py), and 4, 8 and 16 lanes are checked by simulation.
-LANES, LANE_DEPTH, LANE_RESET = 2, 13, "none"
+#: The lane proofs: ``(lanes, BMC depth, long)`` for the N-lane decoder (both error modes)
+#: and the validator. A BMC of depth D checks every input taken in cycles 1..D-1-LATENCY (the
+#: first cycle after power-up or a reset takes none) through to the output: with 4 lanes
+#: (LATENCY 7) depth 10 is 2 beats (8 bytes), 12 is 4 beats (16 bytes); with 2 lanes (LATENCY
+#: 7 with replace, 8 with surrogateescape) depth 13 is 5 or 4 beats. Every lane's look-back
+#: (the 3 bytes before it) thus reaches into the beat before, with any partial beats. Yices'
+#: time grows steeply with the depth (4 lanes: depth 10 about 10 s, 11 about 40 s, 12 about
+#: 4 minutes on a shared machine), so the deepest runs are ``long`` (marker ``formal_long``).
+DECODER_LANE_PROOFS = ((2, 13, False), (4, 10, False), (4, 11, True))
+VALIDATOR_LANE_PROOFS = ((4, 14, False),)
 
 
 def _lane_proofs():
     proofs = []
-    for errors in DECODE_ERRORS:
-        name = {"surrogateescape": "escape"}.get(errors, errors)
+    for lanes, depth, long in DECODER_LANE_PROOFS:
+        for errors in DECODE_ERRORS:
+            mode = {"surrogateescape": "escape"}.get(errors, errors)
+            proofs.append(Proof(
+                f"decoder-lanes{lanes}-{mode}" + ("-deep" if long else ""),
+                f"Utf8Decoder({errors}, lanes={lanes}) == SpecDecoder({errors}) taking each "
+                f"beat's bytes in turn: the same outputs in lane then beat order (nothing lost, "
+                f"duplicated, reordered or changed) for any beats (partial ones, junk in the "
+                f"unused lanes, `last` in any lane) and any backpressure; 5; bounded liveness",
+                "bmc", depth, depth,
+                lambda errors=errors, lanes=lanes: DecoderEquivalence(errors, lanes=lanes),
+                cost=(60 if long else 10) * lanes // 2, long=long))
+    for lanes, depth, long in VALIDATOR_LANE_PROOFS:
         proofs.append(Proof(
-            f"decoder-lanes-{name}",
-            f"Utf8Decoder({errors}, lanes={LANES}) == SpecDecoder({errors}) taking each beat's "
-            f"bytes in turn: the same outputs in lane then beat order (nothing lost, "
-            f"duplicated, reordered or changed) for any beats (partial ones, junk in the unused "
-            f"lanes) and any backpressure; 5; bounded liveness",
-            "bmc", LANE_DEPTH, LANE_DEPTH + 2,
-            lambda errors=errors: DecoderEquivalence(errors, lanes=LANES),
-            reset=LANE_RESET, cost=300, long=True))
-    proofs.append(Proof(
-        "validator-lanes",
-        f"Utf8Validator(lanes={LANES}, counter_width=8): each message's verdict (valid, first "
-        f"error's offset and kind, error count) is SpecDecoder(replace)'s, for any beats and "
-        f"backpressure; 5; bounded liveness",
-        "bmc", LANE_DEPTH + 4, LANE_DEPTH + 4, lambda: ValidatorEquivalence(LANES),
-        reset=LANE_RESET, cost=300, long=True))
+            f"validator-lanes{lanes}" + ("-deep" if long else ""),
+            f"Utf8Validator(lanes={lanes}, counter_width=8): each message's verdict (valid, "
+            f"first error's offset and kind, error count) is SpecValidator's (SpecDecoder("
+            f"replace) read as a verdict), for any beats and backpressure; 5; bounded liveness",
+            "bmc", depth, depth, lambda lanes=lanes: ValidatorEquivalence(lanes),
+            cost=60 if long else 15, long=long))
     return proofs
 
 
@@ -873,3 +878,9 @@ def _proofs():
 
 #: Every proof.
 PROOFS = _proofs()
+
+
+# The proofs of all time (formal/induction.py, built on the blocks above) replace the bounded
+# proofs they subsume.
+from .induction import SUBSUMED, UNBOUNDED_PROOFS  # noqa: E402
+PROOFS = [proof for proof in PROOFS if proof.name not in SUBSUMED] + UNBOUNDED_PROOFS

@@ -5,8 +5,8 @@ from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
-from .decoder_lane import (before, kind_of, stage_a, stage_align, stage_b, stage_c, stage_d,
-                           stage_e)
+from .decoder_lane import (before, kind_of, lane_stages, stage_a, stage_align, stage_b, stage_c,
+                           stage_d, stage_e)
 from .error_kind import DECODE_ERRORS, ErrorKind, check_policy
 from .layouts import ByteLayout, CodepointLayout, byte_beat_layout, codepoint_beat_layout
 from .pipeline import CE_FANOUT, Pipeline, any_of
@@ -69,7 +69,9 @@ class Utf8Decoder(CheckedComponent):
     ``o``: :func:`~utf8_gateware.hdl.layouts.codepoint_beat_layout` (N) stream: N lanes of
     ``{codepoint: 21, error: ErrorKind, valid}`` and ``last`` (the beat holds the message's
     final output). Read in lane order and then beat order, the valid outputs are exactly those
-    of the one-lane decoder; a beat may have empty lanes (never all empty).
+    of the one-lane decoder; a beat may have empty lanes, all of them in a beat whose bytes all
+    lie inside a pending sequence (a partial beat of at most three bytes, e.g. ``E4 8D``), but
+    never in the beat that carries ``last``.
 
     ``i.ready`` comes from flip-flops; ``o.valid`` and ``o.payload`` are one LUT (a 2:1
     multiplexer) of flip-flops. None of them depends on an input in the same cycle.
@@ -104,9 +106,10 @@ class Utf8Decoder(CheckedComponent):
     Each output is valid at most :attr:`LATENCY` cycles after the transfer of the byte that
     determines it (an ASCII byte, the last byte of a well-formed sequence, the byte that ends a
     maximal subpart, a byte with ``last``), while the sink is ready, even if no byte ever
-    follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane; with two or
-    more lanes 6 plus the align stages (one for 2 or 4 lanes, two for 8 or 16) in both modes
-    (see the slots below). The core never waits for a byte that an output does not
+    follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane; with N > 1
+    lanes 5 plus the align stages (one for 2 or 4 lanes, two for 8 or 16), the slot stages (see
+    below) and, from 8 lanes on, the three neighbour stages: 7, 7, 11, 11 cycles for 2, 4, 8,
+    16 lanes with ``"replace"``, and 8, 7, 11, 11 with ``"surrogateescape"``. The core never waits for a byte that an output does not
     depend on.
 
     Architecture
@@ -139,9 +142,14 @@ class Utf8Decoder(CheckedComponent):
 
     With one lane every flip-flop is fed by one LUT4 of flip-flops, plus a clock enable and a
     synchronous reset that come straight from flip-flops; the clock enable comes in copies that
-    drive at most 15 flip-flops each. With N lanes, lanes 1..N-1 combine their neighbour's
-    nibble predicates in stage ``B`` (two LUT levels), and the histories select the latest valid
-    lane (an N-input AND-OR).
+    drive at most 15 flip-flops each. With 2 or 4 lanes, lanes 1..N-1 combine their
+    neighbour's lead-code terms in stage ``B`` and their neighbour's prefix in ``D`` (two LUT
+    levels). From 8 lanes on (:data:`~utf8_gateware.hdl.decoder_lane.SPLIT_LANES`) the choice
+    between lane k-1's facts and the history's is a stage of its own (``B2``, ``C2``: three
+    more stages), so that each stage is one LUT level and a history drives one 2:1 multiplexer
+    per lane. With N lanes stage ``E`` takes the bytes before a lane through 4:1 multiplexers whose selects are registered a
+    stage ahead, from a copy of its history per four lanes; what is left deeper than one LUT4 is the align stages' and the slots' 4:1
+    multiplexers (one slice on the ECP5).
 
     Decoding CESU-8 or Modified UTF-8 is not a change of these tables: a surrogate pair spans six
     bytes, beyond the three-byte look-back; those decoders put a surrogate-joining stage after
@@ -188,7 +196,7 @@ class Utf8Decoder(CheckedComponent):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
         slots = (lanes - 1 + _BURST[errors]) // lanes
         align = ((lanes - 1).bit_length() + 1) // 2
-        return 5 + slots + align
+        return 1 + lane_stages(lanes) + slots + align
 
     @property
     def _align_stages(self):
@@ -237,7 +245,7 @@ class Utf8Decoder(CheckedComponent):
             # no valid lane, which only a partial beat of at most three bytes can be.)
             def crossing(stage):
                 return any_of(flag for j in range(n)
-                              for _, flag, _, _ in self._items(d, e.recent, j, stage))
+                              for _, flag, _, _ in self._items(d, e.recents, j, stage))
             beat_valid = pipe.data("s1_v", ~e.bubble | crossing(1))
             for stage in range(2, self._slots + 1):
                 beat_valid = pipe.data(f"s{stage}_v", beat_valid | crossing(stage))
@@ -246,7 +254,7 @@ class Utf8Decoder(CheckedComponent):
 
     # -- slots -----------------------------------------------------------------------------------
 
-    def _items(self, d, recent, j, stage):
+    def _items(self, d, recents, j, stage):
         """The burst items from the beat in ``D`` that land in slot ``j`` of the beat
         ``stage`` beats ahead of it: ``(item, flag, content, kind)`` per item (``content``: the
         data whose escape the item is, with surrogateescape)."""
@@ -263,7 +271,8 @@ class Utf8Decoder(CheckedComponent):
                 else:
                     kind = kind_of((flag, ErrorKind.TRUNCATED))
                 # Its content: the escape of the byte `item` places before the source.
-                content = before(position, item, d, [lane.d for lane in d.lanes], recent)[-1]
+                content = before(position, item, d, [lane.d for lane in d.lanes],
+                                 recents[position])[-1]
                 out.append((item, flag, content, kind))
         return out
 
@@ -284,7 +293,7 @@ class Utf8Decoder(CheckedComponent):
                     kind_of((flag, ErrorKind.TRUNCATED))
                 same.append((flag, e.lanes[j + item].w[item - 1], kind))
         # ... and from the next beat.
-        cross = self._items(d, e.recent, j, 1)
+        cross = self._items(d, e.recents, j, 1)
         items = [(flag, content, kind) for flag, content, kind in same] + \
                 [(flag, content, kind) for _, flag, content, kind in cross]
         if se:
@@ -335,7 +344,7 @@ class Utf8Decoder(CheckedComponent):
     def _later_slot(self, pipe, slot, e, d, j, stage):
         """Slot ``j`` of stage ``S{stage}``: the slot of the stage before, and the burst items
         from the beat ``stage`` beats behind that land in it (escapes, always ``TRUNCATED``)."""
-        items = self._items(d, e.recent, j, stage)
+        items = self._items(d, e.recents, j, stage)
         flags = [flag for _, flag, _, _ in items]
         bits = []
         for bit in range(21):

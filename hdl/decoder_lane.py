@@ -14,20 +14,26 @@ record of registers (a :class:`types.SimpleNamespace` with named fields), and th
 registers. The byte classes come from :mod:`utf8_gateware.hdl.utf8_grammar` through
 :class:`ByteClassifier`; error kinds are :class:`~utf8_gateware.hdl.error_kind.ErrorKind` members.
 
-Stages (each one LUT level per flip-flop with one lane; see :class:`~.decoder.Utf8Decoder`):
+Stages (each one LUT level per flip-flop with one lane; see :class:`~.decoder.Utf8Decoder`).
+With several lanes, choosing between lane k-1's facts and the history's is a stage of its own
+wherever combining it with the byte's own facts would take a second LUT level
+(:func:`_neighbour_stage`):
 
 ``A`` (:func:`stage_a`)
     The input register: per lane the byte's data and 4-input *nibble predicates* of it.
 ``B`` (:func:`stage_b`)
     The byte's class (ASCII, continuation, lead, an error of its own and its kind) and, from the
-    previous byte's lead code, whether it is an allowed second byte or a range error.
+    previous byte's lead code, whether it is an allowed second byte or a range error. With
+    several lanes three stages: ``B1`` the class and the byte's own lead codes, ``B2`` the
+    previous byte's lead codes (lane k-1's or the history's), ``B3`` the second-byte table.
 ``C`` (:func:`stage_c`)
     The prefix pending after the byte (lengths), and whether the byte ends the prefix pending
     before it.
 ``D`` (:func:`stage_d`)
     What the byte does to the prefix pending before it: a scalar completed (of which length), an
     error of its own, and the *burst* of error outputs the prefix becomes (one U+FFFD, or with
-    ``surrogateescape`` one escape per prefix byte).
+    ``surrogateescape`` one escape per prefix byte). With several lanes a stage ``C2`` before it
+    registers the prefix pending before each byte (lane k-1's facts or the history's).
 ``E`` (:func:`stage_e`)
     The byte's own output (kind included) and the data history the scalars are assembled from.
 """
@@ -147,6 +153,11 @@ _START_ERROR_SETS = [(f"start_{kind.name.lower()}_{r.start:02x}", kind)
                      for r, kind in START_ERRORS if kind is not ErrorKind.UNEXPECTED_CONTINUATION]
 
 
+#: Lanes that share one copy of stage ``E``'s ``recent`` registers (the latest valid bytes
+#: before a beat).
+RECENT_GROUP = 4
+
+
 class Stage:
     """One pipeline stage of all lanes of a beat.
 
@@ -194,7 +205,7 @@ def _neighbours(pipe, name, stage, parts, combine):
     """
     def history(field, value):
         return pipe.history(f"{name}_{field}", [value], [~stage.bubble], stage.bubble,
-                            stage.beat_vl)
+                            stage.beat_vl, len(Value.cast(value)))
     if len(stage) == 1:
         return [{field: history(field, value) for field, value in combine(parts[0]).items()}]
     kept = {field: history(field, value) for field, value in parts[-1].items()}
@@ -277,8 +288,8 @@ def stage_a(pipe, aligned, data):
     for k, (lane, byte) in enumerate(zip(stage.lanes, data)):
         lane.d = pipe.data(f"a{k}_d", byte[0:7], 7)
         lane.p = CLASSIFIER.registers(pipe, f"a{k}", byte)
-        if len(data) > 1:
-            # With several lanes also the terms of the lead codes (two LUT levels from the
+        if len(data) > 1 and not split_neighbours(len(data)):
+            # With 2 or 4 lanes also the terms of the lead codes (two LUT levels from the
             # aligned byte, a register of its own), which the next lane and the history use:
             # stage B then chooses between two lanes' codes in the LUTs that use them.
             terms = _lead_code_terms(SimpleNamespace(p=CLASSIFIER.values(byte)))
@@ -302,7 +313,9 @@ def _lead_code_terms(lane):
 
 def _lead_code(terms, length):
     """Lead code ``length`` from the terms of :func:`_lead_code_terms` (of a lane or a
-    history)."""
+    history), or from codes already made (``{"code{length}": Value}``)."""
+    if f"code{length}" in terms:
+        return terms[f"code{length}"]
     width = len(lead_codes(length)).bit_length()
     return Cat(*(any_of(value for field, value in terms.items()
                         if field.startswith(f"code{length}_{bit}_"))
@@ -321,46 +334,146 @@ def _restricted_classes(length):
 _RANGE_LENGTHS = [length for length in (2, 3, 4) if _restricted_classes(length)]
 
 
+#: From this many lanes on, the choice between lane k-1's facts and the history's is a stage of
+#: its own (:func:`stage_b`, :func:`stage_d`). It costs about 65 flip-flops a lane; on the ECP5
+#: at 8 and 16 lanes it removes the critical paths (a LUT level and the history's fan-out), while
+#: on the iCE40 at 4 lanes routing, not logic depth, limits the speed (measured: 94 MHz either
+#: way) and the flip-flops would break its budget of 1,000 logic cells.
+SPLIT_LANES = 8
+
+
+def split_neighbours(lanes):
+    """Whether a decoder of ``lanes`` lanes has the neighbour stages (see :data:`SPLIT_LANES`)."""
+    return lanes >= SPLIT_LANES
+
+
+def lane_stages(lanes):
+    """Stages from ``A`` to ``D`` (included): 4, or 7 with the neighbour stages (``B1``, ``B2``,
+    ``B3`` and ``C2``)."""
+    return 7 if split_neighbours(lanes) else 4
+
+
 def stage_b(pipe, a):
     """Stage ``B``: the byte's class; an allowed second byte or a range error of the lead
-    before it."""
-    stage = _control(pipe, "b", a)
-    lanes = stage.lanes
+    before it.
+
+    With one lane this is one stage: the history keeps the previous byte's lead-code terms, and
+    each result is one LUT of them and the byte's predicates. With 2 or 4 lanes, too: the
+    previous byte is lane k-1 or the history, whose lead-code terms stage ``A`` registers, and
+    the choice between them shares the LUTs that use them (two LUT levels). From
+    :data:`SPLIT_LANES` lanes on, that choice would fan the history out to every lane's LUTs;
+    so ``B`` takes three stages, one LUT level each: ``B1`` the byte's class and its own lead
+    codes, ``B2`` the previous byte's lead codes (a 2:1 multiplexer of lane k-1's and the
+    history's), ``B3`` the table.
+    """
     if len(a) == 1:
         parts = [{f"p{i}": reg for i, reg in enumerate(a.lanes[0].p)}]
         prevs = _neighbours(pipe, "bh", a, parts, lambda parts: _lead_code_terms(
             SimpleNamespace(p=[parts[f"p{i}"] for i in range(len(parts))])))
-    else:
+        return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
+    if not split_neighbours(len(a)):
         prevs = _neighbours(pipe, "bh", a, [lane.terms for lane in a.lanes], dict)
-    for k, (lane, prev, regs) in enumerate(zip(a.lanes, prevs, lanes)):
-        member = lambda name: CLASSIFIER.member(lane.p, name)
-        q = Cat(member("q0"), member("q1"))
-        regs.asc = pipe.data(f"b{k}_asc", member("ascii"))
-        regs.cont = pipe.data(f"b{k}_cont", q != 0)
-        regs.lead2 = pipe.data(f"b{k}_lead2", member("lead2"))
-        regs.lead34 = pipe.data(f"b{k}_lead34", member("lead34"))
-        regs.startkind = pipe.data(f"b{k}_startkind",
-                                   kind_of(*((member(name), kind)
-                                             for name, kind in _START_ERROR_SETS)), ErrorKind)
+        return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
+    b1 = _class(pipe, "b1", a)
+    for k, (lane, regs) in enumerate(zip(a.lanes, b1.lanes)):
+        codes = _lead_code_terms(lane)
+        regs.codes = {f"code{length}": pipe.data(f"b1{k}_code{length}",
+                                                 _lead_code(codes, length),
+                                                 len(lead_codes(length)).bit_length())
+                      for length in (2, 3, 4)}
+        regs.q = pipe.data(f"b1{k}_q", Cat(CLASSIFIER.member(lane.p, "q0"),
+                                           CLASSIFIER.member(lane.p, "q1")), 2)
+    b2 = _neighbour_stage(pipe, "b2", "bh", b1, {**_CLASS_FIELDS, "q": 2},
+                          [lane.codes for lane in b1.lanes])
+    return _second_byte(pipe, "b3", b2, [lane.prev for lane in b2.lanes])
+
+
+#: The class facts of a byte (stage ``B``) that later stages use.
+_CLASS_FIELDS = {"asc": 1, "cont": 1, "lead2": 1, "lead34": 1, "startkind": ErrorKind, "d": 7}
+
+
+def _pass(pipe, name, lane, regs, data=True):
+    """Registers ``regs`` take the class facts of ``lane`` (a stage's lane) unchanged (``data``:
+    and the byte's data)."""
+    for field, shape in _CLASS_FIELDS.items():
+        if field == "d" and not data:
+            continue
+        setattr(regs, field, pipe.data(f"{name}_{field}", getattr(lane, field), shape))
+
+
+def _neighbour_stage(pipe, name, history, stage, fields, parts):
+    """With several lanes, a stage of its own (named ``name``) that registers for each lane the
+    previous byte's facts ``parts`` (per lane a dict of Values: lane k-1's, or for the first
+    valid lane those of the history named ``history``; see :func:`_neighbours`) as ``prev``, a
+    2:1 multiplexer each, and passes on the lane's ``fields`` (``{field: shape}``) unchanged.
+
+    The stage that uses ``prev`` then combines it with the byte's own facts in one LUT level,
+    and the history fans out to one multiplexer per lane instead of to every LUT that uses it.
+    """
+    prevs = _neighbours(pipe, history, stage, parts, dict)
+    out = _control(pipe, name, stage)
+    for k, (lane, prev, regs) in enumerate(zip(stage.lanes, prevs, out.lanes)):
+        for field, shape in fields.items():
+            setattr(regs, field, pipe.data(f"{name}{k}_{field}", getattr(lane, field), shape))
+        regs.prev = {field: pipe.data(f"{name}{k}_prev_{field}", value, len(Value.cast(value)))
+                     for field, value in prev.items()}
+    return out
+
+
+def _class(pipe, name, a, data=True):
+    """The stage (named ``name``) of the byte's class, from stage ``A``: per lane ``asc``,
+    ``cont``, ``lead2``, ``lead34``, ``startkind``, ``d`` (unless not ``data``: then ``d_a``,
+    stage ``A``'s), and ``p`` (stage ``A``'s predicates, for the stage's own use)."""
+    stage = _control(pipe, name, a)
+    for k, (lane, regs) in enumerate(zip(a.lanes, stage.lanes)):
+        member = lambda set_name: CLASSIFIER.member(lane.p, set_name)
+        regs.p, regs.d_a = lane.p, lane.d
+        _pass(pipe, f"{name}{k}", SimpleNamespace(
+            asc=member("ascii"), cont=member("q0") | member("q1"), lead2=member("lead2"),
+            lead34=member("lead34"), d=lane.d,
+            startkind=kind_of(*((member(set_name), kind)
+                                for set_name, kind in _START_ERROR_SETS))), regs, data)
+    return stage
+
+
+def _second_byte(pipe, name, stage, prevs):
+    """Whether each lane's byte is an allowed second byte of the lead before it (``ok2_{length}``)
+    or a range error of that lead (``rerr{length}``, ``rclass{length}``): from the previous
+    byte's lead codes (``prevs``: per lane a dict of terms or codes, see :func:`_lead_code`) and
+    the byte's continuation code (``q``, or its predicates ``p``).
+
+    Without the neighbour stages ``stage`` is the class stage itself, which this completes (and
+    returns); with them, ``stage`` is ``B2`` and this makes the stage ``name`` after it, with
+    the class facts passed on."""
+    one = not split_neighbours(len(stage))
+    out_stage = stage if one else _control(pipe, name, stage)
+    for k, (lane, prev, out) in enumerate(zip(stage.lanes, prevs, out_stage.lanes)):
+        if one:
+            q = Cat(CLASSIFIER.member(lane.p, "q0"), CLASSIFIER.member(lane.p, "q1"))
+        else:
+            q = lane.q
+            _pass(pipe, f"{name}{k}", lane, out)
         for length in (2, 3, 4):
             code = _lead_code(prev, length)
             table = second_byte_table(length)
             allowed = any_of((code == c) & (q == qv)
                              for (c, qv), (ok, _) in table.items() if ok)
-            setattr(regs, f"ok2_{length}", pipe.data(f"b{k}_ok2_{length}", allowed))
+            setattr(out, f"ok2_{length}", pipe.data(f"{name}{k}_ok2_{length}", allowed))
             errors = [(code == c) & (q == qv) for (c, qv), (ok, _) in table.items() if not ok]
             if errors:
                 # A range error: the previous byte is a lone lead, this a continuation byte
                 # outside its second-byte range; and which of the length's restricted lead
                 # classes the lead is (stage C turns that into the error's kind).
                 classes = _restricted_classes(length)
-                setattr(regs, f"rerr{length}", pipe.data(f"b{k}_rerr{length}", any_of(errors)))
+                setattr(out, f"rerr{length}",
+                        pipe.data(f"{name}{k}_rerr{length}", any_of(errors)))
                 index = any_of(Mux(code == c, i, 0) for i, (c, _) in enumerate(classes))
                 width = (len(classes) - 1).bit_length()
-                setattr(regs, f"rclass{length}",
-                        pipe.data(f"b{k}_rclass{length}", index, width) if width else 0)
-        regs.d = pipe.data(f"b{k}_d", lane.d, 7)
-    return stage
+                setattr(out, f"rclass{length}",
+                        pipe.data(f"{name}{k}_rclass{length}", index, width) if width else 0)
+        if one:
+            out.d = pipe.data(f"{name}{k}_d", lane.d_a, 7)
+    return out_stage
 
 
 def stage_c(pipe, b, surrogateescape):
@@ -399,13 +512,25 @@ def stage_c(pipe, b, surrogateescape):
 
 def stage_d(pipe, c, surrogateescape):
     """Stage ``D``: what the byte does to the prefix pending before it; the burst."""
+    if not split_neighbours(len(c)):
+        prevs = _neighbours(pipe, "dh", c,
+                            [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc,
+                              "need1": lane.need1} for lane in c.lanes],
+                            lambda parts: {"pend": parts["pend0"] | parts["sc"],
+                                           "sc": parts["sc"], "anyc": parts["anyc"],
+                                           "need1": parts["need1"]})
+    else:
+        # `C2`: the prefix pending before each byte, in registers of its own.
+        fields = {"asc": 1, "cont": 1, "ok2l2": 1, "ok2": 1, "pend0": 1, "sc": 1, "ns": 1,
+                  "rkind": ErrorKind, "startkind": ErrorKind, "d": 7}
+        if surrogateescape:
+            fields.update(extlb=1, extlc=1)
+        c = _neighbour_stage(pipe, "c2", "dh", c, fields,
+                             [{"pend": lane.pend0 | lane.sc, "sc": lane.sc, "anyc": lane.anyc,
+                               "need1": lane.need1} for lane in c.lanes])
+        prevs = [lane.prev for lane in c.lanes]
     stage = _control(pipe, "d", c)
     lanes = stage.lanes
-    prevs = _neighbours(pipe, "dh", c,
-                        [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc,
-                          "need1": lane.need1} for lane in c.lanes],
-                        lambda parts: {"pend": parts["pend0"] | parts["sc"], "sc": parts["sc"],
-                                       "anyc": parts["anyc"], "need1": parts["need1"]})
     for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, lanes)):
         completes = prev["need1"] & lane.cont       # a sequence of 3 or 4 bytes
         # The byte's own output is a scalar: ASCII (`asc`), or the last byte of a sequence of
@@ -435,7 +560,43 @@ def stage_d(pipe, c, surrogateescape):
             regs.d = pipe.held(f"d{k}_d", lane.d, ~lane.nv, 7)
         else:
             regs.d = pipe.data(f"d{k}_d", lane.d, 7)
+            # Where stage E takes the bytes before this one from (see `_window`), chosen a stage
+            # ahead from the lanes' valid flags.
+            regs.wsel = [pipe.data(f"d{k}_wsel{i}", _window_source(c, k, i), 2)
+                         for i in range(1, 4)]
+    if len(c) > 1:
+        # The same for stage E's `recent` after the beat: the bytes before a lane N (a bubble's
+        # sources are the history's own entries: it keeps them).
+        stage.rsel = [pipe.data(f"d_rsel{i}", _window_source(c, len(c), i), 2)
+                      for i in range(1, 4)]
     return stage
+
+
+def _window_source(stage, k, i):
+    """Where the ``i``-th latest valid byte before lane ``k`` of the beat in ``stage`` is: 0 in
+    lane k-i, j > 0 in entry j-1 of the history (the latest bytes before the beat): ``i`` less
+    the valid lanes among k-1 .. k-i+1, or 0 if lane k-i is valid. A right-aligned beat's valid
+    lanes are a suffix, so with ``a``, ``b``, ``c`` the valid flags of lanes k-1, k-2, k-3
+    (``c`` implies ``b``, ``b`` implies ``a``) each bit is a small AND-OR (written without
+    constants, which synthesis would turn into a synchronous reset and a LUT level more)."""
+    a, b, c = (~stage.lanes[k - m].nv if k - m >= 0 else Const(0, 1) for m in (1, 2, 3))
+    if i == 1:
+        return Cat(~a, Const(0, 1))
+    if i == 2:
+        return Cat(a & ~b, ~a)
+    return Cat((b & ~c) | ~a, ~b)
+
+
+def _window(sources, k, lanes, history):
+    """The latest valid bytes before lane ``k`` (latest first), by their registered
+    ``sources`` (see :func:`_window_source`): a 4:1 multiplexer each, of lane k-i and the
+    history's entries (``lanes``: the beat's bytes; ``history``: the latest bytes before it)."""
+    out = []
+    for i, source in enumerate(sources, start=1):
+        width = len(Value.cast(history[i - 1]))
+        own = lanes[k - i][:width] if k - i >= 0 else Const(0, width)
+        out.append(_mux_tree(source, [own, *(Value.cast(h)[:width] for h in history[:3])]))
+    return out
 
 
 def before(k, count, stage, lanes, history):
@@ -465,7 +626,8 @@ def stage_e(pipe, d, surrogateescape):
     ``last``, ``kind`` (its own output's ErrorKind), ``c6`` (bit 6 of its scalar), ``d`` (its
     data) and ``w`` (the data of the 1, 2, 3 bytes before it), and the items of the bursts of
     later lanes of the same beat that land in its slot (``in_i1``, ``in_btrunc``, ``in_rkind``,
-    with surrogateescape ``in_i2``, ``in_i3``). The stage's ``recent`` is the data of the three
+    with surrogateescape ``in_i2``, ``in_i3``). The stage's ``recent`` (``recents[k]``: the copy
+    lane k uses) is the data of the three
     latest valid bytes up to and including the beat (latest first).
     """
     count = len(d)
@@ -477,12 +639,26 @@ def stage_e(pipe, d, surrogateescape):
     # (With surrogateescape the third byte before a byte may be escaped by a burst: 7 bits.)
     third = wide if surrogateescape else 3
     widths = [7, wide, wide, 3] if count == 1 else [7, wide, third]
-    recent = [pipe.register(f"e_recent{j}", width) for j, width in enumerate(widths)]
-    updated = before(count, len(recent), d, [lane.d for lane in d.lanes], recent)
-    for reg, value in zip(recent, updated):
-        with pipe.m.If(pipe.enable(len(reg))):
-            pipe.m.d.sync += reg.eq(keep(~d.bubble, value, reg))
-    stage.recent = recent
+    # With several lanes, one copy of `recent` per group of RECENT_GROUP lanes: any lane can be
+    # the first valid one of a beat and take its window from `recent`, and one copy for all
+    # would fan out to three multiplexers per lane. (Each copy keeps its own value in bubbles,
+    # so synthesis cannot merge them.)
+    copies = []
+    for copy in range((count + RECENT_GROUP - 1) // RECENT_GROUP):
+        suffix = f"_{copy}" if copy else ""
+        recent = [pipe.register(f"e_recent{j}{suffix}", width)
+                  for j, width in enumerate(widths)]
+        if count == 1:
+            updated = before(count, len(recent), d, [lane.d for lane in d.lanes], recent)
+            updated = [keep(~d.bubble, value, reg) for reg, value in zip(recent, updated)]
+        else:
+            updated = _window(d.rsel, count, [lane.d for lane in d.lanes], recent)
+        for reg, value in zip(recent, updated):
+            with pipe.m.If(pipe.enable(len(reg))):
+                pipe.m.d.sync += reg.eq(value)
+        copies.append(recent)
+    stage.recent = copies[0]
+    stage.recents = [copies[k // RECENT_GROUP] for k in range(count)]
     for k, (lane, regs) in enumerate(zip(d.lanes, lanes)):
         nv = lane.nv
         regs.showc = pipe.fact(f"e{k}_showc", lane.asc | lane.multi, nv)
@@ -502,7 +678,7 @@ def stage_e(pipe, d, surrogateescape):
         else:
             # The data of the bytes before it (registered: they are chosen by the lanes'
             # valid flags), and its own.
-            window = before(k, 3, d, [lane.d for lane in d.lanes], recent)
+            window = _window(lane.wsel, k, [lane.d for lane in d.lanes], stage.recents[k])
             regs.w = [pipe.data(f"e{k}_w{i}", value, width)
                       for i, (value, width) in enumerate(zip(window, [wide, wide, third]),
                                                          start=1)]

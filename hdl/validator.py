@@ -8,7 +8,8 @@ from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .decoder import check_lanes
-from .decoder_lane import _control, _neighbours, kind_of, stage_a, stage_align, stage_b, stage_c
+from .decoder_lane import (_control, _neighbour_stage, _neighbours, kind_of, lane_stages,
+                           split_neighbours, stage_a, stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import ChunkedSum
@@ -42,12 +43,21 @@ def stage_errors(pipe, c):
     covers, a prefix cut short by ``last``), its kind ``okind`` and how far back its first byte is
     (``oback``: 0, or 0..2 for a cut prefix the byte belongs to); ``byte`` (the lane holds one).
     """
+    if not split_neighbours(len(c)):
+        prevs = _neighbours(pipe, "vh", c,
+                            [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
+                             for lane in c.lanes],
+                            lambda parts: {"pend": parts["pend0"] | parts["sc"],
+                                           "sc": parts["sc"], "anyc": parts["anyc"]})
+    else:
+        # As the decoder's: the prefix pending before each byte in a stage of its own (`C2`).
+        c = _neighbour_stage(pipe, "c2", "vh", c,
+                             {"cont": 1, "ok2": 1, "pend0": 1, "sc": 1, "anyc": 1, "ns": 1,
+                              "rkind": ErrorKind, "startkind": ErrorKind},
+                             [{"pend": lane.pend0 | lane.sc, "sc": lane.sc, "anyc": lane.anyc}
+                              for lane in c.lanes])
+        prevs = [lane.prev for lane in c.lanes]
     stage = _control(pipe, "v", c)
-    prevs = _neighbours(pipe, "vh", c,
-                        [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
-                         for lane in c.lanes],
-                        lambda parts: {"pend": parts["pend0"] | parts["sc"], "sc": parts["sc"],
-                                       "anyc": parts["anyc"]})
     for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, stage.lanes)):
         nv = lane.nv
         unc = lane.cont & ~lane.ok2 & ~prev["anyc"]
@@ -187,15 +197,15 @@ class Utf8Validator(CheckedComponent):
     ``o.valid`` and ``o.payload`` are one LUT (a 2:1 multiplexer) of flip-flops; ``i.ready`` is a
     flip-flop.
 
-    Cost (measured, median of nextpnr seeds 1-3 unless stated, 32-bit sums, 8-bit chunks, in the
-    port harness of ``utf8-gateware synth``): ECP5-25F-6, 16 lanes, seed 1: 211.0 MHz,
-    2460 LUT4 and 2399 flip-flops (the decoder: 191.8 MHz, 4721 and 4097); 8 lanes, seed 1:
-    217.7 MHz, 1426 LUT4 (the decoder: 225.6 MHz, 2185). iCE40 UP5K: one lane 69.3 MHz,
-    729 LCs; four lanes 71.5 MHz, 1155 LCs (the decoder: 160.7 MHz and 204 LCs; 93.5 MHz and
-    959 LCs). On the UP5K the sums' fixed cost (two 32-bit sums, their resolving stage, the
-    69-bit verdict and its skid register: about 400 flip-flops) and its slow routing to and from
-    carry chains dominate; the validator is the smaller, faster core only from eight lanes up, on
-    the ECP5.
+    Cost (measured, nextpnr seed 1, 32-bit sums, 8-bit chunks, in the port harness of
+    ``utf8-gateware synth``): ECP5-25F-6, 16 lanes: 221.0 MHz, 2131 LUT4 and 3009 flip-flops
+    (the decoder, median of seeds 1-3: 240.4 MHz, 3857 and 5214); 8 lanes: 223.1 MHz, 1138
+    LUT4 (the decoder: 273.0 MHz, 1778): the sums' carry chains are its critical paths, so it
+    is smaller but no longer faster than the decoder. iCE40 UP5K: one lane 69.3 MHz, 729 LCs;
+    four lanes 68.8 MHz, 1155 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs).
+    On the UP5K the sums' fixed cost (two 32-bit sums, their resolving stage, the 69-bit
+    verdict and its skid register: about 400 flip-flops) and its slow routing to and from carry
+    chains dominate.
 
     Latency and throughput
     ----------------------
@@ -203,9 +213,9 @@ class Utf8Validator(CheckedComponent):
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
     message's ``last`` beat: 9 + c with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
     ``P3``, ``R1`` .. ``Rc`` (``R1`` is loaded with ``M``'s next state), the verdict slot); with
-    N lanes also log2(N) tree stages and the decoder's align stages (1 for 2 or 4 lanes, 2 for 8
-    or 16). With the default parameters (c = 3): 12, 14, 15, 17, 18 cycles for 1, 2, 4, 8, 16
-    lanes.
+    N lanes also log2(N) tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8
+    or 16) and from 8 lanes on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``).
+    With the default parameters (c = 3): 12, 14, 15, 20, 21 cycles for 1, 2, 4, 8, 16 lanes.
     """
 
     @classmethod
@@ -251,7 +261,7 @@ class Utf8Validator(CheckedComponent):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
-        return align + 9 + tree + (counter_width - 1) // carry_chunk
+        return align + lane_stages(lanes) + 5 + tree + (counter_width - 1) // carry_chunk
 
     def elaborate(self, platform):
         m = Module()

@@ -9,10 +9,14 @@ with a C++ *driver* (one translation unit) by the host C++ compiler, and cached.
   ``cxxrtl_design::p_top``) plus any ``defines``. The board simulation reuses this with its own
   driver.
 * :class:`StreamModel` / :func:`build_stream_model` -- a core with one input stream ``i`` and one
-  output stream ``o`` (see ``cxxrtl_stream_driver.cc``): items go in from a binary file as fast
-  as they are accepted (optionally with seeded random source gaps and sink stalls; by default the
-  sink is always ready), outputs come back as a binary file, plus the cycle count from the first
-  input transfer to the last output transfer.
+  output stream ``o`` (see ``cxxrtl_stream_driver.cc``), payloads of any width up to 512 bits:
+  items go in as fast as they are accepted (optionally with seeded random source gaps and sink
+  stalls; by default the sink is always ready), outputs come back, plus the cycle count from the
+  first input transfer to the last output transfer. :meth:`StreamModel.run` goes through files;
+  :meth:`StreamModel.stream` pipes chunks through one model process and yields the outputs as
+  they come (constant memory). A multi-lane core (input ``data``/``count``, output ``lanes`` of
+  items with ``valid``) takes bare items, which the driver packs into beats, and gives one item
+  per valid lane, so its results look like a one-lane core's.
 
 Caching: executables live in ``platformdirs.user_cache_dir("utf8-gateware")/cxxrtl`` (or
 ``$UTF8_GATEWARE_CACHE_DIR/cxxrtl``), named by a SHA-256 of the generated C++, the driver source,
@@ -47,6 +51,7 @@ import time
 from pathlib import Path
 
 from amaranth.hdl import Shape
+from amaranth.lib import data
 from amaranth.back import rtlil
 
 from utf8_gateware.toolchain import (CompilerNotFoundError, ToolError, compiler_identity,
@@ -57,7 +62,7 @@ __all__ = [
     "CompilerNotFoundError", "CompiledSimError",
     "find_compiler", "have_compiler", "cache_dir", "runtime_include_dir",
     "mangle", "strip_src", "generate_cxxrtl", "build_cxxrtl",
-    "StreamModel", "StreamResult", "build_stream_model",
+    "StreamModel", "StreamResult", "StreamSession", "build_stream_model",
     "STATS",
 ]
 
@@ -248,23 +253,29 @@ def build_cxxrtl(design, driver_source, name, *, top="top", ports=None, defines=
 # Stream cores
 
 def _item_bytes(width):
+    """Bytes of an item of ``width`` bits in the driver's files: 1, 2, 4 or 8 up to 64 bits,
+    else a multiple of 8 (at most 64 bytes)."""
     for size in (1, 2, 4, 8):
         if width <= 8 * size:
             return size
-    raise ValueError(f"payloads wider than 64 bits are not supported (got {width})")
+    size = -(-width // 64) * 8
+    if size > 64:
+        raise ValueError(f"payloads wider than 512 bits are not supported (got {width})")
+    return size
 
 
 class StreamResult:
     """Output of :meth:`StreamModel.run`: ``data`` (raw output items, ``out_bytes`` each,
     little-endian) and the driver's statistics: ``cycles`` (first input transfer to last output
-    transfer, both included), ``total_cycles``, ``inputs``, ``outputs``, ``messages``,
-    ``cpu_ns`` / ``elapsed_ns`` (processor / wall time of the simulation loop)."""
+    transfer, both included), ``total_cycles``, ``inputs`` (items), ``beats``, ``outputs``,
+    ``messages``, ``cpu_ns`` / ``elapsed_ns`` (processor / wall time of the simulation loop)."""
     def __init__(self, data, stats, out_bytes):
         self.data = data
         self.out_bytes = out_bytes
         self.cycles = stats["cycles"]
         self.total_cycles = stats["total_cycles"]
         self.inputs = stats["inputs"]
+        self.beats = stats.get("beats", self.inputs)
         self.outputs = stats["outputs"]
         self.messages = stats["messages"]
         self.elapsed_ns = stats["elapsed_ns"]
@@ -280,36 +291,40 @@ class StreamResult:
                 f"total_cycles={self.total_cycles})")
 
 
+def _parse_stats(line):
+    return {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", line)}
+
+
 class StreamModel:
     """A compiled model of a stream core (built by :func:`build_stream_model`).
 
     ``in_width`` / ``out_width``: payload widths; ``in_last_bit`` / ``out_last_bit``: bit of
-    ``last`` in each payload; ``out_bytes``: bytes per output item in the result.
+    ``last`` in each payload. Lanes (see the driver): ``in_lanes`` (0, or N for an input beat of
+    N items with ``count`` at ``in_count_bit``, item ``k`` at bits ``k * in_lane_width``..),
+    ``out_lanes`` (0, or N for an output payload of N lanes of ``out_lane_width`` bits, each with
+    ``valid`` at ``out_lane_valid_bit``: each valid lane is one item of the result, its ``valid``
+    bit replaced by ``last``). ``out_bytes``: bytes per output item in the result.
     """
-    def __init__(self, executable, *, in_width, out_width, in_last_bit, out_last_bit):
+    def __init__(self, executable, *, in_width, out_width, in_last_bit, out_last_bit,
+                 in_lanes=0, in_count_bit=0, in_lane_width=0,
+                 out_lanes=0, out_lane_width=0, out_lane_valid_bit=0):
         self.executable = Path(executable)
         self.in_width = in_width
         self.out_width = out_width
         self.in_last_bit = in_last_bit
         self.out_last_bit = out_last_bit
-        self.out_bytes = _item_bytes(out_width)
+        self.in_lanes, self.in_count_bit, self.in_lane_width = in_lanes, in_count_bit, in_lane_width
+        self.out_lanes, self.out_lane_width = out_lanes, out_lane_width
+        self.out_lane_valid_bit = out_lane_valid_bit
+        self.out_bytes = _item_bytes(out_lane_width if out_lanes else out_width)
 
-    def run(self, items, *, in_bytes=None, auto_last=True, gaps=0.0, stalls=0.0, seed=1,
-            max_idle=100000, timeout=None, progress=None, progress_every=1 << 20):
-        """Stream ``items`` through the model.
-
-        ``items`` is the input as bytes (``in_bytes`` little-endian bytes per item), or a path
-        of a file holding them. With ``auto_last`` the driver sets ``last`` on the final item
-        (so a file of raw payload bits without ``last`` is one message); otherwise the items
-        carry their own ``last`` bits. ``gaps`` / ``stalls`` (0..1) are probabilities of an idle
-        source / a not-ready sink in a cycle, seeded by ``seed``. ``progress(n)`` (optional) is
-        called with the number of input items newly transferred, every ``progress_every`` items
-        and at the end. Returns a :class:`StreamResult`. Raises :class:`CompiledSimError` if the
-        model gets stuck (no transfer for ``max_idle`` cycles), fails, or takes longer than
-        ``timeout`` seconds.
-        """
+    def _command(self, in_path, out_path, *, in_bytes, auto_last, lanes, gaps, stalls, seed,
+                 max_idle, progress_every):
         if in_bytes is None:
-            in_bytes = _item_bytes(self.in_width - (1 if auto_last else 0))
+            if lanes and self.in_lanes:
+                in_bytes = self.in_lane_width // 8
+            else:
+                in_bytes = _item_bytes(self.in_width - (1 if auto_last else 0))
         options = {
             "in-bytes": in_bytes, "out-bytes": self.out_bytes,
             "in-last-bit": self.in_last_bit, "out-last-bit": self.out_last_bit,
@@ -317,8 +332,34 @@ class StreamModel:
             "gaps": min(65535, int(round(gaps * 65536))),
             "stalls": min(65535, int(round(stalls * 65536))),
             "seed": seed, "max-idle": max_idle,
-            "progress": progress_every if progress is not None else 0,
+            "progress": progress_every,
         }
+        if lanes and self.in_lanes:
+            options.update({"in-lanes": self.in_lanes, "in-count-bit": self.in_count_bit})
+        if self.out_lanes:
+            options.update({"out-lanes": self.out_lanes, "out-lane-width": self.out_lane_width,
+                            "out-lane-valid-bit": self.out_lane_valid_bit})
+        command = [str(self.executable), str(in_path), str(out_path)]
+        for key, value in options.items():
+            command += [key, str(value)]
+        return command
+
+    def run(self, items, *, in_bytes=None, auto_last=True, lanes=True, gaps=0.0, stalls=0.0,
+            seed=1, max_idle=100000, timeout=None, progress=None, progress_every=1 << 20):
+        """Stream ``items`` through the model.
+
+        ``items`` is the input as bytes (``in_bytes`` little-endian bytes per item), or a path
+        of a file holding them. With ``auto_last`` the driver sets ``last`` on the final beat
+        (so a file of raw payload bits without ``last`` is one message); otherwise the items
+        carry their own ``last`` bits. With ``lanes`` (and a core with input lanes) the items
+        are the lanes' items (e.g. bytes), packed N to a beat by the driver; otherwise each item
+        is a whole payload. ``gaps`` / ``stalls`` (0..1) are probabilities of an idle source / a
+        not-ready sink in a cycle, seeded by ``seed``. ``progress(n)`` (optional) is called with
+        the number of input items newly transferred, every ``progress_every`` items and at the
+        end. Returns a :class:`StreamResult`. Raises :class:`CompiledSimError` if the model gets
+        stuck (no transfer for ``max_idle`` cycles), fails, or takes longer than ``timeout``
+        seconds.
+        """
         with tempfile.TemporaryDirectory(prefix="utf8-gateware-run-") as tmp:
             if isinstance(items, (bytes, bytearray, memoryview)):
                 in_path = Path(tmp, "in.bin")
@@ -327,9 +368,10 @@ class StreamModel:
                 in_path = Path(items)
             out_path = Path(tmp, "out.bin")
             err_path = Path(tmp, "err.txt")
-            command = [str(self.executable), str(in_path), str(out_path)]
-            for key, value in options.items():
-                command += [key, str(value)]
+            command = self._command(in_path, out_path, in_bytes=in_bytes, auto_last=auto_last,
+                                    lanes=lanes, gaps=gaps, stalls=stalls, seed=seed,
+                                    max_idle=max_idle,
+                                    progress_every=progress_every if progress else 0)
             stats_line, done = None, 0
             deadline = None if timeout is None else time.monotonic() + timeout
             with open(err_path, "w") as err_file:
@@ -357,18 +399,122 @@ class StreamModel:
                             timer.cancel()
                         if process.poll() is None:
                             process.kill()
-            if deadline is not None and time.monotonic() >= deadline and returncode != 0:
-                raise CompiledSimError(f"compiled model timed out after {timeout} s")
-            if returncode != 0:
-                raise CompiledSimError(
-                    f"compiled model failed (exit {returncode}): "
-                    f"{tail(err_path.read_text(), 3)}")
-            if stats_line is None:
-                raise CompiledSimError("compiled model printed no statistics")
-            stats = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", stats_line)}
+            timed_out = deadline is not None and time.monotonic() >= deadline
+            stats = self._check_exit(returncode, stats_line, err_path.read_text(), timed_out,
+                                     timeout)
             if progress is not None and stats["inputs"] > done:
                 progress(stats["inputs"] - done)
             return StreamResult(out_path.read_bytes(), stats, self.out_bytes)
+
+    @staticmethod
+    def _check_exit(returncode, stats_line, errors, timed_out, timeout):
+        if timed_out and returncode != 0:
+            raise CompiledSimError(f"compiled model timed out after {timeout} s")
+        if returncode != 0:
+            raise CompiledSimError(f"compiled model failed (exit {returncode}): {tail(errors, 3)}")
+        if stats_line is None:
+            raise CompiledSimError("compiled model printed no statistics")
+        return _parse_stats(stats_line)
+
+    def stream(self, chunks, *, in_bytes=None, auto_last=True, lanes=True, gaps=0.0,
+               stalls=0.0, seed=1, max_idle=100000, progress=None, progress_every=1 << 20,
+               block=1 << 16):
+        """Like :meth:`run`, incrementally: ``chunks`` (an iterable of bytes, read as the model
+        consumes them) go in through a pipe, and the returned :class:`StreamSession` yields the
+        output as it comes, in blocks of whole items. One model process serves the whole input
+        (the message's ``last`` only on its final item), so memory does not grow with it."""
+        command = self._command("-", "-", in_bytes=in_bytes, auto_last=auto_last, lanes=lanes,
+                                gaps=gaps, stalls=stalls, seed=seed, max_idle=max_idle,
+                                progress_every=progress_every if progress else 0)
+        return StreamSession(command, chunks, self.out_bytes, progress, block)
+
+
+class StreamSession:
+    """A running :meth:`StreamModel.stream`: iterate over it for the output blocks (bytes, each
+    a whole number of items); then :attr:`result` is the :class:`StreamResult` (with empty
+    ``data``). A thread writes the input chunks into the model's standard input and another
+    collects its standard error (progress, statistics, messages), so neither pipe can block
+    the other; ``progress`` is called from the iterating thread."""
+    def __init__(self, command, chunks, out_bytes, progress, block):
+        self._command, self._chunks, self._progress = command, chunks, progress
+        self._out_bytes, self._block = out_bytes, block
+        self.result = None
+
+    def __iter__(self):
+        try:
+            process = subprocess.Popen(self._command, stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as error:
+            raise CompiledSimError(f"cannot run the compiled model: {error}") from None
+        state = {"done": 0, "stats": None, "lines": [], "feed_error": None}
+
+        def feed():
+            try:
+                for chunk in self._chunks:
+                    process.stdin.write(chunk)
+            except (BrokenPipeError, OSError):
+                pass   # the model stopped early: its exit status says why
+            except BaseException as error:   # an error of the caller's iterable
+                state["feed_error"] = error
+                process.kill()
+            finally:
+                try:
+                    process.stdin.close()
+                except OSError:
+                    pass
+
+        def collect():
+            for raw in process.stderr:
+                line = raw.decode(errors="replace")
+                if line.startswith("progress "):
+                    state["done"] = int(line.split()[1])
+                elif line.startswith("cycles="):
+                    state["stats"] = line
+                else:
+                    state["lines"].append(line)
+                    del state["lines"][:-5]
+
+        threads = [threading.Thread(target=feed, daemon=True),
+                   threading.Thread(target=collect, daemon=True)]
+        for thread in threads:
+            thread.start()
+        reported, rest = 0, b""
+        try:
+            fd = process.stdout.fileno()
+            while True:
+                block = os.read(fd, self._block)
+                if not block:
+                    break
+                block, rest = rest + block, b""
+                cut = len(block) - len(block) % self._out_bytes
+                if cut < len(block):
+                    block, rest = block[:cut], block[cut:]
+                if self._progress is not None and state["done"] > reported:
+                    self._progress(state["done"] - reported)
+                    reported = state["done"]
+                if block:
+                    yield block
+            returncode = process.wait()
+            for thread in threads:
+                thread.join()
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            for pipe in (process.stdin, process.stdout, process.stderr):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+        if state["feed_error"] is not None:
+            raise state["feed_error"]
+        if rest:
+            raise CompiledSimError("compiled model wrote a partial output item")
+        stats = StreamModel._check_exit(returncode, state["stats"], "".join(state["lines"]),
+                                        False, None)
+        if self._progress is not None and stats["inputs"] > reported:
+            self._progress(stats["inputs"] - reported)
+        self.result = StreamResult(b"", stats, self._out_bytes)
 
 
 def _single_pass_defines(source):
@@ -411,18 +557,50 @@ def _stream_port_info(core, port):
         last_bit = layout["last"].offset
     except (KeyError, TypeError):
         raise ValueError(f"the payload of stream {port!r} has no `last` field") from None
-    return width, last_bit
+    return layout, width, last_bit
 
 
-def build_stream_model(core, name):
+def _lane_info(in_layout, out_layout):
+    """The lane options of :class:`StreamModel` that the payload layouts allow: an input with
+    ``data`` and ``count`` (``range(N + 1)``, N > 1: a beat of N items), an output with
+    ``lanes`` (an array of N structs with a ``valid`` field)."""
+    info = {}
+    fields = dict(in_layout) if isinstance(in_layout, data.StructLayout) else {}
+    if "data" in fields and "count" in fields:
+        shape = fields["count"].shape
+        lanes = len(shape) - 1 if isinstance(shape, range) else 0
+        width = Shape.cast(fields["data"].shape).width
+        if lanes > 1 and width % lanes == 0 and (width // lanes) % 8 == 0 \
+                and fields["data"].offset == 0:
+            info.update(in_lanes=lanes, in_count_bit=fields["count"].offset,
+                        in_lane_width=width // lanes)
+    fields = dict(out_layout) if isinstance(out_layout, data.StructLayout) else {}
+    if "lanes" in fields and isinstance(fields["lanes"].shape, data.ArrayLayout):
+        array_layout = fields["lanes"].shape
+        element = array_layout.elem_shape
+        if (fields["lanes"].offset == 0 and isinstance(element, data.StructLayout)
+                and "valid" in dict(element) and element.size <= 56):
+            info.update(out_lanes=array_layout.length, out_lane_width=element.size,
+                        out_lane_valid_bit=element["valid"].offset)
+    return info
+
+
+def build_stream_model(core, name, *, netlist=None):
     """Compile the stream core ``core`` (a :class:`wiring.Component` with streams ``i`` and
-    ``o`` whose struct payloads have a ``last`` field, at most 64 bits wide); returns a
-    :class:`StreamModel`. ``name`` names the cached executable (e.g. ``"decoder-replace"``)."""
+    ``o`` whose struct payloads have a ``last`` field, at most 512 bits wide); returns a
+    :class:`StreamModel`. A multi-lane payload (``data``/``count`` in, an array of ``lanes``
+    with ``valid`` out) gets the driver's lane options. ``name`` names the cached executable
+    (e.g. ``"decoder-replace"``).
+
+    ``netlist`` (optional): RTLIL text to compile instead of ``core``'s own, e.g. the core after
+    synthesis (:mod:`.postsynth`); its top module ``top`` must have ``core``'s flattened port
+    names (``clk``, ``rst``, ``i__valid``, ``i__payload``, ...), and ``core`` still gives the
+    payload layouts."""
     find_compiler()  # without one, fail before elaborating anything
-    in_width, in_last = _stream_port_info(core, "i")
-    out_width, out_last = _stream_port_info(core, "o")
-    if in_width > 64 or out_width > 64:
-        raise ValueError("stream payloads wider than 64 bits are not supported")
+    in_layout, in_width, in_last = _stream_port_info(core, "i")
+    out_layout, out_width, out_last = _stream_port_info(core, "o")
+    if in_width > 512 or out_width > 512:
+        raise ValueError("stream payloads wider than 512 bits are not supported")
     defines = {
         "DUT_CLK": mangle("clk"),
         "DUT_I_VALID": mangle("i__valid"), "DUT_I_READY": mangle("i__ready"),
@@ -430,7 +608,7 @@ def build_stream_model(core, name):
         "DUT_O_VALID": mangle("o__valid"), "DUT_O_READY": mangle("o__ready"),
         "DUT_O_PAYLOAD": mangle("o__payload"),
     }
-    text = rtlil.convert(core, name="top")
+    text = rtlil.convert(core, name="top") if netlist is None else netlist
     if re.search(r"^\s*wire .*\binput \d+\s+\\rst$", text, re.M):
         defines["DUT_RST"] = mangle("rst")
     if not re.search(r"^\s*wire .*\binput \d+\s+\\clk$", text, re.M):
@@ -439,5 +617,6 @@ def build_stream_model(core, name):
     exe = build_cxxrtl(text, driver, name, top="top", defines=defines,
                        design_defines=_single_pass_defines)
     return StreamModel(exe, in_width=in_width, out_width=out_width,
-                       in_last_bit=in_last, out_last_bit=out_last)
+                       in_last_bit=in_last, out_last_bit=out_last,
+                       **_lane_info(in_layout, out_layout))
 

@@ -1,4 +1,4 @@
-"""One call to decode or encode a whole message with any engine.
+"""One call to decode, encode or validate a whole message with any engine, whole or streamed.
 
 Engines:
 
@@ -8,7 +8,20 @@ Engines:
     The core in Amaranth's simulator (:func:`.testbench.run_stream`); slow, always available.
 ``"compiled"``
     The core compiled with CXXRTL (:mod:`.compiled`); needs a C++ compiler. Inputs and outputs
-    travel through files, so inputs of many megabytes are fine.
+    travel through pipes (streams, :func:`decode`) or files (:func:`encode`), so inputs of many
+    megabytes are fine.
+
+Streams: :func:`decode_stream`, :func:`encode_stream` and :func:`validate` take the message as
+an iterable of chunks and give their results chunk by chunk, in memory that does not grow with
+the input: the reference engine feeds the model chunk by chunk (with an ASCII fast path: a run
+of 64 or more ASCII bytes is that many scalar values equal to the bytes, the first row of Table
+3-7, and skips the per-byte loop; see :class:`_ReferenceStream`); the compiled engine runs one
+model process for
+the whole message and pipes the chunks through it (:meth:`.compiled.StreamModel.stream`); the
+python engine collects the message first (it is for small inputs).
+
+Lanes: ``lanes=N`` runs the decoder or validator built with N lanes, fed beats of N bytes (every
+beat full but the final one); the results are identical to ``lanes=1`` (only ``cycles`` differs).
 
 The whole input is one message: ``last`` is set on its final item. An empty input gives an empty
 output without simulating anything (``cycles`` is then 0; it is ``None`` for the reference).
@@ -24,25 +37,33 @@ error beats back to input indices on the host: it knows how many beats every uni
 for a scalar value, by its magnitude; 3 for a replaced unit (EF BF BD); 1 for an escaped
 surrogate U+DC80..U+DCFF under ``surrogateescape``; 1 marker beat under ``strict``), walks the
 units accumulating beat offsets and assigns each error beat to the unit whose beats start there.
-With ``errors="strict"`` the marker beats are removed from ``data``.
+With ``errors="strict"`` the marker beats are removed from ``data``. :func:`encode_stream` cannot
+walk units it no longer holds; it relies on the error beats coming in the order of the invalid
+units, one each, and checks each one's kind (:func:`_encoded_blocks`).
 """
 
 import array
+import collections
 import functools
 import gc
 import re
+import sys
 from typing import NamedTuple, Optional
 
-from utf8_gateware.hdl.decoder import Utf8Decoder
+from utf8_gateware.hdl.decoder import LANES, Utf8Decoder, check_lanes
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind, check_policy
-from utf8_gateware.hdl.layouts import CodepointLayout, EncodedByteLayout
+from utf8_gateware.hdl.layouts import (CodepointLaneLayout, CodepointLayout, EncodedByteLayout,
+                                       codepoint_beat_layout)
+from utf8_gateware.hdl.validator import Utf8Validator, verdict_layout
 from . import reference
 from .reference import Decoded
 
 
-__all__ = ["ENGINES", "CORES", "DecodeRun", "EncodeRun", "EngineError", "InterfaceError",
-           "default_engine", "resolve_engine", "make_core", "compiled_model", "decode", "encode"]
+__all__ = ["ENGINES", "LANES", "CORES", "DecodeRun", "EncodeRun", "Verdict", "DecodedChunk",
+           "EngineError", "InterfaceError", "default_engine", "resolve_engine", "make_core",
+           "compiled_model", "decode", "decode_stream", "encode", "encode_stream", "EncodedChunk",
+           "invalid_units", "validate"]
 
 
 ENGINES = ("reference", "python", "compiled")
@@ -103,25 +124,32 @@ def _check_engine(engine):
 # Cores and compiled models
 
 #: The cores the simulated engines run, by kind.
-CORES = {"decoder": Utf8Decoder, "encoder": Utf8Encoder}
+CORES = {"decoder": Utf8Decoder, "encoder": Utf8Encoder, "validator": Utf8Validator}
 
 
-def make_core(kind, errors):
-    """A fresh core: ``kind`` is ``"decoder"`` or ``"encoder"``."""
-    return CORES[kind](errors=errors)
+def make_core(kind, errors=None, lanes=1):
+    """A fresh core: ``kind`` is ``"decoder"`` (``errors``, ``lanes``), ``"encoder"``
+    (``errors``) or ``"validator"`` (``lanes``; default parameters otherwise)."""
+    if kind == "encoder":
+        return Utf8Encoder(errors=errors)
+    if kind == "validator":
+        return Utf8Validator(lanes=lanes)
+    return Utf8Decoder(errors, lanes=lanes)
 
 
 _models = {}
 
 
-def compiled_model(kind, errors):
-    """The (cached) :class:`.compiled.StreamModel` of core ``kind`` with ``errors``."""
-    key = (kind, errors)
+def compiled_model(kind, errors=None, lanes=1):
+    """The (cached, per process) :class:`.compiled.StreamModel` of core ``kind`` (see
+    :func:`make_core`)."""
+    key = (kind, errors, lanes)
     if key not in _models:
         from .compiled import build_stream_model, find_compiler, CompiledSimError
         find_compiler()  # without one, fail before elaborating anything
+        name = "-".join(str(part) for part in (kind, errors, lanes > 1 and f"x{lanes}") if part)
         try:
-            _models[key] = build_stream_model(make_core(kind, errors), f"{kind}-{errors}")
+            _models[key] = build_stream_model(make_core(kind, errors, lanes), name)
         except CompiledSimError as error:
             raise EngineError(_one_line(error)) from error
     return _models[key]
@@ -159,48 +187,11 @@ def _check_lasts(lasts, count):
             f"exactly one, on the final output, expected")
 
 
-def _parse_decoded(words):
-    """Decoded outputs from raw output payloads (ints)."""
-    outputs, lasts = [], []
-    for index, word in enumerate(words):
-        outputs.append(Decoded((word >> _CP_SHIFT) & _CP_MASK,
-                               _kind((word >> _CE_SHIFT) & _CE_MASK)))
-        if (word >> _CL_SHIFT) & 1:
-            lasts.append(index)
-    _check_lasts(lasts, len(outputs))
-    return outputs
-
-
 # The decoder's output payload is 25 bits: codepoint in bits 0..20, error in 21..23, last in 24.
-# Then the outputs are parsed with byte-string operations and C-level maps.
+# Then the outputs are parsed with byte-string operations (:func:`_decoded_block`).
 _FAST_DECODED = (_CP_SHIFT, _CP_MASK, _CE_SHIFT, _CL_SHIFT) == (0, 0x1FFFFF, 21, 24)
 _KIND_TABLE = bytes((byte >> 5) & 7 for byte in range(256))
 _CP2_TABLE = bytes(byte & 0x1F for byte in range(256))
-
-
-def _parse_decoded_raw(raw):
-    """Like :func:`_parse_decoded`, from little-endian 32-bit outputs as bytes."""
-    count = len(raw) // 4
-    last_flags = raw[3::4]
-    if last_flags.count(0) != count - 1 or last_flags[-1] != 1:
-        _check_lasts([index for index, byte in enumerate(last_flags) if byte & 1], count)
-    kinds = raw[2::4].translate(_KIND_TABLE)
-    if 7 in kinds:
-        _kind(7)
-    cleaned = bytearray(raw)
-    cleaned[2::4] = raw[2::4].translate(_CP2_TABLE)
-    cleaned[3::4] = bytes(count)
-    codepoints = _words(bytes(cleaned), 4)
-    kind_list = [_KINDS.get(value) for value in range(8)]
-    # Millions of new tuples would trigger many full garbage collections; none can be garbage.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return list(map(functools.partial(tuple.__new__, Decoded),
-                        zip(codepoints, map(kind_list.__getitem__, kinds))))
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _beats(unit, errors):
@@ -309,18 +300,302 @@ def _to_units(units):
 # -------------------------------------------------------------------------------------------------
 # Engines
 
-_CHUNK = 1 << 16
+_CHUNK = 1 << 20         # bytes
+_UNITS_CHUNK = 1 << 16   # code units for the reference encoder (a Python object each meanwhile)
 
 
-def _run_python(kind, errors, inputs, gaps, stalls, seed):
+def _chunks_of(data, size=_CHUNK):
+    """``data`` (bytes or an iterable of bytes chunks) as an iterator of bytes chunks."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data)
+        return iter([data[start:start + size] for start in range(0, len(data), size)])
+    return (bytes(chunk) for chunk in data)
+
+
+def _byte_beats(data, lanes):
+    """The input payloads of the byte stream ``data`` (one message) for ``lanes`` lanes."""
+    if lanes == 1:
+        inputs = [{"data": byte, "last": 0} for byte in data]
+    else:
+        inputs = [{"data": int.from_bytes(data[start:start + lanes], "little"),
+                   "count": len(data[start:start + lanes]), "last": 0}
+                  for start in range(0, len(data), lanes)]
+    inputs[-1]["last"] = 1
+    return inputs
+
+
+def _run_python(core, inputs, gaps, stalls, seed, name):
     from .testbench import run_stream
     try:
-        run = run_stream(make_core(kind, errors), inputs, gap=gaps, stall=stalls, seed=seed,
-                         name=f"{kind}-{errors}")
+        run = run_stream(core, inputs, gap=gaps, stall=stalls, seed=seed, name=name)
     except AssertionError as error:
         raise EngineError(_one_line(error)) from error
     return [payload.as_value().value for payload in run.outputs], run.cycles
 
+
+def _lane_words(beats, lanes):
+    """One-lane decoder outputs (:data:`CodepointLayout` ints) from multi-lane output beats:
+    each valid lane in order, ``last`` on the final valid lane of a beat with ``last``."""
+    if lanes == 1:
+        return beats
+    layout = codepoint_beat_layout(lanes)
+    width = CodepointLaneLayout.size
+    valid = CodepointLaneLayout["valid"].offset
+    last_bit = layout["last"].offset
+    words = []
+    for beat in beats:
+        lane_words = [(beat >> (k * width)) & ((1 << width) - 1) for k in range(lanes)]
+        lane_words = [word & ~(1 << valid) for word in lane_words if (word >> valid) & 1]
+        if lane_words and (beat >> last_bit) & 1:
+            lane_words[-1] |= 1 << _CL_SHIFT
+        words += lane_words
+    return words
+
+
+def _check_lanes_engine(lanes, engine):
+    check_lanes(lanes)
+    if lanes != 1 and engine == "reference":
+        raise ValueError("lanes apply to the python and compiled engines, not to the reference")
+
+
+# -------------------------------------------------------------------------------------------------
+# Decoding
+
+class DecodedChunk(NamedTuple):
+    """Outputs of the decoder for a part of the input: ``codepoints`` (one little-endian 32-bit
+    unit per output: UTF-32LE, escapes as U+DCxx) and ``errors`` (``(index, ErrorKind)`` of each
+    error output, ``index`` counted in this chunk)."""
+    codepoints: bytes
+    errors: list
+
+    @property
+    def count(self):
+        """The number of outputs."""
+        return len(self.codepoints) // 4
+
+
+_ASCII_RUN = re.compile(rb"[\x00-\x7f]{64,}")
+_NONZERO = re.compile(rb"[^\x00]")
+_WORD = "I" if array.array("I").itemsize == 4 else "L"
+
+
+class _ReferenceStream:
+    """The reference model (:class:`.reference.ByteDecoder` of :data:`.reference.UTF8`) fed
+    chunk by chunk, with the ASCII fast path: a run of at least 64 ASCII bytes is passed over
+    the per-byte loop as it is (each byte is a scalar value equal to the byte), its first byte
+    fed to the model if a prefix is pending (it ends the prefix). ``skipped`` counts the bytes
+    passed over, so a piece's offset in the stream is its ``start`` plus ``skipped`` (no byte is
+    passed over while a prefix is pending, so a piece never straddles a skip). Shorter runs go
+    through the model: alternating with non-ASCII bytes they cost more as separate parts."""
+    def __init__(self):
+        self.bytes = reference.ByteDecoder(reference.UTF8)
+        self.skipped = 0
+
+    def feed(self, chunk):
+        """The parts of ``chunk``: bytes (an ASCII run) or lists of :class:`.reference.Piece`."""
+        position = 0
+        for match in _ASCII_RUN.finditer(chunk):
+            start, stop = match.span()
+            if start > position:
+                yield self.bytes.feed(chunk[position:start])
+            if self.bytes.pending:
+                yield self.bytes.feed(chunk[start:start + 1])
+                start += 1
+            yield chunk[start:stop]
+            self.skipped += stop - start
+            position = stop
+        if position < len(chunk):
+            yield self.bytes.feed(chunk[position:])
+
+    def finish(self):
+        return self.bytes.finish()
+
+
+def _widen(ascii_run):
+    """UTF-32LE units of ASCII bytes."""
+    units = bytearray(4 * len(ascii_run))
+    units[0::4] = ascii_run
+    return bytes(units)
+
+
+def _chunk_of(parts, errors):
+    """A :class:`DecodedChunk` from the parts of :meth:`_ReferenceStream.feed`."""
+    units, errs, count = [], [], 0
+    for part in parts:
+        if isinstance(part, bytes):
+            units.append(_widen(part))
+            count += len(part)
+            continue
+        outputs = reference.render(part, errors)
+        units.append(array.array(_WORD, [output.codepoint for output in outputs]).tobytes())
+        errs += [(count + index, output.error) for index, output in enumerate(outputs)
+                 if output.error is not ErrorKind.NONE]
+        count += len(outputs)
+    return DecodedChunk(b"".join(units), errs)
+
+
+def _reference_decode(chunks, errors, progress):
+    stream = _ReferenceStream()
+    for chunk in chunks:
+        yield _chunk_of(stream.feed(chunk), errors)
+        if progress is not None:
+            progress(len(chunk))
+    yield _chunk_of([stream.finish()], errors)
+
+
+class _LastCheck:
+    """Exactly one output carries ``last``, the final one, over a stream of blocks."""
+    def __init__(self):
+        self.count = 0
+        self.seen = False
+
+    def block(self, lasts, count):
+        if self.seen and count:
+            _check_lasts([-1], self.count + count)
+        if lasts and lasts != [count - 1]:
+            _check_lasts([self.count + index for index in lasts], self.count + count)
+        self.seen = self.seen or bool(lasts)
+        self.count += count
+
+    def end(self):
+        if self.count and not self.seen:
+            _check_lasts([], self.count)
+
+
+def _decoded_block(raw, check):
+    """A :class:`DecodedChunk` from raw decoder outputs (4 little-endian bytes each,
+    :data:`CodepointLayout`), with byte-string operations instead of a loop per output."""
+    count = len(raw) // 4
+    kinds = raw[2::4].translate(_KIND_TABLE)
+    check.block([match.start() for match in _NONZERO.finditer(raw[3::4])], count)
+    cleaned = bytearray(raw)
+    cleaned[2::4] = raw[2::4].translate(_CP2_TABLE)
+    cleaned[3::4] = bytes(count)
+    errs = [(match.start(), _kind(kinds[match.start()])) for match in _NONZERO.finditer(kinds)]
+    return DecodedChunk(bytes(cleaned), errs)
+
+
+def _decoded_words(words, check):
+    """A :class:`DecodedChunk` from :data:`CodepointLayout` ints (the general path)."""
+    check.block([index for index, word in enumerate(words) if (word >> _CL_SHIFT) & 1],
+                len(words))
+    units = array.array(_WORD, [(word >> _CP_SHIFT) & _CP_MASK for word in words])
+    errs = [(index, _kind((word >> _CE_SHIFT) & _CE_MASK)) for index, word in enumerate(words)
+            if (word >> _CE_SHIFT) & _CE_MASK]
+    return DecodedChunk(units.tobytes(), errs)
+
+
+def _decoded_chunks(blocks, out_bytes):
+    check = _LastCheck()
+    for block in blocks:
+        if _FAST_DECODED and out_bytes == 4:
+            yield _decoded_block(block, check)
+        else:
+            yield _decoded_words(list(_words(block, out_bytes)), check)
+    check.end()
+
+
+class _Stream:
+    """An iterable of results, consumed once; ``cycles`` is known once it is exhausted."""
+    def __init__(self, produce):
+        self._produce = produce
+        self.cycles = None
+
+    def __iter__(self):
+        self.cycles = yield from self._produce()
+
+
+def _compiled_session(model, chunks, gaps, stalls, seed, progress):
+    """A :meth:`.compiled.StreamModel.stream` of byte ``chunks`` (one byte per lane)."""
+    return model.stream(chunks, in_bytes=1, gaps=gaps, stalls=stalls, seed=seed,
+                        progress=progress)
+
+
+def _engine_errors(session):
+    """The blocks of a compiled-model session, its failures as :class:`EngineError`."""
+    from .compiled import CompiledSimError
+    try:
+        yield from session
+    except CompiledSimError as error:
+        raise EngineError(_one_line(error)) from error
+
+
+def decode_stream(chunks, errors="replace", engine=None, *, lanes=1, gaps=0.0, stalls=0.0,
+                  seed=1, progress=None):
+    """Decode the message ``chunks`` (bytes, or an iterable of bytes chunks) with ``engine``.
+
+    Returns an iterable of :class:`DecodedChunk` (in order; their outputs are those of
+    :func:`decode`), consumed once; after it, its ``cycles`` attribute is the cycle count
+    (``None`` for the reference, 0 for an empty input). Arguments and exceptions as for
+    :func:`decode`.
+    """
+    check_policy(errors, DECODE_ERRORS)
+    engine = default_engine() if engine is None else engine
+    _check_engine(engine)
+    _check_lanes_engine(lanes, engine)
+    chunks = _chunks_of(chunks)
+
+    def produce():
+        if engine == "reference":
+            yield from _reference_decode(chunks, errors, progress)
+            return None
+        if engine == "python":
+            data = b"".join(chunks)
+            if not data:
+                return 0
+            words, cycles = _run_python(make_core("decoder", errors, lanes),
+                                        _byte_beats(data, lanes), gaps, stalls, seed,
+                                        f"decoder-{errors}-x{lanes}")
+            if progress is not None:
+                progress(len(data))
+            yield from _decoded_chunks(
+                [array.array(_WORD, _lane_words(words, lanes)).tobytes()], 4)
+            return cycles
+        model = compiled_model("decoder", errors, lanes)
+        session = _compiled_session(model, chunks, gaps, stalls, seed, progress)
+        yield from _decoded_chunks(_engine_errors(session), model.out_bytes)
+        return session.result.cycles
+    return _Stream(produce)
+
+
+def _outputs(chunk):
+    """The :class:`.reference.Decoded` outputs of a :class:`DecodedChunk`."""
+    kinds = bytearray(chunk.count)
+    for index, kind in chunk.errors:
+        kinds[index] = kind.value
+    kind_list = [_KINDS.get(value) for value in range(8)]
+    # Millions of new tuples would trigger many full garbage collections; none can be garbage.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return list(map(functools.partial(tuple.__new__, Decoded),
+                        zip(_words(chunk.codepoints, 4), map(kind_list.__getitem__, kinds))))
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def decode(data, errors="replace", engine=None, *, lanes=1, gaps=0.0, stalls=0.0, seed=1,
+           progress=None):
+    """Decode the message ``data`` (bytes) with ``engine`` (``None``: :func:`default_engine`).
+
+    ``lanes`` (python and compiled engines) is the decoder's lane count (:data:`LANES`).
+    ``gaps`` / ``stalls`` (simulated engines only) are the probabilities of a source gap / a sink
+    stall per cycle, seeded by ``seed``. ``progress(n)``, if given, is called as input bytes are
+    processed (``n`` new bytes each time; the calls add up to ``len(data)``). Returns
+    :class:`DecodeRun`. Raises :class:`EngineError` if the engine fails and
+    :class:`~.compiled.CompilerNotFoundError` for ``"compiled"`` without a C++ compiler.
+    """
+    stream = decode_stream(bytes(data), errors, engine, lanes=lanes, gaps=gaps, stalls=stalls,
+                           seed=seed, progress=progress)
+    outputs = []
+    for chunk in stream:
+        outputs += _outputs(chunk)
+    return DecodeRun(outputs, stream.cycles)
+
+
+# -------------------------------------------------------------------------------------------------
+# Encoding
 
 def _run_compiled(kind, errors, items, in_bytes, gaps, stalls, seed, progress):
     from .compiled import CompiledSimError
@@ -332,42 +607,6 @@ def _run_compiled(kind, errors, items, in_bytes, gaps, stalls, seed, progress):
     except CompiledSimError as error:
         raise EngineError(_one_line(error)) from error
     return model, result
-
-
-def decode(data, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1,
-           progress=None):
-    """Decode the message ``data`` (bytes) with ``engine`` (``None``: :func:`default_engine`).
-
-    ``gaps`` / ``stalls`` (simulated engines only) are the probabilities of a source gap / a sink
-    stall per cycle, seeded by ``seed``. ``progress(n)``, if given, is called as input bytes are
-    processed (``n`` new bytes each time; the calls add up to ``len(data)``). Returns
-    :class:`DecodeRun`. Raises :class:`EngineError` if the engine fails and
-    :class:`~.compiled.CompilerNotFoundError` for ``"compiled"`` without a C++ compiler.
-    """
-    check_policy(errors, DECODE_ERRORS)
-    engine = default_engine() if engine is None else engine
-    _check_engine(engine)
-    data = bytes(data)
-    if engine == "reference":
-        decoder, outputs = reference.Decoder(errors), []
-        for start in range(0, len(data), _CHUNK):
-            outputs += decoder.feed(data[start:start + _CHUNK])
-            if progress is not None:
-                progress(len(data[start:start + _CHUNK]))
-        return DecodeRun(outputs + decoder.finish(), None)
-    if not data:
-        return DecodeRun([], 0)
-    if engine == "python":
-        inputs = [{"data": byte, "last": 0} for byte in data]
-        inputs[-1]["last"] = 1
-        words, cycles = _run_python("decoder", errors, inputs, gaps, stalls, seed)
-        if progress is not None:
-            progress(len(data))
-        return DecodeRun(_parse_decoded(words), cycles)
-    model, result = _run_compiled("decoder", errors, data, 1, gaps, stalls, seed, progress)
-    if _FAST_DECODED and model.out_bytes == 4:
-        return DecodeRun(_parse_decoded_raw(result.data), result.cycles)
-    return DecodeRun(_parse_decoded(_words(result.data, model.out_bytes)), result.cycles)
 
 
 def encode(units, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1,
@@ -384,19 +623,20 @@ def encode(units, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1
     units = _to_units(units)
     if engine == "reference":
         chunks, errs = [], []
-        for start in range(0, len(units), _CHUNK):
-            encoded = reference.encode(units[start:start + _CHUNK], errors)
+        for start in range(0, len(units), _UNITS_CHUNK):
+            encoded = reference.encode(units[start:start + _UNITS_CHUNK], errors)
             chunks.append(encoded.data)
             errs += [(start + index, kind) for index, kind in encoded.errors]
             if progress is not None:
-                progress(4 * len(units[start:start + _CHUNK]))
+                progress(4 * len(units[start:start + _UNITS_CHUNK]))
         return EncodeRun(b"".join(chunks), errs, None)
     if not units:
         return EncodeRun(b"", [], 0)
     if engine == "python":
         inputs = [{"codepoint": unit, "last": 0} for unit in units]
         inputs[-1]["last"] = 1
-        beats, cycles = _run_python("encoder", errors, inputs, gaps, stalls, seed)
+        beats, cycles = _run_python(make_core("encoder", errors), inputs, gaps, stalls, seed,
+                                    f"encoder-{errors}")
         if progress is not None:
             progress(4 * len(units))
         data, errs = _parse_encoded(beats, units, errors)
@@ -408,3 +648,216 @@ def encode(units, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1
     else:
         data, errs = _parse_encoded(_words(result.data, model.out_bytes), units, errors)
     return EncodeRun(data, errs, result.cycles)
+
+
+# -------------------------------------------------------------------------------------------------
+# Validation
+
+class Verdict(NamedTuple):
+    """Result of :func:`validate`: ``valid`` (well-formed UTF-8), ``first_error_offset`` (the
+    byte offset of the first maximal subpart's first byte; ``None`` if valid),
+    ``first_error_kind`` (its :class:`ErrorKind`; ``None`` if valid), ``errors`` (the number of
+    maximal subparts: U+FFFD with ``replace``), ``bytes``, ``cycles`` (``None`` for the
+    reference). The simulated validator's counters are 32 bits wide and saturate: an offset or
+    count of ``2**32 - 1`` means at least that."""
+    valid: bool
+    first_error_offset: Optional[int]
+    first_error_kind: Optional[ErrorKind]
+    errors: int
+    bytes: int
+    cycles: Optional[int]
+
+
+class _Counted:
+    """Chunks passed through, their bytes counted."""
+    def __init__(self, chunks):
+        self.chunks, self.total = chunks, 0
+
+    def __iter__(self):
+        for chunk in self.chunks:
+            self.total += len(chunk)
+            yield chunk
+
+
+def _reference_verdict(chunks, progress):
+    stream, first, count = _ReferenceStream(), None, 0
+
+    def pieces():
+        for chunk in chunks:
+            for part in stream.feed(chunk):
+                if not isinstance(part, bytes):
+                    yield from part
+            if progress is not None:
+                progress(len(chunk))
+        yield from stream.finish()
+    for piece in pieces():
+        if piece.kind is not ErrorKind.NONE:
+            count += 1
+            if first is None:
+                first = piece._replace(start=piece.start + stream.skipped)
+    if first is None:
+        return Verdict(True, None, None, 0, chunks.total, None)
+    return Verdict(False, first.start, first.kind, count, chunks.total, None)
+
+
+_VERDICT = verdict_layout(32)
+
+
+def _verdict_of(word, total, cycles):
+    """A :class:`Verdict` from the validator's output payload (an int)."""
+    def field(name):
+        shift, mask = _field(_VERDICT, name)
+        return (word >> shift) & mask
+    if not field("last"):
+        raise InterfaceError("the verdict does not carry `last`")
+    if field("valid"):
+        if field("error") or field("errors") or field("offset"):
+            raise InterfaceError("a valid verdict carries an error")
+        return Verdict(True, None, None, 0, total, cycles)
+    if not field("errors"):
+        raise InterfaceError("an invalid verdict counts no error")
+    return Verdict(False, field("offset"), _kind(field("error")), field("errors"), total, cycles)
+
+
+def validate(chunks, engine=None, *, lanes=1, gaps=0.0, stalls=0.0, seed=1, progress=None):
+    """Check that the message ``chunks`` (bytes, or an iterable of bytes chunks) is well-formed
+    UTF-8 with ``engine``: the reference model, or the :class:`Utf8Validator` core (``lanes``,
+    32-bit counters) simulated. Returns :class:`Verdict`. Other arguments and exceptions as for
+    :func:`decode`. An empty input is valid without simulating anything (``cycles`` 0)."""
+    engine = default_engine() if engine is None else engine
+    _check_engine(engine)
+    _check_lanes_engine(lanes, engine)
+    chunks = _Counted(_chunks_of(chunks))
+    if engine == "reference":
+        return _reference_verdict(chunks, progress)
+    if engine == "python":
+        data = b"".join(chunks)
+        if not data:
+            return Verdict(True, None, None, 0, 0, 0)
+        words, cycles = _run_python(make_core("validator", lanes=lanes),
+                                    _byte_beats(data, lanes), gaps, stalls, seed,
+                                    f"validator-x{lanes}")
+        if progress is not None:
+            progress(len(data))
+    else:
+        model = compiled_model("validator", lanes=lanes)
+        session = _compiled_session(model, chunks, gaps, stalls, seed, progress)
+        raw = b"".join(_engine_errors(session))
+        words = [int.from_bytes(raw[start:start + model.out_bytes], "little")
+                 for start in range(0, len(raw), model.out_bytes)]
+        cycles = session.result.cycles
+        if not chunks.total:
+            return Verdict(True, None, None, 0, 0, 0)
+    if len(words) != 1:
+        raise InterfaceError(f"{len(words)} verdicts for one message; exactly one expected")
+    return _verdict_of(words[0], chunks.total, cycles)
+
+
+# -------------------------------------------------------------------------------------------------
+# Encoding, streamed
+
+class EncodedChunk(NamedTuple):
+    """Output of the encoder for a part of the input: ``data`` (bytes) and ``errors``
+    (``(index, ErrorKind)`` of each invalid unit, ``index`` counted from the message's start)."""
+    data: bytes
+    errors: list
+
+
+def invalid_units(units, start, errors):
+    """``(index, ErrorKind)`` of the invalid units of ``units`` (an array; the first has index
+    ``start``) under ``errors``: what the encoder must flag, in order (a quick look at the
+    largest unit first: only units from U+D800 up can be invalid)."""
+    if not units or max(units) < 0xD800:
+        return []
+    escape = errors == "surrogateescape"
+    found = []
+    for index, unit in enumerate(units, start):
+        if unit >= 0x110000:
+            found.append((index, ErrorKind.TOO_LARGE))
+        elif 0xD800 <= unit <= 0xDFFF and not (escape and unit >= 0xDC80):
+            found.append((index, ErrorKind.SURROGATE))
+    return found
+
+
+def _encoded_blocks(blocks, expected, errors):
+    """:class:`EncodedChunk` s from raw encoder beats (2 bytes each, :data:`EncodedByteLayout`).
+    Error beats come in the order of the invalid units, one each, so the ``n``-th is the ``n``-th
+    of ``expected`` (a deque that the feeder fills before the units go in); its kind must match.
+    (The whole-message :func:`encode` also checks that each flag is on its unit's first beat.)"""
+    check = _LastCheck()
+    for raw in blocks:
+        low, high = raw[0::2], raw[1::2]
+        check.block([match.start() for match in _NONZERO.finditer(high.translate(_LAST_TABLE))],
+                    len(low))
+        error_flags = high.translate(_ERROR_TABLE)
+        beats = [match.start() for match in _NONZERO.finditer(error_flags)]
+        errs = []
+        for beat in beats:
+            if not expected:
+                raise InterfaceError(f"error flagged on beat {check.count - len(low) + beat} "
+                                     f"but no invalid unit is left")
+            index, kind = expected.popleft()
+            if _kind(error_flags[beat]) is not kind:
+                raise InterfaceError(f"unit {index} flagged {_kind(error_flags[beat]).label}, "
+                                     f"not {kind.label}")
+            errs.append((index, kind))
+        if errors == "strict" and beats:
+            if any(low[beat] for beat in beats):
+                raise InterfaceError("a strict marker beat carries data")
+            pieces = [low[start + 1:stop] for start, stop in zip([-1, *beats], [*beats, None])]
+            low = b"".join(pieces)
+        yield EncodedChunk(low, errs)
+    check.end()
+    if expected:
+        raise InterfaceError(f"{len(expected)} invalid unit(s) never flagged (the first: "
+                             f"{expected[0][0]})")
+
+
+def encode_stream(chunks, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1,
+                  progress=None):
+    """Encode the message ``chunks`` (an iterable of bytes, UTF-32LE, each a whole number of
+    4-byte units) with ``engine``. Returns an iterable of :class:`EncodedChunk`, consumed once;
+    then its ``cycles`` is the cycle count. ``progress(n)`` gets input bytes. Other arguments and
+    exceptions as for :func:`encode`."""
+    check_policy(errors, ENCODE_ERRORS)
+    engine = default_engine() if engine is None else engine
+    _check_engine(engine)
+
+    def units_of(chunk):
+        if len(chunk) % 4:
+            raise ValueError(f"a chunk of {len(chunk)} bytes is not whole UTF-32LE units")
+        units = array.array(_WORD)
+        units.frombytes(chunk)
+        if sys.byteorder != "little":
+            units.byteswap()
+        return units
+
+    def produce():
+        if engine != "compiled":
+            units = [units_of(bytes(chunk)) for chunk in chunks] if engine == "python" else \
+                (units_of(bytes(chunk)) for chunk in chunks)
+            start, cycles = 0, None
+            for part in ([sum(units, array.array(_WORD))] if engine == "python" else units):
+                run = encode(part, errors, engine, gaps=gaps, stalls=stalls, seed=seed,
+                             progress=progress)
+                yield EncodedChunk(run.data, [(start + index, kind) for index, kind in run.errors])
+                start, cycles = start + len(part), run.cycles
+            return cycles if engine == "python" else None
+        expected, start = collections.deque(), 0
+
+        def feed():
+            nonlocal start
+            for chunk in chunks:
+                units = units_of(bytes(chunk))
+                expected.extend(invalid_units(units, start, errors))
+                start += len(units)
+                yield bytes(chunk)
+        model = compiled_model("encoder", errors)
+        session = model.stream(feed(), in_bytes=4, gaps=gaps, stalls=stalls, seed=seed,
+                               progress=None if progress is None else
+                               (lambda count: progress(4 * count)))
+        if not (_FAST_BEATS and model.out_bytes == 2):
+            raise EngineError("the encoder's output layout changed; update engines")
+        yield from _encoded_blocks(_engine_errors(session), expected, errors)
+        return session.result.cycles
+    return _Stream(produce)

@@ -1,4 +1,5 @@
-"""``utf8-gateware build`` and ``program`` for the iCEBreaker."""
+"""``utf8-gateware build`` and ``program``: the iCEBreaker (the ULX3S's build is in
+``test_board_ulx3s.py``)."""
 
 import json
 import subprocess
@@ -7,7 +8,7 @@ import time
 
 import pytest
 
-from utf8_gateware.boards import icebreaker
+from utf8_gateware.boards import icebreaker, ulx3s
 from utf8_gateware.toolchain import find_programmer
 
 
@@ -47,22 +48,30 @@ def test_build_bad_directory(tmp_path):
     assert "cannot create" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_program_without_bitstream(tmp_path):
-    result = subprocess.run([*CLI, "program", "--bitstream", str(tmp_path / "none.bin")],
+BOARDS = {"icebreaker": (icebreaker, "neither iceprog nor openFPGALoader"),
+          "ulx3s": (ulx3s, "neither openFPGALoader, fujprog nor ujprog")}
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_program_without_bitstream(tmp_path, board):
+    result = subprocess.run([*CLI, "program", "--board", board, "--bitstream",
+                             str(tmp_path / "none.bin")],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "no bitstream" in result.stderr and result.stderr.count("\n") == 1
 
 
-def test_program_without_tool_or_board(tmp_path):
+@pytest.mark.parametrize("board", BOARDS)
+def test_program_without_tool_or_board(tmp_path, board):
     """No programmer installed, or one with no board attached: one line, a few seconds."""
+    module, missing = BOARDS[board]
     bitstream = tmp_path / "top.bin"
     bitstream.write_bytes(bytes(1024))
     started = time.monotonic()
-    result = subprocess.run([*CLI, "program", "--bitstream", str(bitstream)],
+    result = subprocess.run([*CLI, "program", "--board", board, "--bitstream", str(bitstream)],
                             capture_output=True, text=True, timeout=150)
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    if find_programmer(icebreaker.programmers()) is None:
-        assert "neither iceprog nor openFPGALoader" in result.stderr
+    if find_programmer(module.programmers()) is None:
+        assert missing in result.stderr
         assert time.monotonic() - started < 30

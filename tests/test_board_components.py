@@ -19,8 +19,10 @@ from utf8_gateware.boards.frame_rx import FrameReceiver
 from utf8_gateware.boards.frame_tx import FrameTransmitter
 from utf8_gateware.boards.leds import LEDStretcher
 from utf8_gateware.boards.protocol import (
-    BoardFrame, CREDIT_SHIFT, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS, SYNC,
-    decode_word, encode_frame, host_lengths)
+    BoardFrame, CREDIT_SHIFT, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
+    STATUS_LAYOUT, STATUS_SIZE, SYNC, Status,
+    decode_word, encode_frame, host_lengths, data_frame, start_frame)
+from utf8_gateware.boards.replay_buffer import ReplayBuffer
 from utf8_gateware.boards.replies import ReplyFields
 from utf8_gateware.boards.stamps import MessageStamps
 from utf8_gateware.boards.stream_fifo import StreamFIFO
@@ -63,13 +65,13 @@ class ReceiverLog:
         dut = self.dut
         ctx.set(dut.o.ready, 1)
         frames = dut.frames
-        async for _, _, error, done, frame, stamp, valid, byte, begin in ctx.tick().sample(
-                frames.error, frames.done, frames.frame, dut.stamp, dut.o.valid, dut.o.payload,
+        async for _, _, error, done, frame, valid, byte, begin in ctx.tick().sample(
+                frames.error, frames.done, frames.frame, dut.o.valid, dut.o.payload,
                 dut.data_begin):
             if error.valid:
-                self.errors.append((ErrorCode(error.code), error.abort))
+                self.errors.append(ErrorCode(error.code))
             if done:
-                self.done.append((HostFrame(frame.kind), frame.length, frame.fields, stamp))
+                self.done.append((HostFrame(frame.kind), frame.length, frame.fields))
             if valid:
                 self.payload.append(byte)
             self.data_begin += begin
@@ -127,34 +129,37 @@ def test_receiver_length_table_read_back():
 
 
 def test_receiver_frames_payload_and_errors():
+    """DATA frames: their data goes to ``o`` (not their offset, which ends up in ``fields``),
+    the length reported is the data's; a bad CRC, a frame beyond the room (received whole, so
+    that the next frame is found) and a stalled frame are refused."""
     dut = receiver()
     log = ReceiverLog(dut)
-    start = encode_frame(HostFrame.START, bytes([Mode.DECODE]) + struct.pack("<I", 1234))
-    data = encode_frame(HostFrame.DATA, b"hello")
-    bad = bytearray(encode_frame(HostFrame.DATA, b"world"))
+    start = start_frame(Mode.DECODE, 1234, 99)
+    data = data_frame(b"hello", 0x123456, 0x78)
+    bad = bytearray(data_frame(b"world", 5))
     bad[6] ^= 0x20
-    too_long = encode_frame(HostFrame.DATA, b"x" * 20)
+    too_long = data_frame(b"x" * 20, 10)
 
     async def bench(ctx):
         ctx.set(dut.accept_data, 1)
         ctx.set(dut.data_room, 16)
-        ctx.set(dut.time, 777)
         await send_bytes(ctx, dut, start + data)
         await ctx.tick().repeat(5)
         await send_bytes(ctx, dut, bytes(bad))
         await ctx.tick().repeat(5)
-        await send_bytes(ctx, dut, too_long[:8])      # refused at the header: 20 > 16
+        await send_bytes(ctx, dut, too_long + data)   # 24 > 16: refused at its end
         await ctx.tick().repeat(5)
         await send_bytes(ctx, dut, data[:6])          # stalls: times out
         await ctx.tick().repeat(450)
 
     simulate(dut, bench, name="receiver-frames", background=[log.watch])
-    assert log.done == [(HostFrame.START, 5, Mode.DECODE | 1234 << 8, 777),
-                        (HostFrame.DATA, 5, int.from_bytes(b"hello", "little"), 777)]
-    assert log.errors == [(ErrorCode.CRC, 1), (ErrorCode.OVERRUN, 1), (ErrorCode.TIMEOUT, 1)]
-    # Payload bytes go out before the CRC is known (the user rolls them back on an error).
-    assert bytes(log.payload) == b"hello" + bytes(bad[4:9]) + b"he"
-    assert log.data_begin == 3
+    data_fields = int.from_bytes(b"llo" + struct.pack("<I", 0x78123456), "little")
+    assert log.done == [(HostFrame.START, 7, Mode.DECODE | 1234 << 8 | 99 << 40),
+                        (HostFrame.DATA, 5, data_fields), (HostFrame.DATA, 5, data_fields)]
+    assert log.errors == [ErrorCode.CRC, ErrorCode.OVERRUN, ErrorCode.TIMEOUT]
+    # Data bytes go out before the CRC is known (the user rolls them back on an error).
+    assert bytes(log.payload) == b"hello" + bytes(bad[4:9]) + b"hello" + b"he"
+    assert log.data_begin == 4
 
 
 def test_receiver_keeps_payload_when_not_accepting():
@@ -163,7 +168,7 @@ def test_receiver_keeps_payload_when_not_accepting():
 
     async def bench(ctx):
         ctx.set(dut.accept_data, 0)
-        await send_bytes(ctx, dut, encode_frame(HostFrame.DATA, b"abc"))
+        await send_bytes(ctx, dut, data_frame(b"abc", 0))
         await ctx.tick().repeat(5)
 
     simulate(dut, bench, name="receiver-not-accepting", background=[log.watch])
@@ -188,7 +193,7 @@ def test_receiver_line_idle_and_framing_outside_a_frame():
 
     simulate(dut, bench, name="receiver-idle", background=[log.watch])
     assert idle == [1, 0]
-    assert log.errors == [(ErrorCode.FRAMING, 0)]       # outside a frame: nothing to abort
+    assert log.errors == [ErrorCode.FRAMING]
 
 
 def test_receiver_parameter_checks():
@@ -246,20 +251,27 @@ def transmit(headers, data=b"", abort_at=None):
     return bytes(out), sum(sent)
 
 
+def fields_of(length):
+    return bytes(index ^ 0x5A for index in range(length))
+
+
 def test_transmitter_frames():
-    out, sent = transmit([(BoardFrame.CREDIT, 4), (BoardFrame.DATA, 6), (BoardFrame.ERROR, 2)],
+    """Other frames' payload comes from the fields; a DATA frame's offset (its first 4 bytes)
+    from the fields too, then its data from the ``data`` stream."""
+    out, sent = transmit([(BoardFrame.CREDIT, 8), (BoardFrame.DATA, 10), (BoardFrame.ERROR, 6)],
                          data=b"abcdef")
     frames = FrameParser().feed(out)
-    assert frames == [(BoardFrame.CREDIT, bytes([0x5A, 0x5B, 0x58, 0x59])),
-                      (BoardFrame.DATA, b"abcdef"), (BoardFrame.ERROR, bytes([0x5A, 0x5B]))]
+    assert frames == [(BoardFrame.CREDIT, fields_of(8)), (BoardFrame.DATA, fields_of(4) + b"abcdef"),
+                      (BoardFrame.ERROR, fields_of(6))]
     assert sent == 6
 
 
 def test_transmitter_abort_spoils_a_data_frame():
     """A DATA frame cut short (its source has 3 of 6 bytes) is finished with zeros and a bad
     CRC."""
-    out, sent = transmit([(BoardFrame.DATA, 6)], data=b"abc", abort_at=7)
-    assert out[4:7] == b"abc" and out[7:10] == bytes(3) and len(out) == 12
+    out, sent = transmit([(BoardFrame.DATA, 10)], data=b"abc", abort_at=11)
+    assert out[4:8] == fields_of(4) and out[8:11] == b"abc" and out[11:14] == bytes(3)
+    assert len(out) == 16
     frames = FrameParser().feed(out)
     assert frames[0] == (None, "bad CRC in a frame of type 0x83") and all(
         kind is None for kind, _ in frames)
@@ -269,18 +281,21 @@ def test_transmitter_abort_spoils_a_data_frame():
 def test_reply_fields():
     hello = bytes(range(100, 120))
     dut = ReplyFields(hello)
-    status = {name: 0x01020304 * (index + 1) & 0xFFFFFFFF
+    status = {name: 0x0102030405060708 * (index + 1) & (1 << STATUS_LAYOUT.members[name].width) - 1
               for index, name in enumerate(STATUS_FIELDS)}
     got = {}
 
     async def bench(ctx):
         ctx.set(dut.values.credit, 0xA1B2C3D4)
+        ctx.set(dut.values.received, 0x11223344)
         ctx.set(dut.values.error_code, ErrorCode.TIMEOUT)
-        ctx.set(dut.values.error_aborted, 1)
+        ctx.set(dut.values.error_epoch, 0x99)
+        ctx.set(dut.offset, 0x55667788)
         for name, value in status.items():
             ctx.set(dut.status[name], value)
-        for kind, length in ((BoardFrame.HELLO_ACK, len(hello)), (BoardFrame.CREDIT, 4),
-                             (BoardFrame.ERROR, 2), (BoardFrame.STATUS, 4 * len(status))):
+        for kind, length in ((BoardFrame.HELLO_ACK, len(hello)), (BoardFrame.CREDIT, 8),
+                             (BoardFrame.ERROR, 6), (BoardFrame.DATA, 4),
+                             (BoardFrame.STATUS, STATUS_SIZE)):
             ctx.set(dut.fields.kind, kind)
             payload = bytearray()
             for index in range(length):
@@ -291,9 +306,10 @@ def test_reply_fields():
 
     simulate(dut, bench, name="reply-fields")
     assert got[BoardFrame.HELLO_ACK] == hello
-    assert got[BoardFrame.CREDIT] == struct.pack("<I", 0xA1B2C3D4)
-    assert got[BoardFrame.ERROR] == bytes([ErrorCode.TIMEOUT, 1])
-    assert got[BoardFrame.STATUS] == struct.pack(f"<{len(status)}I", *status.values())
+    assert got[BoardFrame.CREDIT] == struct.pack("<II", 0xA1B2C3D4, 0x11223344)
+    assert got[BoardFrame.ERROR] == struct.pack("<BBI", ErrorCode.TIMEOUT, 0x99, 0x11223344)
+    assert got[BoardFrame.DATA] == struct.pack("<I", 0x55667788)
+    assert Status(got[BoardFrame.STATUS]).__dict__ == status       # u32 counters, u64 stamps
 
 
 # -- credit and window ---------------------------------------------------------------------------
@@ -343,7 +359,8 @@ def test_credit_follows_consumption_and_output():
         flow = dut.flow
         ctx.set(flow.mode, Mode.TRANSCODE)
         ctx.set(flow.enable, 1)
-        ctx.set(flow.host_limit, 100)
+        ctx.set(flow.window, 100)
+        ctx.set(flow.frame, 64)
         await ctx.tick().repeat(20)
         seen["first"] = ctx.get(flow.credit)                # (1024 - 64) >> 2
         seen["new"] = ctx.get(flow.credit_new), ctx.get(flow.credit_due)
@@ -364,7 +381,15 @@ def test_credit_follows_consumption_and_output():
         seen["after"] = ctx.get(flow.data_len), ctx.get(dut.bytes_out), ctx.get(flow.all_sent)
         await pulse(ctx, dut.send, 56)
         await ctx.tick().repeat(10)                         # the credit lags by up to 8
-        seen["empty"] = ctx.get(flow.all_sent)
+        seen["empty"] = ctx.get(flow.all_sent), ctx.get(flow.credit)
+        ctx.set(flow.acked, 64)                             # the host has 64 of them:
+        await pulse(ctx, flow.rewind, 1)                    # send again from there
+        await ctx.tick().repeat(10)
+        seen["rewound"] = (ctx.get(dut.bytes_out), ctx.get(flow.all_sent), ctx.get(flow.data_len),
+                           ctx.get(flow.credit))
+        await pulse(ctx, dut.send, 56)
+        ctx.set(flow.acked, 120)
+        await ctx.tick().repeat(20)
         ctx.set(flow.commit_length, 30)
         await pulse(ctx, flow.commit, 1)
         await ctx.tick().repeat(2)
@@ -381,8 +406,11 @@ def test_credit_follows_consumption_and_output():
     assert seen["second"] == 40 + (960 - 120) // 4
     assert seen["data"] == (64, 1, 0)               # a full frame is due
     assert seen["after"] == (36, 64, 0)             # the host's window: 100 - 64
-    assert seen["empty"] == 1
-    # All sent: the credit grew to 40 + 960 / 4.
+    # All sent, none acknowledged: the 120 bytes still take their room.
+    assert seen["empty"] == (1, 40 + (960 - 120) // 4)
+    # Back to 64: 56 bytes to send (again), 56 bytes take room.
+    assert seen["rewound"] == (64, 0, 56, 40 + (960 - 56) // 4)
+    # All acknowledged: the credit grew to 40 + 960 / 4.
     assert seen["left"] == (30, 40 + 960 // 4 - 30, 40 + 960 // 4)
 
 
@@ -453,22 +481,37 @@ def test_stamps():
     async def bench(ctx):
         await ctx.tick().repeat(10)
         await pulse(ctx, dut.restart)                 # time 0 after this edge
-        await ctx.tick().repeat(4)
-        ctx.set(dut.data_stamp, 3)
+        await ctx.tick().repeat(3)
         await pulse(ctx, dut.data_begin)              # rx_first = 3
-        ctx.set(dut.data_stamp, 5)
         await pulse(ctx, dut.data_begin)              # not the first: ignored
         ctx.set(dut.tx_kind, BoardFrame.DATA)
-        await pulse(ctx, dut.tx_started)              # tx_first = 6
+        await pulse(ctx, dut.tx_started)              # tx_first = 5
         await pulse(ctx, dut.tx_started)
-        await pulse(ctx, dut.end)                     # rx_last = 8
+        await pulse(ctx, dut.end)                     # rx_last = 7
         ctx.set(dut.tx_kind, BoardFrame.STATUS)
-        await pulse(ctx, dut.tx_started)              # tx_status = 9
+        await pulse(ctx, dut.tx_started)              # tx_status = 8
         for name in ("time", "rx_first", "rx_last", "tx_first", "tx_status"):
             got[name] = ctx.get(getattr(dut, name))
 
     simulate(dut, bench, name="stamps")
-    assert got == {"time": 10, "rx_first": 3, "rx_last": 8, "tx_first": 6, "tx_status": 9}
+    assert got == {"time": 9, "rx_first": 3, "rx_last": 7, "tx_first": 5, "tx_status": 8}
+
+
+def test_stamps_carry_into_the_upper_half():
+    """The 64-bit counter's carry is registered a cycle ahead: it counts on through 2**32 without
+    a step (the lower half is loaded near its end through the simulator)."""
+    dut = MessageStamps()
+    seen = []
+
+    async def bench(ctx):
+        await ctx.tick()
+        ctx.set(dut.time, 0xFFFF_FFF0)
+        for _ in range(40):
+            await ctx.tick()
+            seen.append(ctx.get(dut.time))
+
+    simulate(dut, bench, name="stamps-carry")
+    assert seen == list(range(seen[0], seen[0] + 40)) and seen[-1] > 1 << 32
 
 
 def test_leds_stretch_events():
@@ -500,6 +543,7 @@ def test_leds_stretch_events():
 def test_control_frames_and_replies():
     dut = MessageControl(hello_size=20, max_payload=64)
     log = []
+    rewinds = []
 
     frames, tx, flow = dut.frames, dut.tx, dut.flow
 
@@ -516,8 +560,8 @@ def test_control_frames_and_replies():
         # A transmitter that takes a request when it has been idle for a cycle, then sends
         # for 10 cycles.
         busy = 0
-        async for _, _, request, kind, length in ctx.tick().sample(
-                tx.request, tx.header.kind, tx.header.length):
+        async for _, _, request, kind, length, rewind in ctx.tick().sample(
+                tx.request, tx.header.kind, tx.header.length, dut.rewind):
             accept = request and not busy
             ctx.set(tx.accept, accept)
             ctx.set(tx.idle, not busy)
@@ -526,6 +570,11 @@ def test_control_frames_and_replies():
                 log.append((BoardFrame(kind), length))
                 busy = 10
             busy = max(0, busy - 1)
+            if rewind:
+                rewinds.append(ctx.get(flow.epoch))
+
+    def position(offset, epoch=0):
+        return (offset | epoch << 24) << 24        # the top four of the seven field bytes
 
     async def bench(ctx):
         ctx.set(flow.credit, 500)
@@ -533,26 +582,46 @@ def test_control_frames_and_replies():
         await ctx.tick().repeat(5)
         await frame(ctx, HostFrame.HELLO)
         await ctx.tick().repeat(5)
-        await frame(ctx, HostFrame.START, fields=Mode.ENCODE | 4000 << 8, length=5)
+        await frame(ctx, HostFrame.START, fields=Mode.ENCODE | 4000 << 8 | 32 << 40, length=7)
         assert ctx.get(dut.active) and ctx.get(flow.mode) == Mode.ENCODE
-        assert ctx.get(flow.host_limit) == 4000
+        assert (ctx.get(flow.window), ctx.get(flow.frame)) == (4000, 32)
         ctx.set(flow.credit_new, 1)                    # until it is announced
         while not (await ctx.tick().sample(flow.announce))[2]:
             pass
         ctx.set(flow.credit_new, 0)
-        await frame(ctx, HostFrame.START, fields=Mode.DECODE, length=5)    # busy
+        await frame(ctx, HostFrame.START, fields=Mode.DECODE, length=7)    # busy
         await ctx.tick().repeat(5)
-        await frame(ctx, HostFrame.END)
+        await frame(ctx, HostFrame.DATA, fields=position(0, 7), length=3)  # in order: taken
+        assert not ctx.get(dut.rollback)
+        ctx.set(flow.in_total, 3)
+        await frame(ctx, HostFrame.DATA, fields=position(9, 5), length=3)  # a gap: SEQUENCE
+        await ctx.tick().repeat(12)
+        assert ctx.get(dut.replies.error_code) == ErrorCode.SEQUENCE
+        assert ctx.get(dut.replies.error_epoch) == 5
+        await frame(ctx, HostFrame.END, fields=position(2), length=4)      # not all: SEQUENCE
+        await ctx.tick().repeat(12)
+        await frame(ctx, HostFrame.END, fields=position(3), length=4)
         assert ctx.get(dut.end_seen)
+        ctx.set(dut.dp_done, 1)                                # the datapath's last output
+        await ctx.tick()
+        ctx.set(dut.dp_done, 0)
         ctx.set(flow.all_sent, 1)
         await ctx.tick().repeat(30)
-        assert not ctx.get(dut.active)                 # STATUS sent: the message is over
-        assert ctx.get(dut.replies.credit) == 500
+        assert ctx.get(dut.reported) and ctx.get(dut.active)   # STATUS sent
+        assert ctx.get(dut.replies.credit) == 500 and ctx.get(dut.replies.received) == 3
+        await frame(ctx, HostFrame.WINDOW, fields=(2 | 1 << 32 | 9 << 40) << 8, length=6)
+        await ctx.tick().repeat(30)                            # rewind, CREDIT, STATUS again
+        assert ctx.get(flow.acked) == 2
+        await frame(ctx, HostFrame.END, fields=position(3), length=4)      # STATUS again
+        await ctx.tick().repeat(30)
 
     simulate(dut, bench, name="control", background=[transmitter])
-    assert [kind for kind, _ in log] == [BoardFrame.ERROR, BoardFrame.HELLO_ACK,
-                                         BoardFrame.CREDIT, BoardFrame.ERROR, BoardFrame.STATUS]
-    assert log[1][1] == 20
+    assert [kind for kind, _ in log] == [
+        BoardFrame.ERROR, BoardFrame.HELLO_ACK, BoardFrame.CREDIT, BoardFrame.ERROR,
+        BoardFrame.ERROR, BoardFrame.ERROR, BoardFrame.STATUS, BoardFrame.CREDIT,
+        BoardFrame.STATUS, BoardFrame.STATUS]
+    assert log[1][1] == 20 and log[2][1] == 8
+    assert rewinds == [9]
 
 
 # -- datapath ------------------------------------------------------------------------------------
@@ -602,3 +671,44 @@ def test_datapath_modes(mode):
         assert counts == [4, {ErrorKind.SURROGATE: 1, ErrorKind.TRUNCATED: 1}]
     else:
         assert counts == [4, {ErrorKind.INVALID_BYTE: 1}]
+
+
+# -- replay buffer -------------------------------------------------------------------------------
+
+def test_replay_buffer_keeps_bytes_until_acknowledged():
+    """Bytes read stay until acknowledged: the writer is held off when unacknowledged bytes
+    fill the buffer, and a rewind reads again from the acknowledgement."""
+    dut = ReplayBuffer(16)
+    got = []
+    ready_seen = []
+
+    async def writer(ctx):
+        for byte in range(40):
+            await stream_put(ctx, dut.w, byte)
+
+    async def bench(ctx):
+        async def read(count, ack=False):
+            for _ in range(count):
+                got.append(await stream_get(ctx, dut.o))
+                if ack:
+                    ctx.set(dut.ack, got[-1] + 1)
+        await read(10)
+        await ctx.tick().repeat(30)
+        ready_seen.append(ctx.get(dut.w.ready))        # 15 written, none acknowledged: full
+        ctx.set(dut.ack, 4)
+        await ctx.tick()
+        ctx.set(dut.rewind, 1)
+        await ctx.tick()
+        ctx.set(dut.rewind, 0)
+        await read(36, ack=True)                       # 4.. again, then on to 39
+
+    simulate(dut, bench, name="replay-buffer", background=[writer])
+    assert got == list(range(10)) + list(range(4, 40))
+    assert ready_seen == [0]
+
+
+def test_replay_buffer_parameter_checks():
+    with pytest.raises(ValueError, match="power of 2"):
+        ReplayBuffer(12)
+    with pytest.raises(TypeError, match="integer"):
+        ReplayBuffer(16.0)

@@ -17,7 +17,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.boards.board import BoardCore
 from utf8_gateware.boards.protocol import (
     SYNC, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
-    encode_frame, HOST_LENGTHS)
+    data_frame, encode_frame, end_frame, start_frame, window_frame, HOST_LENGTHS, OFFSET_MASK)
 
 from standins import AsciiDecoder
 
@@ -31,8 +31,8 @@ def test_crc_matches_amaranth_catalog():
 
 
 def test_frame_round_trip():
-    frames = [(BoardFrame.CREDIT, b"\x01\x02\x03\x04"), (BoardFrame.DATA, bytes(range(256))),
-              (BoardFrame.ERROR, b"\x01\x00")]
+    frames = [(BoardFrame.CREDIT, bytes(range(8))), (BoardFrame.DATA, bytes(range(256))),
+              (BoardFrame.ERROR, bytes(6))]
     stream_ = b"".join(encode_frame(kind, payload) for kind, payload in frames)
     parser = FrameParser()
     got = []
@@ -42,12 +42,12 @@ def test_frame_round_trip():
 
 
 def test_parser_resynchronises():
-    good = encode_frame(BoardFrame.CREDIT, b"\x10\x00\x00\x00")
+    good = encode_frame(BoardFrame.CREDIT, b"\x10\x00\x00\x00\x00\x00\x00\x00")
     bad = bytearray(encode_frame(BoardFrame.DATA, b"hello"))
     bad[5] ^= 1
     got = FrameParser().feed(b"\x00\x01" + bytes(bad) + good)
     kinds = [kind for kind, _ in got]
-    assert kinds[-1] == BoardFrame.CREDIT and got[-1][1] == b"\x10\x00\x00\x00"
+    assert kinds[-1] == BoardFrame.CREDIT and got[-1][1] == b"\x10" + bytes(7)
     assert None in kinds                               # the bad CRC and stray bytes reported
 
 
@@ -116,21 +116,33 @@ def run_board(host_bytes, *, extra_cycles=3000, core=None, gap_after=None):
     return frames
 
 
-def start(mode, window=1 << 20):
-    return encode_frame(HostFrame.START, bytes([mode]) + struct.pack("<I", window))
+def start(mode, window=1 << 20, frame=0):
+    return start_frame(mode, window, frame)
 
 
 def message(mode, data, chunk=64):
     frames = [start(mode)]
     for index in range(0, len(data), chunk):
-        frames.append(encode_frame(HostFrame.DATA, data[index:index + chunk]))
-    frames.append(encode_frame(HostFrame.END))
+        frames.append(data_frame(data[index:index + chunk], index))
+    frames.append(end_frame(len(data)))
     return b"".join(frames)
 
 
 def errors_in(frames):
-    return [(ErrorCode(payload[0]), payload[1]) for kind, payload in frames
-            if kind == BoardFrame.ERROR]
+    return [(ErrorCode(payload[0]), struct.unpack("<I", payload[2:])[0])
+            for kind, payload in frames if kind == BoardFrame.ERROR]
+
+
+def output_of(frames):
+    """The output bytes of the DATA frames (each at its offset: a frame sent again overwrites
+    the same bytes)."""
+    out = bytearray()
+    for kind, payload in frames:
+        if kind == BoardFrame.DATA:
+            offset = struct.unpack("<I", payload[:4])[0] & OFFSET_MASK
+            assert offset <= len(out)
+            out[offset:offset + len(payload) - 4] = payload[4:]
+    return bytes(out)
 
 
 def test_hello():
@@ -146,12 +158,11 @@ def test_message_transcode_and_decode():
     first = encode_frame(HostFrame.HELLO) + message(Mode.TRANSCODE, data)
     host = first + message(Mode.DECODE, data[:20])
     # The next START waits for the first STATUS (a START during a message is refused).
-    frames = run_board(host, extra_cycles=7000, gap_after={len(first) - 1: 6000})
+    frames = run_board(host, extra_cycles=10000, gap_after={len(first) - 1: 12000})
     kinds = [kind for kind, _ in frames]
     assert kinds.count(BoardFrame.STATUS) == 2
     first = kinds.index(BoardFrame.STATUS)
-    out1 = b"".join(p for k, p in frames[:first] if k == BoardFrame.DATA)
-    out2 = b"".join(p for k, p in frames[first:] if k == BoardFrame.DATA)
+    out1, out2 = output_of(frames[:first]), output_of(frames[first:])
     assert out1 == data.replace(b"\xff", b"\xef\xbf\xbd")
     assert out2 == b"".join(struct.pack("<I", 0xFFFD | ErrorKind.INVALID_BYTE.value << 24
                                         if b >= 0x80 else b) for b in data[:20])
@@ -159,49 +170,78 @@ def test_message_transcode_and_decode():
     assert (status.mode, status.bytes_in, status.bytes_out, status.codepoints,
             status.invalid_byte) == (Mode.TRANSCODE, len(data), len(out1), len(data), 4)
     assert status.rx_first < status.rx_last and status.tx_first < status.tx_status
-    # Credits: never more than the input buffer, nor a quarter of the output buffer (x4 modes).
-    credits = [struct.unpack("<I", p)[0] for k, p in frames if k == BoardFrame.CREDIT]
-    assert credits and credits[0] <= (1024 - 64) // 4
+    # Credits: never more than the input buffer, nor a quarter of the output buffer (x4 modes);
+    # the acknowledgement follows the data.
+    credits = [struct.unpack("<II", p) for k, p in frames[:first] if k == BoardFrame.CREDIT]
+    assert credits and credits[0] == ((1024 - 64) // 4, 0)
+    assert all(received <= len(data) for _, received in credits)
 
 
 def test_empty_message_and_encode():
     units = struct.pack("<4I", 0x41, 0xD800, 0x110000, 0x1F600) + b"\x42"
     first = message(Mode.VALIDATE, b"")
     host = first + message(Mode.ENCODE, units)
-    frames = run_board(host, extra_cycles=4000, gap_after={len(first) - 1: 3000})
+    frames = run_board(host, extra_cycles=6000, gap_after={len(first) - 1: 4000})
     statuses = [Status(p) for k, p in frames if k == BoardFrame.STATUS]
     assert len(statuses) == 2
     assert (statuses[0].bytes_in, statuses[0].codepoints) == (0, 0)
-    out = b"".join(p for k, p in frames if k == BoardFrame.DATA)
-    assert out == b"A" + b"\xef\xbf\xbd" * 2 + "\U0001F600".encode() + b"\xef\xbf\xbd"
+    assert output_of(frames) == b"A" + b"\xef\xbf\xbd" * 2 + "\U0001F600".encode() + b"\xef\xbf\xbd"
     s = statuses[1]
     assert (s.codepoints, s.surrogate, s.too_large, s.truncated) == (5, 1, 1, 1)
 
 
-def test_corrupted_frame_gets_an_error_and_the_board_resynchronises():
+def test_corrupted_frame_is_rejected_and_sent_again():
+    """A corrupted frame gets an ERROR with the count received (0) and is forgotten, an END
+    before all data is refused, and the message goes on when the frame comes again."""
     data = b"abcdefgh" * 4
-    bad = bytearray(encode_frame(HostFrame.DATA, data))
+    good = data_frame(data, 0)
+    bad = bytearray(good)
     bad[10] ^= 0x04
-    host = (start(Mode.TRANSCODE) + bytes(bad) + encode_frame(HostFrame.END) +
-            encode_frame(HostFrame.HELLO) + message(Mode.TRANSCODE, b"again"))
-    frames = run_board(host, extra_cycles=5000)
-    errors = errors_in(frames)
-    assert errors[0] == (ErrorCode.CRC, 1)                 # the message was aborted
-    assert (ErrorCode.NO_MESSAGE, 0) in errors             # its END arrived after the abort
+    first = start(Mode.TRANSCODE) + bytes(bad) + end_frame(len(data)) + good + end_frame(len(data))
+    host = first + encode_frame(HostFrame.HELLO) + message(Mode.TRANSCODE, b"again")
+    frames = run_board(host, extra_cycles=5000, gap_after={len(first) - 1: 9000})
+    assert errors_in(frames) == [(ErrorCode.CRC, 0), (ErrorCode.SEQUENCE, 0)]
     kinds = [kind for kind, _ in frames]
-    assert BoardFrame.HELLO_ACK in kinds
     statuses = [Status(p) for k, p in frames if k == BoardFrame.STATUS]
-    assert len(statuses) == 1 and statuses[0].bytes_in == 5
-    assert frames[kinds.index(BoardFrame.STATUS) - 1] == (BoardFrame.DATA, b"again")
+    assert [s.bytes_in for s in statuses] == [len(data), 5]
+    assert BoardFrame.HELLO_ACK in kinds
+    hello = kinds.index(BoardFrame.HELLO_ACK)
+    assert output_of(frames[:hello]) == data and output_of(frames[hello:]) == b"again"
+
+
+def test_frames_out_of_order_and_repeated():
+    """DATA frames must come in order: a gap and a repeat are refused (SEQUENCE with the count
+    received), the input stays as it was."""
+    data = bytes(range(0x20, 0x70))                               # 80 ASCII bytes
+    host = (start(Mode.TRANSCODE) + data_frame(data[:40], 0) + data_frame(data[60:], 60) +
+            data_frame(data[:40], 0) + data_frame(data[40:60], 40) + data_frame(data[60:], 60) +
+            end_frame(len(data)))
+    frames = run_board(host, extra_cycles=8000)
+    assert errors_in(frames) == [(ErrorCode.SEQUENCE, 40), (ErrorCode.SEQUENCE, 40)]
+    assert output_of(frames) == data
+    assert [Status(p).bytes_in for k, p in frames if k == BoardFrame.STATUS] == [80]
+
+
+def test_rewind_sends_the_output_again_and_end_asks_for_the_status_again():
+    data = b"0123456789" * 5
+    first = message(Mode.TRANSCODE, data)
+    again = window_frame(20, rewind=True, epoch=3) + end_frame(len(data))
+    frames = run_board(first + again, gap_after={len(first) - 1: 6000}, extra_cycles=8000)
+    statuses = [index for index, (kind, _) in enumerate(frames) if kind == BoardFrame.STATUS]
+    assert len(statuses) == 2
+    resent = [struct.unpack("<I", payload[:4])[0] for kind, payload in frames[statuses[0]:]
+              if kind == BoardFrame.DATA]
+    assert resent and resent[0] == 20 | 3 << 24        # from the acknowledgement on, epoch 3
+    assert output_of(frames) == output_of(frames[:statuses[0]]) == data
 
 
 def test_protocol_errors():
     unknown = bytes([SYNC, 0x33, 0, 0]) + crc16(bytes([0x33, 0, 0])).to_bytes(2, "big")
     bad_length = bytes([SYNC, HostFrame.END, 3, 0, 1, 2, 3, 0, 0])
     host = (b"\x00\x17" + unknown + bad_length +
-            encode_frame(HostFrame.DATA, b"x") +                          # no message
-            start(Mode.DECODE, window=0) + start(Mode.DECODE) +            # busy
-            encode_frame(HostFrame.DATA, b"y" * 64) * 4)   # the credit is (1024 - 64) / 4
+            data_frame(b"x", 0) +                                       # no message
+            start(Mode.DECODE, window=0) + start(Mode.DECODE) +         # busy
+            b"".join(data_frame(b"y" * 64, 64 * n) for n in range(4)))  # credit (1024 - 64) / 4
     frames = run_board(host, extra_cycles=3000)
     codes = [code for code, _ in errors_in(frames)]
     assert codes[:5] == [ErrorCode.UNKNOWN_TYPE, ErrorCode.BAD_LENGTH, ErrorCode.NO_MESSAGE,
@@ -210,27 +250,27 @@ def test_protocol_errors():
 
 def test_lengths_table_matches_the_gateware():
     # The host-side table documents what the gateware accepts.
-    assert HOST_LENGTHS[HostFrame.START] == (5, 5)
-    assert HOST_LENGTHS[HostFrame.WINDOW] == (4, 4)
+    assert HOST_LENGTHS[HostFrame.START] == (7, 7)
+    assert HOST_LENGTHS[HostFrame.WINDOW] == (6, 6)
+    assert HOST_LENGTHS[HostFrame.DATA] == (5, 4100)
 
 
 def test_incomplete_frame_times_out():
-    frame = encode_frame(HostFrame.DATA, b"z" * 40)
+    frame = data_frame(b"z" * 40, 0)
     host = start(Mode.TRANSCODE) + frame[:20]
     frames = run_board(host, extra_cycles=4000)
-    assert errors_in(frames) == [(ErrorCode.TIMEOUT, 1)]
+    assert errors_in(frames) == [(ErrorCode.TIMEOUT, 0)]
 
 
 def test_host_window_limits_output():
     data = b"w" * 100
-    host = (encode_frame(HostFrame.START, bytes([Mode.TRANSCODE]) + struct.pack("<I", 30)) +
-            encode_frame(HostFrame.DATA, data[:64]) + encode_frame(HostFrame.DATA, data[64:]) +
-            encode_frame(HostFrame.END))
+    host = (start(Mode.TRANSCODE, window=30) + data_frame(data[:64], 0) +
+            data_frame(data[64:], 64) + end_frame(len(data)))
     # The WINDOW frame comes late (after a pause): nothing beyond 30 bytes may come before it.
-    window = encode_frame(HostFrame.WINDOW, struct.pack("<I", 100))
+    window = window_frame(70)
     frames = run_board(host + window, gap_after={len(host) - 1: 2000}, extra_cycles=9000)
     out = [p for k, p in frames if k == BoardFrame.DATA]
-    assert len(out[0]) <= 30 and b"".join(out) == data
+    assert len(out[0]) - 4 <= 30 and output_of(frames) == data
     assert sum(1 for k, _ in frames if k == BoardFrame.STATUS) == 1
 
 

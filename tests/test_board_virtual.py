@@ -15,6 +15,7 @@ import pytest
 import corpora
 from utf8_gateware.boards.host import BoardError, Link, expected_output, stream
 from utf8_gateware.boards.protocol import BoardFrame, ErrorCode, FrameParser, Mode
+from utf8_gateware.boards.virtual import FAULT_KINDS, Faults, VirtualBoard
 from utf8_gateware.sim import compiled
 
 
@@ -27,14 +28,18 @@ SAMPLE = (Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples" / "s
 
 @pytest.fixture(scope="module")
 def board():
-    from utf8_gateware.boards.virtual import VirtualBoard
     with VirtualBoard() as virtual:
         yield virtual
 
 
+def open_link(board, **options):
+    return Link(board.port, timeout=60, retransmit_after=VirtualBoard.RETRANSMIT_AFTER,
+                **options)
+
+
 @pytest.fixture
 def link(board):
-    with Link(board.port, timeout=20) as connection:
+    with open_link(board) as connection:
         connection.connect()
         yield connection
 
@@ -98,36 +103,87 @@ def test_corpora_every_mode(link):
 
 # -- faults --------------------------------------------------------------------------------------
 
-def test_corrupted_frame(board):
-    with Link(board.port, timeout=20) as link:
+def test_corrupted_frame_is_sent_again(board):
+    with open_link(board) as link:
         link.connect()
-        with pytest.raises(BoardError, match="bad CRC.*aborted"):
-            link.run(Mode.TRANSCODE, SAMPLE * 2, corrupt_frame=0)
-        # The board resynchronised: a new session works.
-        link.connect()
-        check(link, Mode.TRANSCODE, SAMPLE)
+        report, output = stream(link, Mode.TRANSCODE, SAMPLE * 2, corrupt_frame=0)
+        assert report["match"], report["problems"]
+        assert report["link"]["go_backs"] >= 1 and report["link"]["frames_resent"] >= 1
+        assert report["retransmissions"] >= 1
 
 
-def test_host_disconnects_mid_message(board):
+def test_host_vanishes_mid_message_then_a_new_host(board):
     # A listener opens the port first (pyserial flushes the input when it opens a port), but
     # reads only once the first host is gone, so it takes nothing from it.
-    with Link(board.port, timeout=20) as listener:
-        with Link(board.port, timeout=20) as link:
+    with open_link(board) as listener:
+        with open_link(board) as link:
             link.connect()
             assert link.run(Mode.DECODE, SAMPLE * 4, stop_after=3000) is None
         # The host is gone in the middle of a frame. The board times out (5 ms of board
-        # time), reports it, and is ready again.
+        # time) and reports it; the message stays open until a new host says HELLO.
         frames = []
         deadline = time.monotonic() + 20
         parser = FrameParser()
         while time.monotonic() < deadline and not any(
                 kind == BoardFrame.ERROR for kind, _ in frames):
             frames += parser.feed(listener.serial.read(4096))
-        errors = [(ErrorCode(payload[0]), payload[1]) for kind, payload in frames
-                  if kind == BoardFrame.ERROR]
-        assert errors == [(ErrorCode.TIMEOUT, 1)]          # the message was aborted
+        errors = [ErrorCode(payload[0]) for kind, payload in frames if kind == BoardFrame.ERROR]
+        assert errors == [ErrorCode.TIMEOUT]
         listener.connect()
         check(listener, Mode.DECODE, SAMPLE)
+
+
+# -- fault injection (fixed seeds) ----------------------------------------------------------------
+
+def message_for(mode, size):
+    if mode is Mode.ENCODE:
+        units = [ord(char) for char in SAMPLE.decode("utf-8", "replace")]
+        return utf32(units * (size // (4 * len(units)) + 1))[:size]
+    return (SAMPLE * (size // len(SAMPLE) + 1))[:size]
+
+
+def run_with_faults(faults, messages, frame=256):
+    """Run ``messages`` [(mode, data)] through a virtual board with ``faults``; returns the
+    reports and the board's counts of the faults injected."""
+    reports = []
+    with VirtualBoard(faults=faults) as faulty:
+        with open_link(faulty, frame=frame) as link:
+            link.connect()
+            for mode, data in messages:
+                reports.append(check(link, mode, data))
+        stats = faulty.stop()
+    return reports, stats["faults"]
+
+
+def test_faults_in_every_mode():
+    """Bit flips, dropped and inserted bytes and stalls in both directions: every message of
+    every mode completes with every byte right, and the retransmissions are counted."""
+    reports, injected = run_with_faults(Faults(2e-4, seed=11),
+                                        [(mode, message_for(mode, 6144)) for mode in Mode])
+    print({report["mode"]: report["link"] for report in reports}, injected)
+    assert sum(injected.values()) >= 4
+    assert sum(report["retransmissions"] for report in reports) >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", FAULT_KINDS[:4])
+def test_each_fault_kind(kind):
+    reports, injected = run_with_faults(Faults(1e-3, seed=5, kinds=[kind]),
+                                        [(Mode.TRANSCODE, message_for(Mode.TRANSCODE, 4096))])
+    print(kind, reports[0]["link"], injected)
+    assert injected[kind] >= 2 and sum(injected.values()) == injected[kind]
+
+
+@pytest.mark.slow
+def test_board_reset_mid_message():
+    """The board is reset after 3000 bytes of the message: it answers the next frames with
+    NO_MESSAGE and the host starts the message over."""
+    reports, injected = run_with_faults(Faults(0, reset_at=3000),
+                                        [(Mode.DECODE, message_for(Mode.DECODE, 6000))], frame=None)
+    assert reports[0]["link"]["restarts"] == 1
+    reports, injected = run_with_faults(Faults(2e-4, seed=3, kinds=["reset"]),
+                                        [(Mode.VALIDATE, message_for(Mode.VALIDATE, 8192))])
+    assert injected["reset"] >= 1 and reports[0]["link"]["restarts"] >= 1
 
 
 # -- line utilisation ----------------------------------------------------------------------------
@@ -159,6 +215,7 @@ def test_cli_stream_virtual_board(tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
     assert report["match"] is True and report["baud"] == 3_000_000
+    assert report["retransmissions"] == 0 and "faults_injected" not in report
     assert 0.5 < report["line_utilisation"] <= 1.0
     assert (tmp_path / "o.txt").read_bytes() == SAMPLE.decode("utf-8", "replace").encode()
     assert "line utilisation" in result.stdout and "match" in result.stdout
@@ -187,3 +244,28 @@ def test_cli_silent_port():
         os.close(slave)
     assert result.returncode == 2
     assert "no answer from a board" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cli_stream_with_injected_faults(tmp_path):
+    out = tmp_path / "report.json"
+    result = subprocess.run([*CLI, "stream", "--mode", "decode", "--inject-faults", "5e-4,2",
+                             "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert report["match"] is True
+    assert sum(report["faults_injected"].values()) >= 2 and report["retransmissions"] >= 1
+    assert set(report["link"]) >= {"go_backs", "rewinds", "timeouts", "restarts"}
+    assert "retransmissions" in result.stdout and "faults injected" in result.stdout
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--inject-faults", "x"], "expected RATE[,SEED]"),
+    (["--inject-faults", "2"], "rate"),
+    (["--inject-faults", "1e-4", "--fault-kinds", "flip,melt"], "unknown fault kind 'melt'"),
+    (["--inject-faults", "1e-4", "--port", "/dev/null"], "virtual board only"),
+])
+def test_cli_fault_arguments(arguments, message):
+    result = subprocess.run([*CLI, "stream", *arguments], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2 and message in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr

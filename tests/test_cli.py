@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from utf8_gateware.cli import main
+from utf8_gateware.sim import engines
 
 
 SAMPLE = Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples" / "sample.txt"
@@ -165,3 +166,105 @@ def test_asking_for_the_compiled_engine_without_a_compiler_notes_the_fallback(
     assert status == 0
     assert err.startswith("utf8-gateware: note: ") and len(err.strip().splitlines()) == 1
     assert json.loads((tmp_path / "s.json").read_text())["engine"] == "python"
+
+
+@pytest.mark.parametrize("engine", ["python", "compiled"])
+def test_decode_lanes(tmp_path, capsys, engine):
+    data = BAD + "ok €😀".encode() + b"\xe1\xa0"
+    (tmp_path / "in").write_bytes(data)
+    status, _ = run(capsys, "decode", tmp_path / "in", "-o", tmp_path / "out", "--lanes", 4,
+                    "--engine", engine, "--stats", tmp_path / "s.json")
+    assert status == 0
+    assert (tmp_path / "out").read_bytes() == data.decode("utf-8", "replace").encode()
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["lanes"] == 4 and len(data) / 4 <= stats["cycles"] < len(data)
+    status, err = run(capsys, "decode", tmp_path / "in", "--lanes", 4, "--engine", "reference")
+    assert status == 2 and "--lanes" in err
+    assert_one_line_error(err)
+
+
+@pytest.mark.parametrize("engine, lanes", [("reference", 1), ("python", 2), ("compiled", 4)])
+def test_validate(tmp_path, capsys, engine, lanes):
+    for data, valid in [("ok €".encode() * 60 + BAD, False), ("ok €😀".encode() * 50, True),
+                        (b"", True)]:
+        (tmp_path / "in").write_bytes(data)
+        status = main(["validate", str(tmp_path / "in"), "--engine", engine, "--lanes",
+                       str(lanes), "--json", str(tmp_path / "v.json")])
+        out, err = capsys.readouterr()
+        report = json.loads((tmp_path / "v.json").read_text())
+        assert status == (0 if valid else 1) and err == ""
+        assert set(report) >= {"valid", "first_error_offset", "first_error_kind", "errors",
+                               "bytes", "cycles"}
+        assert report["valid"] is valid and report["bytes"] == len(data)
+        if valid:
+            assert out.startswith("valid") and report["errors"] == 0
+            continue
+        with pytest.raises(UnicodeDecodeError) as error:
+            data.decode("utf-8")
+        assert report["first_error_offset"] == error.value.start
+        assert report["errors"] == data.decode("utf-8", "replace").count("\ufffd") - \
+            data.decode("utf-8", "ignore").count("\ufffd")
+        assert report["first_error_kind"] == "overlong"   # BAD's first: C0 AF
+        assert out.startswith(f"invalid: first error at byte {error.value.start} (overlong)")
+        assert (report["cycles"] is None) == (engine == "reference")
+
+
+@pytest.mark.parametrize("argv", [["validate", "/nonexistent"], ["validate", "--lanes", "3"],
+                                  ["validate", "--engine", "fpga"]])
+def test_validate_usage_and_io_errors(capsys, argv):
+    try:
+        status = main(argv)
+    except SystemExit as exit:
+        status = exit.code
+    assert status == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def _peak_rss_mb(argv, stdin_path):
+    """Peak resident memory (MB) of ``utf8-gateware argv`` reading ``stdin_path``, measured in a
+    wrapper process so that no other child of the test session counts."""
+    probe = ("import resource, subprocess, sys\n"
+             "with open(sys.argv[1], 'rb') as source:\n"
+             "    status = subprocess.run(sys.argv[2:], stdin=source,\n"
+             "                            stdout=subprocess.DEVNULL).returncode\n"
+             "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+             "print(status, peak / (1 << 20 if sys.platform == 'darwin' else 1 << 10))\n")
+    script = shutil.which("utf8-gateware", path=str(Path(sys.executable).parent))
+    result = subprocess.run([sys.executable, "-c", probe, str(stdin_path), script, *argv],
+                            capture_output=True, text=True, timeout=600, check=True)
+    status, peak = result.stdout.split()
+    return int(status), float(peak)
+
+
+def _generated_input(path, size):
+    """``size`` bytes of log-like text: mostly ASCII, some of every UTF-8 length, some errors."""
+    block = (b"2026-11-24T15:00:00Z host app[1234]: GET /api/v1/items status=200 bytes=1234\n"
+             * 40 + "user=Jürgen city=Zürich ¥€ 😀 ✓\n".encode() + BAD + b"\n")
+    with open(path, "wb") as file:
+        for _ in range(size // len(block)):
+            file.write(block)
+    return path.stat().st_size
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform == "win32", reason="resource is POSIX only")
+def test_decode_streams_200_mb_in_constant_memory(tmp_path):
+    size = _generated_input(tmp_path / "big", 200 << 20)
+    status, peak = _peak_rss_mb(["decode", "--engine", "reference"], tmp_path / "big")
+    assert status == 0 and size > 190 << 20
+    assert peak < 200, f"decoding {size >> 20} MB took {peak:.0f} MB of memory"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="resource is POSIX only")
+@pytest.mark.skipif(not shutil.which("c++") and not shutil.which("g++")
+                    and not shutil.which("clang++"), reason="no C++ compiler")
+def test_compiled_engine_streams_in_constant_memory(tmp_path):
+    # 8 MB: as whole buffers (the input, the outputs as Python objects) this took about 800 MB.
+    size = _generated_input(tmp_path / "big", 8 << 20)
+    # The models are built first: the C++ compiler's memory is not the command's.
+    engines.compiled_model("decoder", "replace")
+    engines.compiled_model("validator")
+    for command in (["decode", "--engine", "compiled"], ["validate", "--engine", "compiled"]):
+        status, peak = _peak_rss_mb(command, tmp_path / "big")
+        assert status == (0 if command[0] == "decode" else 1)
+        assert peak < 100, f"{command[0]} of {size >> 20} MB took {peak:.0f} MB of memory"

@@ -371,3 +371,102 @@ def test_compiled_encoder_every_code_point(errors):
     assert (run.data, run.errors) == tuple(reference.encode(mixed, errors))
     assert all(kind is ErrorKind.TOO_LARGE for _, kind in run.errors)
     assert [index for index, _ in run.errors] == list(range(0, len(mixed), 2))
+
+
+# -------------------------------------------------------------------------------------------------
+# Lanes, the validator and streams
+
+def _cpython_verdict(data):
+    """``(valid, first_error_offset, errors)`` by CPython's codec."""
+    try:
+        data.decode("utf-8")
+        return True, None, 0
+    except UnicodeDecodeError as error:
+        return False, error.start, data.decode("utf-8", "replace").count("\ufffd") - \
+            data.decode("utf-8", "ignore").count("\ufffd")
+
+
+def _random_chunks(rng, data):
+    """``data`` cut at random places (often inside a sequence)."""
+    cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, 40))) if len(data) > 1 else []
+    return [data[start:stop] for start, stop in zip([0, *cuts], [*cuts, len(data)])]
+
+
+def test_reference_stream_fast_path_is_the_model():
+    # The ASCII fast path skips the per-byte loop only while no prefix is pending: every cut of
+    # the input into chunks gives the model's outputs and its verdict.
+    rng = random.Random("stream")
+    for n in range(60):
+        data = _random_bytes(rng, rng.randrange(1, 400)) + b"plain ascii " * rng.randrange(3)
+        chunks = _random_chunks(rng, data)
+        for errors in reference.DECODE_ERRORS:
+            got = [output for chunk in engines.decode_stream(chunks, errors, "reference")
+                   for output in engines._outputs(chunk)]
+            assert got == reference.decode(data, errors)
+        verdict = engines.validate(chunks, "reference")
+        assert (verdict.valid, verdict.first_error_offset, verdict.errors) == \
+            _cpython_verdict(data)
+        assert verdict.bytes == len(data)
+        if not verdict.valid:
+            want = next(output.error for output in reference.decode(data) if output.error.value)
+            assert verdict.first_error_kind is want
+
+
+def test_engine_lanes_arguments():
+    with pytest.raises(ValueError, match="lanes must be one of"):
+        engines.decode(b"a", "replace", "python", lanes=3)
+    with pytest.raises(ValueError, match="not to the reference"):
+        engines.validate(b"a", "reference", lanes=4)
+    assert engines.validate(b"", "compiled") == engines.Verdict(True, None, None, 0, 0, 0)
+
+
+@pytest.mark.parametrize("lanes", [2, 4])
+def test_python_engine_lanes(lanes):
+    rng = random.Random(f"python-lanes-{lanes}")
+    data = _random_bytes(rng, 150)
+    for errors in reference.DECODE_ERRORS:
+        run = engines.decode(data, errors, "python", lanes=lanes, stalls=0.2)
+        assert run.outputs == reference.decode(data, errors)
+    verdict = engines.validate(data, "python", lanes=lanes, gaps=0.2)
+    assert (verdict.valid, verdict.first_error_offset, verdict.errors) == _cpython_verdict(data)
+
+
+@needs_cxx
+def test_compiled_lanes_decoder_and_validator_stream():
+    # Four lanes (a 36-bit input beat, a 101-bit output beat): packed and unpacked by the driver,
+    # fed through a pipe in chunks cut anywhere; outputs identical to one lane's.
+    rng = random.Random("compiled-lanes")
+    for n in (1, 3, 4, 5, 4099, 30001):
+        data = _random_bytes(rng, n)
+        chunks = _random_chunks(rng, data)
+        for errors in reference.DECODE_ERRORS:
+            stream = engines.decode_stream(chunks, errors, "compiled", lanes=4,
+                                           stalls=0.2 if n < 5000 else 0.0, seed=n)
+            got = [output for chunk in stream for output in engines._outputs(chunk)]
+            assert got == reference.decode(data, errors), (n, errors)
+            assert stream.cycles >= -(-n // 4)
+        for lanes in (1, 4):
+            verdict = engines.validate(chunks, "compiled", lanes=lanes)
+            assert (verdict.valid, verdict.first_error_offset, verdict.errors) == \
+                _cpython_verdict(data), (n, lanes)
+            assert verdict == engines.validate(data, "reference")._replace(cycles=verdict.cycles)
+    # One beat per cycle, whatever the bytes: the worst case for the lanes.
+    data = b"\xe1\xa0\x20" * 4000
+    run = engines.decode(data, "replace", "compiled", lanes=4)
+    assert run.outputs == reference.decode(data) and run.cycles <= len(data) // 4 + 16
+
+
+@needs_cxx
+@pytest.mark.parametrize("errors", reference.ENCODE_ERRORS)
+def test_compiled_encoder_stream(errors):
+    rng = random.Random(f"encode-stream-{errors}")
+    units = [rng.choice([0x41, 0xE9, 0x20AC, 0x1F600, 0xD800, 0xDC80, 0x110000, 0xFFFFFFFF])
+             for _ in range(5000)]
+    raw = array.array("I", units).tobytes()
+    chunks = [raw[start:start + 4 * 333] for start in range(0, len(raw), 4 * 333)]
+    stream = engines.encode_stream(chunks, errors, "compiled")
+    parts = list(stream)
+    want = reference.encode(units, errors)
+    assert b"".join(part.data for part in parts) == want.data
+    assert [error for part in parts for error in part.errors] == want.errors
+    assert stream.cycles >= len(want.data)

@@ -32,7 +32,7 @@ from test_decoder import (CUT_SEQUENCES, LATENCY_CASES, WORST_CASES, describe, e
                           random_messages)
 
 
-#: The lane counts tested here (16 lanes: test_random_streams only).
+#: The lane counts tested here (16 lanes: test_random_streams and test_corpora only).
 LANE_COUNTS = (1, 2, 4, 8)
 WIDE = [lanes for lanes in LANE_COUNTS if lanes > 1]
 
@@ -212,7 +212,7 @@ def test_random_streams(errors, lanes):
     # ill-formed sequences (test_decoder.random_messages), in random partial beats or full ones,
     # with gaps at the source and stalls at the sink.
     rng = random.Random(lanes * 7 + len(errors))
-    for trial in range(4 if lanes <= 4 else 2):
+    for trial in range(4):
         messages = random_messages(rng, 6) + [
             bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 3 * lanes)))
             for _ in range(6)]
@@ -222,7 +222,7 @@ def test_random_streams(errors, lanes):
 
 
 @pytest.mark.parametrize("errors", DECODE_ERRORS)
-@pytest.mark.parametrize("lanes", LANE_COUNTS)
+@pytest.mark.parametrize("lanes", [*LANE_COUNTS, 16])
 def test_corpora(errors, lanes):
     # Every corpus decoding case as one message, in partial beats under backpressure.
     corpora.require()
@@ -233,21 +233,12 @@ def test_corpora(errors, lanes):
 
 @pytest.mark.parametrize("errors", DECODE_ERRORS)
 @pytest.mark.parametrize("lanes", WIDE)
-def test_every_one_byte_message(errors, lanes):
-    # Every 1-byte message, a beat each, at full rate. (One lane: test_decoder's
-    # test_every_short_sequence; 2-byte messages: test_every_two_byte_message.)
+def test_every_short_message(errors, lanes):
+    # Every 1-byte and 2-byte message (a beat each), in one run per process. (One lane:
+    # test_decoder.test_every_short_sequence.)
     messages = [bytes([a]) for a in range(256)]
-    got, want = decode_full_rate(errors, lanes, messages), expected(messages, errors)
-    assert got == want, first_difference(got, want)
-
-
-@pytest.mark.exhaustive
-@pytest.mark.parametrize("errors", DECODE_ERRORS)
-def test_every_two_byte_message(errors):
-    # Every 2-byte message, a beat each, into the 8-lane decoder (65536 beats a mode, split over
-    # two processes).
-    messages = [bytes([a, b]) for a in range(256) for b in range(256)]
-    got, want = decode_in_workers(errors, 8, messages), expected(messages, errors)
+    messages += [bytes([a, b]) for a in range(256) for b in range(256)]
+    got, want = decode_in_workers(errors, lanes, messages), expected(messages, errors)
     assert got == want, first_difference(got, want)
 
 
@@ -393,3 +384,13 @@ def test_latency(errors, lanes):
             timed_cases(errors, lanes, cases), wants, beat_of, cases):
         assert got == want, f"{payloads}: {describe(got)}"
         assert out_cycles[-1] - in_cycles[beat] <= latency, payloads
+
+
+@pytest.mark.parametrize("errors", DECODE_ERRORS)
+@pytest.mark.parametrize("lanes", [lanes for lanes in LANES if lanes > 1])
+def test_latency_is_exact(errors, lanes):
+    # LATENCY is the exact delay, not a bound: the final output of a message whose last byte
+    # completes everything appears LATENCY cycles after that byte's transfer.
+    run = check(errors, lanes, [b"a" * (2 * lanes) + b"\xe2\x82\xac"],
+                name=f"lanes{lanes}-{errors}-latency")
+    assert run.out_cycles[-1] - run.in_cycles[-1] == Utf8Decoder(errors, lanes=lanes).LATENCY

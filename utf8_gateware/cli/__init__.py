@@ -10,6 +10,7 @@ command        what it does                         module
 =============  ==================================  ===================
 ``decode``     UTF-8 to code points, any engine     :mod:`.codec`
 ``encode``     code points to UTF-8, any engine     :mod:`.codec`
+``validate``   a verdict on UTF-8, any engine       :mod:`.validate`
 ``synth``      a core alone through the FPGA flow  :mod:`.synth`
 ``export``     a core as Verilog, AXI4-Stream ports :mod:`.export`
 ``build``      the board's bitstream                :mod:`.board`
@@ -23,7 +24,7 @@ import argparse
 import sys
 
 from utf8_gateware import __version__
-from . import board, codec, export, formal, synth
+from . import board, codec, export, formal, synth, validate
 from .common import ONE_LINE_ERRORS, PROG, CommandError, one_line
 
 
@@ -37,7 +38,7 @@ def build_parser():
                     "stream through a board, prove.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (codec, synth, export, board, formal):
+    for module in (codec, validate, synth, export, board, formal):
         module.add_parsers(commands)
     return parser
 

@@ -1,20 +1,24 @@
 """``utf8-gateware build``, ``program`` and ``stream``: the board."""
 
 import importlib.resources
+import math
 import os
 import sys
 
-from utf8_gateware.boards import icebreaker
+from utf8_gateware.boards import icebreaker, ulx3s
+from utf8_gateware.boards.flow import BuildError, ProgramError
 from utf8_gateware.boards.host import BoardError, Link, stream
 from utf8_gateware.boards.protocol import Mode
+from utf8_gateware.boards.virtual import FAULT_KINDS, Faults
 from .common import PROG, CommandError, progress, write_json
 
 
 __all__ = ["add_parsers", "sample_path", "BOARDS"]
 
 
-#: Boards ``build``, ``program`` and ``stream`` know.
-BOARDS = ("icebreaker",)
+#: Boards ``build`` and ``program`` know, and their modules (``build``, ``program``, ``FLOW``,
+#: ``NAME``); ``stream`` talks to any of them (the protocol is the same).
+BOARDS = {"icebreaker": icebreaker, "ulx3s": ulx3s}
 
 
 def sample_path():
@@ -28,23 +32,24 @@ def add_parsers(commands):
         description="Synthesise, place and route the board design (PLL, UART, framer, cores) "
                     "with the YoWASP tools and write a JSON report. Exits with 1 if timing is "
                     "not met at the design clock.")
-    build.add_argument("--board", choices=BOARDS, default=BOARDS[0],
-        help=f"target board (default: {BOARDS[0]})")
+    build.add_argument("--board", choices=BOARDS, default="icebreaker",
+        help="target board: icebreaker (iCE40 UP5K), ulx3s (ECP5 LFE5U-25F) (default: "
+             "icebreaker)")
     build.add_argument("--build-dir", metavar="DIR", default="build",
         help="directory for the build products (default: build)")
     build.add_argument("--json", metavar="REPORT.json",
-        help="write the report (fmax_mhz, clock_mhz, lc, ram, spram, pll, ...) as JSON")
+        help="write the report (fmax_mhz, clock_mhz, cells, ram, pll, ...) as JSON")
     build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
     build.set_defaults(handler=run_build)
 
     program = commands.add_parser("program", help="flash the bitstream to the board",
-        description="Write the bitstream to the board's SPI flash with iceprog or "
-                    "openFPGALoader.")
-    program.add_argument("--board", choices=BOARDS, default=BOARDS[0],
-        help=f"target board (default: {BOARDS[0]})")
+        description="Write the bitstream to the board's SPI flash: the iCEBreaker with iceprog "
+                    "or openFPGALoader, the ULX3S with openFPGALoader, fujprog or ujprog.")
+    program.add_argument("--board", choices=BOARDS, default="icebreaker",
+        help="target board (default: icebreaker)")
     program.add_argument("--bitstream", metavar="FILE",
-        default=os.path.join("build", f"{icebreaker.NAME}.bin"),
-        help=f"bitstream file (default: build/{icebreaker.NAME}.bin)")
+        help=f"bitstream file (default: build/{icebreaker.NAME}.bin for the iCEBreaker, "
+             f"build/{ulx3s.NAME}.bit for the ULX3S)")
     program.set_defaults(handler=run_program)
 
     modes = [mode.label for mode in Mode]
@@ -69,27 +74,43 @@ def add_parsers(commands):
         help="also write the board's output to OUTPUT")
     parser.add_argument("--json", metavar="REPORT.json",
         help="write the report (match, line_utilisation, baud, counts, ...) as JSON")
-    parser.add_argument("--timeout", type=float, default=10.0,
-        help="seconds to wait for the board before giving up (default: 10)")
+    parser.add_argument("--timeout", type=float, default=30.0,
+        help="seconds without progress before giving up (default: 30)")
+    parser.add_argument("--frame", type=int, metavar="BYTES",
+        help="largest DATA frame payload in both directions (default: the board's largest, "
+             "4096; with --inject-faults about sqrt(10/RATE), which loses least to faults)")
+    parser.add_argument("--inject-faults", metavar="RATE[,SEED]",
+        help="virtual board only: the bridge injects RATE faults per byte in each direction "
+             "(bit flips, dropped and inserted bytes, stalls; see --fault-kinds), from a "
+             "generator seeded with SEED (default 1); the link recovers by retransmission")
+    parser.add_argument("--fault-kinds", metavar="KIND,...", default="flip,drop,insert,stall",
+        help=f"the faults to draw from: {', '.join(FAULT_KINDS)} (reset: the board is reset "
+             f"and the message starts over; default: flip,drop,insert,stall)")
     parser.set_defaults(handler=run_stream)
 
 
+#: How ``build`` names the cells of a report.
+_CELL_NAMES = {"lc": "logic cells", "lut4": "LUT4", "ff": "flip-flops", "ram": "block RAM",
+               "spram": "SPRAM"}
+
+
 def run_build(args):
+    board = BOARDS[args.board]
     try:
-        report = icebreaker.build(args.build_dir, seed=args.seed)
-    except icebreaker.BuildError as error:
+        report = board.build(args.build_dir, seed=args.seed)
+    except BuildError as error:
         raise CommandError(str(error)) from None
     write_json(args.json, report)
     fmax = ", ".join(f"{name} {value:.1f} MHz" for name, value in report["fmax_mhz"].items())
     print(f"bitstream: {report['bitstream']}")
     print(f"clock {report['clock_mhz']:g} MHz, post-route fmax: {fmax} "
           f"({'timing met' if report['timing_met'] else 'TIMING NOT MET'})")
-    print(f"logic cells {report['lc']['used']}/{report['lc']['available']}, "
-          f"block RAM {report['ram']['used']}/{report['ram']['available']}, "
-          f"SPRAM {report['spram']['used']}/{report['spram']['available']}, "
-          f"PLL DIVR={report['pll']['divr']} DIVF={report['pll']['divf']} "
-          f"DIVQ={report['pll']['divq']}, UART {report['baud']} baud, "
-          f"{report['seconds']:.0f} s")
+    pll = ", ".join(f"{key.upper()}={report['pll'][key]}" for key in
+                    ("divr", "divf", "divq", "clki_div", "clkfb_div", "clkop_div")
+                    if key in report["pll"])
+    print(", ".join(f"{label} {report[key]['used']}/{report[key]['available']}"
+                    for key, label in _CELL_NAMES.items() if key in report)
+          + f", PLL {pll}, UART {report['baud']} baud, {report['seconds']:.0f} s")
     if not report["timing_met"]:
         raise CommandError(f"timing not met: fmax {fmax} is below the "
                            f"{report['clock_mhz']:g} MHz clock", status=1)
@@ -97,11 +118,13 @@ def run_build(args):
 
 
 def run_program(args):
+    board = BOARDS[args.board]
+    bitstream = args.bitstream or os.path.join("build", f"{board.NAME}{board.FLOW.bitstream}")
     try:
-        tool = icebreaker.program(args.bitstream, timeout=120)
-    except icebreaker.ProgramError as error:
+        tool = board.program(bitstream, timeout=120)
+    except ProgramError as error:
         raise CommandError(str(error)) from None
-    print(f"programmed {args.bitstream} with {tool}")
+    print(f"programmed {bitstream} with {tool}")
     return 0
 
 
@@ -116,6 +139,13 @@ def _print_report(report, source, where):
           f"(board time {report['board_seconds'] * 1e3:.1f} ms, wall time "
           f"{report['wall_seconds']:.1f} s); line utilisation "
           f"{report['line_utilisation']:.2%} ({direction}, {report['baud']} baud)")
+    if report["retransmissions"] or report.get("faults_injected"):
+        injected = report.get("faults_injected") or {}
+        print(f"  link: {report['retransmissions']} retransmissions ("
+              + ", ".join(f"{name} {count}" for name, count in report["link"].items() if count)
+              + ")" + (f"; faults injected: " + ", ".join(f"{name} {count}" for name, count
+                                                         in injected.items())
+                       if injected else ""))
     if report["match"]:
         print("  match: every output byte and count equals the reference model")
     else:
@@ -123,7 +153,33 @@ def _print_report(report, source, where):
             print(f"  MISMATCH: {problem}")
 
 
-def _virtual_board(baud):
+def _faults(args):
+    """The :class:`~utf8_gateware.boards.virtual.Faults` of ``--inject-faults`` (or ``None``)."""
+    if args.inject_faults is None:
+        return None
+    if args.port is not None:
+        raise CommandError("--inject-faults works with the virtual board only (no --port)")
+    kinds = [kind.strip() for kind in args.fault_kinds.split(",") if kind.strip()]
+    try:
+        return Faults.parse(args.inject_faults, kinds)
+    except ValueError as error:
+        raise CommandError(f"--inject-faults: {error}") from None
+
+
+def _frame_size(args, faults, hello):
+    """``--frame``, or the frame size that loses least to faults at the injected rate."""
+    if args.frame is not None:
+        if not 1 <= args.frame <= hello.max_payload:
+            raise CommandError(f"--frame must be 1..{hello.max_payload}, not {args.frame}")
+        return args.frame
+    if faults is None or faults.rate == 0:
+        return None
+    # Per byte, a frame of n bytes costs its overhead 10/n and, at r faults per byte, about
+    # r * n bytes sent again: least at n = sqrt(10 / r).
+    return max(64, min(hello.max_payload, 1 << round(math.log2(math.sqrt(10 / faults.rate)))))
+
+
+def _virtual_board(baud, faults=None):
     """Start the virtual board at ``baud``; returns ``(board, description)``."""
     from utf8_gateware.boards.virtual import VirtualBoard, VirtualBoardError
     try:
@@ -134,7 +190,7 @@ def _virtual_board(baud):
         print(f"{PROG}: starting the virtual board (its first run compiles it, about half a "
               f"minute)", file=sys.stderr)
     try:
-        board = VirtualBoard(core).start()
+        board = VirtualBoard(core, faults).start()
     except VirtualBoardError as error:
         raise CommandError(str(error)) from None
     return board, (f"the virtual board (CXXRTL model at {core.clk_freq / 1e6:g} MHz, "
@@ -156,17 +212,19 @@ def run_stream(args):
     if len(data) >= 1 << 31:
         raise CommandError("the input is too large for one message (2 GiB at most)")
     mode = Mode[args.mode.upper()]
-    board = None
+    faults = _faults(args)
+    board = stats = None
     try:
         if args.port is None:
-            board, where = _virtual_board(args.baud)
+            board, where = _virtual_board(args.baud, faults)
             port = board.port
         else:
             port, where = args.port, f"the board on {args.port}"
         advance, close = progress(len(data), "B", "sent to the board", threshold=1)
         try:
-            with Link(port, baud=args.baud, timeout=args.timeout) as link:
-                link.connect()
+            pace = {} if board is None else {"retransmit_after": board.RETRANSMIT_AFTER}
+            with Link(port, baud=args.baud, timeout=args.timeout, **pace) as link:
+                link.frame = _frame_size(args, faults, link.connect())
                 report, output = stream(link, mode, data, progress=advance)
         finally:
             close()
@@ -175,10 +233,12 @@ def run_stream(args):
     finally:
         if board is not None:
             try:
-                board.stop()
+                stats = board.stop()
             except Exception:
                 pass
     report = {"input": str(source), "port": args.port or "virtual", **report}
+    if faults is not None:
+        report["faults_injected"] = (stats or {}).get("faults")
     write_json(args.json, report)
     if args.output:
         try:

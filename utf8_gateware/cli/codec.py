@@ -1,4 +1,9 @@
-"""``utf8-gateware decode`` and ``encode``: UTF-8 to code points and back, with any engine."""
+"""``utf8-gateware decode`` and ``encode``: UTF-8 to code points and back, with any engine.
+
+Both stream: the input is read in blocks, goes through the engine
+(:func:`~utf8_gateware.sim.engines.decode_stream`, :func:`~utf8_gateware.sim.engines.encode_stream`)
+and the output is written as it comes, so memory does not grow with the input.
+"""
 
 import array
 import sys
@@ -6,13 +11,13 @@ import sys
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS
 from utf8_gateware.sim import engines
 from utf8_gateware.sim.reference import count_errors, encode as reference_encode
-from .common import CommandError, note, progress, read_input, write_json, write_output
+from .common import CommandError, InputFile, OutputFile, note, progress, write_json
 
 
-__all__ = ["add_parsers"]
+__all__ = ["add_parsers", "add_files", "add_engine_option", "add_lanes_option", "run_engine"]
 
 
-def _add_files(parser, what):
+def add_files(parser, what):
     """The ``INPUT`` file (``what``, default standard input) and ``-o OUTPUT`` arguments."""
     parser.add_argument("input", nargs="?", metavar="INPUT",
         help=f"{what} input file (default: standard input)")
@@ -26,16 +31,17 @@ def add_parsers(commands):
         description="Decode UTF-8 bytes. Ill-formed input becomes one U+FFFD per maximal "
                     "subpart (--errors replace) or one U+DC80..U+DCFF per undecodable byte "
                     "(--errors surrogateescape), exactly like CPython's bytes.decode.")
-    _add_files(decode, "UTF-8")
+    add_files(decode, "UTF-8")
     decode.add_argument("--errors", choices=DECODE_ERRORS, default=DECODE_ERRORS[0],
         help=f"error policy (default: {DECODE_ERRORS[0]})")
     decode.add_argument("--output-format", choices=("utf8", "utf32le"), default="utf8",
         help="utf8: well-formed UTF-8, except that with surrogateescape each escape is written "
              "back as the raw byte it stands for (so the input is reproduced); utf32le: each "
              "output code point as 4 little-endian bytes (escapes as U+DCxx). Default: utf8")
-    _add_engine_option(decode)
+    add_engine_option(decode)
+    add_lanes_option(decode, "decoder")
     decode.add_argument("--stats", metavar="STATS.json",
-        help="write bytes_in, codepoints_out, errors per kind (and cycles) as JSON")
+        help="write bytes_in, codepoints_out, errors per kind, lanes (and cycles) as JSON")
     decode.set_defaults(handler=run_decode)
 
     encode = commands.add_parser("encode", help="encode UTF-32LE code units to UTF-8",
@@ -43,87 +49,149 @@ def add_parsers(commands):
                     "values above U+10FFFF are errors: replaced by U+FFFD (replace), left out "
                     "and reported (strict; exit status 1), or, for U+DC80..U+DCFF, turned back "
                     "into the raw byte 80..FF (surrogateescape).")
-    _add_files(encode, "UTF-32LE")
+    add_files(encode, "UTF-32LE")
     encode.add_argument("--errors", choices=ENCODE_ERRORS, default=ENCODE_ERRORS[0],
         help=f"error policy (default: {ENCODE_ERRORS[0]})")
-    _add_engine_option(encode)
+    add_engine_option(encode)
     encode.add_argument("--stats", metavar="STATS.json",
         help="write codepoints_in, bytes_out, errors per kind (and cycles) as JSON")
     encode.set_defaults(handler=run_encode)
 
 
-def _add_engine_option(parser):
+def add_engine_option(parser):
     parser.add_argument("--engine", choices=engines.ENGINES,
         help="reference: the Python model; python: the gateware in Amaranth's simulator; "
              "compiled: the gateware compiled to C++ (CXXRTL). Default: compiled where a C++ "
              "compiler exists, else python")
 
 
-def _run_engine(args, function, items, item_size):
-    """Run ``function(items, errors=, engine=, progress=)`` of :mod:`~utf8_gateware.sim.engines`
-    on the requested engine (falling back, with a note, when the compiled one is unavailable)."""
+def add_lanes_option(parser, core):
+    """``--lanes N`` (one of :data:`~utf8_gateware.sim.engines.LANES`) for ``core``."""
+    parser.add_argument("--lanes", type=int, choices=engines.LANES, default=engines.LANES[0],
+        help=f"bytes per cycle of the simulated {core} (python and compiled engines; "
+             f"default: {engines.LANES[0]})")
+
+
+def run_engine(args, work, size):
+    """Run ``work(engine, advance)`` on the engine ``args`` ask for (falling back, with a note,
+    when the compiled one is unavailable), with a progress bar over ``size`` input bytes (none if
+    unknown); engine failures become one-line errors. Returns ``(engine, result)``."""
     engine, fallback = engines.resolve_engine(args.engine)
     if fallback:
         note(fallback)
-    advance, close = progress(len(items) * item_size, "B", args.command)
+    if getattr(args, "lanes", 1) != 1 and engine == "reference":
+        raise CommandError("--lanes applies to the python and compiled engines, not to the "
+                           "reference")
+    advance, close = progress(size or 0, "B", args.command)
     try:
-        return engine, function(items, errors=args.errors, engine=engine, progress=advance)
+        return engine, work(engine, advance)
     except engines.EngineError as error:
         raise CommandError(f"{engine} engine: {error}") from None
     finally:
         close()
 
 
-def run_decode(args):
-    data = read_input(args.input)
-    engine, run = _run_engine(args, engines.decode, data, 1)
-    codepoints = [output.codepoint for output in run.outputs]
-    if args.output_format == "utf32le":
-        units = array.array("I", codepoints)
+def _utf8(chunk):
+    """UTF-8 of a :class:`~utf8_gateware.sim.engines.DecodedChunk`: U+FFFD becomes EF BF BD;
+    surrogate escapes become the raw bytes they stand for. (The codec of CPython does the
+    formatting, which the reference encoder defines: anything else a core might output, it
+    encodes.)"""
+    try:
+        return chunk.codepoints.decode("utf-32-le", "surrogatepass").encode(
+            "utf-8", "surrogateescape")
+    except UnicodeError:
+        units = array.array("I")
+        units.frombytes(chunk.codepoints)
         if sys.byteorder != "little":
             units.byteswap()
-        payload = units.tobytes()
-    else:
-        # U+FFFD becomes EF BF BD; surrogate escapes become the raw bytes they stand for.
-        payload = reference_encode(codepoints, "surrogateescape").data
-    write_output(args.output, payload)
+        return reference_encode(units, "surrogateescape").data
+
+
+def run_decode(args):
+    with InputFile(args.input) as source, OutputFile(args.output) as sink:
+        totals = {"codepoints": 0, "errors": count_errors(())}
+
+        def work(engine, advance):
+            stream = engines.decode_stream(source, args.errors, engine, lanes=args.lanes,
+                                           progress=advance)
+            for chunk in stream:
+                sink.write(chunk.codepoints if args.output_format == "utf32le" else
+                           _utf8(chunk))
+                totals["codepoints"] += chunk.count
+                for _, kind in chunk.errors:
+                    totals["errors"][kind.label] += 1
+            return stream.cycles
+        engine, cycles = run_engine(args, work, source.size)
     stats = {
-        "bytes_in": len(data),
-        "codepoints_out": len(codepoints),
-        "errors": count_errors(output.error for output in run.outputs),
+        "bytes_in": source.consumed,
+        "codepoints_out": totals["codepoints"],
+        "errors": totals["errors"],
         "errors_mode": args.errors,
         "engine": engine,
+        "lanes": args.lanes,
     }
-    if run.cycles is not None:
-        stats["cycles"] = run.cycles
+    if cycles is not None:
+        stats["cycles"] = cycles
     write_json(args.stats, stats)
     return 0
 
 
 def run_encode(args):
-    data = read_input(args.input)
-    if len(data) % 4:
-        raise CommandError(f"input is {len(data)} bytes, not a whole number of UTF-32LE code "
-                           f"units (a multiple of 4)")
-    units = array.array("I")
-    units.frombytes(data)
-    if sys.byteorder != "little":
-        units.byteswap()
-    engine, run = _run_engine(args, engines.encode, units, 4)
-    write_output(args.output, run.data)
+    # Blocks of 64 Ki units: the reference encoder holds a Python object per unit meanwhile.
+    with InputFile(args.input, block=1 << 18) as source, OutputFile(args.output) as sink:
+        if source.size is not None and source.size % 4:
+            raise CommandError(f"input is {source.size} bytes, not a whole number of UTF-32LE "
+                               f"code units (a multiple of 4)")
+        # `first`: the first invalid unit (index, kind, value), found on the way in.
+        totals = {"units": 0, "bytes": 0, "errors": [], "first": None}
+
+        def units():
+            rest = b""
+            for block in source:
+                block, rest = rest + block, b""
+                cut = len(block) - len(block) % 4
+                block, rest = block[:cut], block[cut:]
+                if totals["first"] is None:
+                    units = array.array("I")
+                    units.frombytes(block)
+                    if sys.byteorder != "little":
+                        units.byteswap()
+                    found = engines.invalid_units(units, totals["units"], args.errors)
+                    if found:
+                        totals["first"] = (*found[0], units[found[0][0] - totals["units"]])
+                totals["units"] += len(block) // 4
+                yield block
+            if rest:
+                totals["partial"] = totals["units"] * 4 + len(rest)
+
+        def work(engine, advance):
+            stream = engines.encode_stream(units(), args.errors, engine, progress=advance)
+            for chunk in stream:
+                sink.write(chunk.data)
+                totals["bytes"] += len(chunk.data)
+                totals["errors"].append(count_errors(kind for _, kind in chunk.errors))
+            return stream.cycles
+        engine, cycles = run_engine(args, work, source.size)
+    if "partial" in totals:
+        raise CommandError(f"input is {totals['partial']} bytes, not a whole number of UTF-32LE "
+                           f"code units (a multiple of 4); the whole units were encoded")
+    errors = count_errors(())
+    for counts in totals["errors"]:
+        for label, count in counts.items():
+            errors[label] += count
     stats = {
-        "codepoints_in": len(units),
-        "bytes_out": len(run.data),
-        "errors": count_errors(kind for _, kind in run.errors),
+        "codepoints_in": totals["units"],
+        "bytes_out": totals["bytes"],
+        "errors": errors,
         "errors_mode": args.errors,
         "engine": engine,
     }
-    if run.cycles is not None:
-        stats["cycles"] = run.cycles
+    if cycles is not None:
+        stats["cycles"] = cycles
     write_json(args.stats, stats)
-    if args.errors == "strict" and run.errors:
-        index, kind = run.errors[0]
+    if args.errors == "strict" and sum(errors.values()):
+        index, kind, unit = totals["first"]
         raise CommandError(
-            f"{len(run.errors)} invalid code unit(s); the first is U+{units[index]:04X} "
+            f"{sum(errors.values())} invalid code unit(s); the first is U+{unit:04X} "
             f"({kind.label}) at index {index}; the valid ones were written", status=1)
     return 0

@@ -8,33 +8,21 @@ a one-line error (exit status 2).
 """
 
 from utf8_gateware.hdl import export
-from utf8_gateware.hdl.synth import CORES
-from .common import CommandError, write_output
+from utf8_gateware.hdl.cores import CORES, parameter_table
+from .common import CommandError, parameter_help, write_output
 
 
 __all__ = ["add_parsers"]
 
 
 def _parameters():
-    """``{parameter: {core: default}}`` over every core."""
-    found = {}
-    for core in CORES:
-        for name, default in export.core_parameters(core).items():
-            found.setdefault(name, {})[core] = default
-    return found
+    """``{parameter: {core: default}}`` over every exportable core."""
+    return parameter_table(CORES)
 
 
 def _choices(name, defaults):
     """``{core: choices}`` of parameter ``name`` for the cores that take it."""
     return {core: export.parameter_choices(core, name) for core in defaults}
-
-
-def _help(name, defaults):
-    what = "error policy" if name == "errors" else name
-    cores = "; ".join(
-        f"{core}: " + (", ".join(map(str, choices)) if choices else "any") +
-        f" (default {defaults[core]})" for core, choices in _choices(name, defaults).items())
-    return f"{what} ({cores})"
 
 
 def add_parsers(commands):
@@ -52,7 +40,7 @@ def add_parsers(commands):
         union = (None if None in choices else
                  tuple(dict.fromkeys(value for values in choices for value in values)))
         parser.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind, choices=union,
-                            metavar=name.upper(), help=_help(name, defaults))
+                            metavar=name.upper(), help=parameter_help(name, defaults))
     parser.add_argument("--no-initial-values", dest="initial_values", action="store_false",
                         help="give the registers no Verilog initial values (for flows that "
                              "ignore or reject them, e.g. ASIC synthesis); aresetn must then be "

@@ -3,7 +3,7 @@
 import textwrap
 import time
 
-from utf8_gateware.formal import checks
+from utf8_gateware.formal.catalog import catalog
 from utf8_gateware.formal.runner import run_many
 from .common import CommandError, at_least
 
@@ -18,8 +18,12 @@ def add_parsers(commands):
                     "solver) and print a table: each proof and its cover run. Exits with 1 if "
                     "a run did not end as expected.")
     parser.add_argument("names", nargs="*", metavar="NAME",
-                        help="proofs to run (default: all; see --list)")
-    parser.add_argument("--list", action="store_true", help="list the proofs and exit")
+                        help="proofs to run (default: those of the test marker `formal`, or "
+                             "all with --all; see --list)")
+    parser.add_argument("--list", action="store_true",
+                        help="list every proof the tests run (with its test marker) and exit")
+    parser.add_argument("--all", action="store_true",
+                        help="also run the long proofs (test marker `formal_long`)")
     parser.add_argument("--jobs", "-j", type=at_least(1), default=None,
                         help="parallel sby processes (default: the number of CPUs)")
     parser.add_argument("--workdir", default=None,
@@ -33,15 +37,19 @@ def add_parsers(commands):
 
 
 def run_formal(args):
-    proofs = checks.PROOFS
+    entries = catalog()
     if args.list:
-        for proof in proofs:
-            print(f"{proof.name:32} {proof.method:8} depth {proof.depth:3}  {proof.statement}")
+        for entry in entries:
+            proof = entry.proof
+            print(f"{proof.name:32} {proof.method:5} depth {proof.depth:3}  {entry.marker:11} "
+                  f"{entry.module:32} {proof.statement}")
         return 0
-    unknown = set(args.names) - {proof.name for proof in proofs}
+    unknown = set(args.names) - {entry.proof.name for entry in entries}
     if unknown:
         raise CommandError(f"unknown proof(s): {', '.join(sorted(unknown))} (see --list)")
-    selected = [proof for proof in proofs if not args.names or proof.name in args.names]
+    selected = [entry.proof for entry in entries
+                if entry.proof.name in args.names or
+                (not args.names and (args.all or entry.marker == "formal"))]
     jobs = [job for proof in selected for job in proof.jobs(extra_depth=args.extra_depth)]
     for job in jobs:
         job.timeout = args.timeout

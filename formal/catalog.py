@@ -1,0 +1,32 @@
+"""Every proof the tests run, with the test marker and module that run it (for ``utf8-gateware
+formal``)."""
+
+from dataclasses import dataclass
+
+from . import checks, induction, utf16
+from .checks import Proof
+
+
+__all__ = ["Entry", "catalog"]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A :class:`~utf8_gateware.formal.checks.Proof`, the pytest ``marker`` its test carries
+    (``formal`` or ``formal_long``) and the test ``module`` that runs it."""
+    proof: Proof
+    marker: str
+    module: str
+
+
+def catalog():
+    """Every proof of :data:`~utf8_gateware.formal.checks.PROOFS` (``formal``, or
+    ``formal_long`` if ``long``), of :data:`~utf8_gateware.formal.induction.LONG_PROOFS`
+    (``formal_long``) and of :data:`~utf8_gateware.formal.utf16.PROOFS` (the UTF-16 cores)."""
+    return [
+        *(Entry(proof, "formal_long", "tests/test_formal_long.py") if proof.long else
+          Entry(proof, "formal", "tests/test_formal.py") for proof in checks.PROOFS),
+        *(Entry(proof, "formal_long", "tests/test_formal_induction.py")
+          for proof in induction.LONG_PROOFS),
+        *(Entry(proof, "formal", "tests/test_formal_utf16.py") for proof in utf16.PROOFS),
+    ]

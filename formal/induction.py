@@ -1,0 +1,200 @@
+"""Unbounded proofs of the real cores: harnesses whose properties hold for all time.
+
+The harnesses of :mod:`utf8_gateware.formal.checks` number every item with counters that a proof
+of all time would overflow (:class:`~utf8_gateware.formal.checks.Scoreboard` asserts they stay
+narrow), so they are proven by BMC only. The harnesses here state the same properties with
+finite-state checkers:
+
+* :class:`TrackingScoreboard` -- the expected item sequence versus the core's, with no item
+  numbers: the solver *tags* one expected item when it is pushed (a free choice, so the proof
+  holds for every item) and the checker counts down the items ahead of it as the core pops them;
+  the core's offer when the count is zero must be the tagged item. The number of items pending
+  is asserted to stay within the core's capacity (it is bounded, so the checker is finite).
+* bounded liveness (:class:`~utf8_gateware.formal.checks.QuietCounter`) is already a safety
+  property of all time.
+
+Each is proven with ``sby`` ``mode prove``: by IC3/PDR (``abc pdr``), which finds the inductive
+invariants on the cores' private registers itself, or by k-induction (``smtbmc``) with the
+invariants stated in :mod:`utf8_gateware.formal.invariants`. :data:`INDUCTION_PROOFS` lists them
+(marker ``formal_long``).
+"""
+
+from functools import partial
+
+from amaranth.asserts import AnySeq
+from amaranth.hdl import Array, Assert, Cover, Elaboratable, Module, Signal
+
+from utf8_gateware.hdl.decoder import Utf8Decoder
+from utf8_gateware.hdl.encoder import Utf8Encoder
+from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind
+from .checks import (EncoderEquivalence, Proof, Scoreboard, StreamRules, Together, _bits,
+                     assert_decoded_item, assert_stream_rules, drive_sink, drive_source)
+from .decoder_invariants import DecoderInvariants
+from .invariants import EncoderInvariants, PipelineInvariants, Probe
+from .spec_encoder import SpecEncoder
+
+
+__all__ = ["TrackingScoreboard", "EncoderEquivalenceForever",
+           "decoder_rules_forever", "DecoderFormsForever", "UNBOUNDED_PROOFS", "LONG_PROOFS",
+           "SUBSUMED"]
+
+
+class TrackingScoreboard(Scoreboard):
+    """A finite-state :class:`~utf8_gateware.formal.checks.Scoreboard` (same ports: ``push_count``,
+    ``push_items``, ``offer``, ``offer_item``, ``pop``, ``pending``), for proofs of all time.
+
+    ``capacity``: the most items the core can hold (pushed and not yet popped); asserted.
+    Asserted every cycle:
+
+    * the core offers nothing that has not been pushed (no extra or duplicated item);
+    * the tagged item (any one the solver chooses, when it is pushed) is offered in its turn,
+      unchanged: when ``ahead`` (the items pushed before it and not yet popped) is zero, the
+      core's offer equals it (no item lost, reordered or changed);
+    * ``pending`` stays within ``capacity``, and ``ahead`` below ``pending``.
+    """
+    def __init__(self, shape, push_width, name, *, capacity):
+        width = (capacity + push_width).bit_length()
+        super().__init__(shape, push_width, name, width=width)
+        self.capacity = capacity
+        #: Whether an item is tagged, how many items are ahead of it, and its value.
+        self.tagged = Signal()
+        self.ahead = Signal(width)
+        self.expected = Signal(shape)
+
+    def elaborate(self, platform):
+        m = Module()
+        width = len(self.pending)
+        m.d.sync += self.pending.eq(self.pending + self.push_count - self.pop)
+
+        # Tag an item pushed in this cycle (the solver chooses whether and which).
+        choose = Signal()
+        which = Signal(max(1, (self.push_width - 1).bit_length()))
+        m.d.comb += [choose.eq(~self.tagged & AnySeq(1) & (self.push_count != 0)),
+                     which.eq(AnySeq(len(which)))]
+        tracking, ahead, item = Signal(), Signal(width), Signal(self.shape)
+        with m.If(choose & (which < self.push_count)):
+            m.d.comb += [tracking.eq(1), ahead.eq(self.pending + which),
+                         item.eq(Array(self.push_items)[which])]
+        with m.Else():
+            m.d.comb += [tracking.eq(self.tagged), ahead.eq(self.ahead),
+                         item.eq(self.expected)]
+        m.d.sync += self.expected.eq(item)
+        with m.If(self.pop & (ahead == 0)):
+            m.d.sync += self.tagged.eq(0)      # popped: another item may be tagged
+        with m.Else():
+            m.d.sync += [self.tagged.eq(tracking), self.ahead.eq(ahead - self.pop)]
+
+        m.d.comb += [
+            Assert(~self.offer | (self.pending != 0) | (self.push_count != 0),
+                   f"{self.name}: an output that nothing expected corresponds to"),
+            Assert(~(self.offer & tracking & (ahead == 0)) |
+                   (_bits(self.offer_item) == _bits(item)),
+                   f"{self.name}: an output differs from the expected one"),
+            Assert(self.pending <= self.capacity,
+                   f"{self.name}: more than {self.capacity} items pending"),
+            Assert(~self.tagged | (self.ahead < self.pending),
+                   f"{self.name}: the tagged item is not pending"),
+        ]
+        return m
+
+
+class EncoderEquivalenceForever(EncoderEquivalence):
+    """:class:`~utf8_gateware.formal.checks.EncoderEquivalence` for all time, by k-induction:
+    with a :class:`TrackingScoreboard` (the encoder holds at most ``capacity`` beats) and
+    :class:`~utf8_gateware.formal.invariants.EncoderInvariants` (``factory(errors)`` makes the
+    core)."""
+    def __init__(self, errors, factory=Utf8Encoder, *, capacity=10):
+        super().__init__(errors, scoreboard=partial(TrackingScoreboard, capacity=capacity))
+        self.core_factory = factory
+
+    def elaborate(self, platform):
+        core = self.core_factory(self.errors)
+        probe = Probe(core)
+        self.factory = lambda errors: probe.core
+        m = super().elaborate(platform)
+        m.submodules.invariants = EncoderInvariants(probe, core, self.checkers["scoreboard"],
+                                                    self.checkers["quiet"].count)
+        return m
+
+
+def decoder_rules_forever(errors, factory=Utf8Decoder):
+    """Property 5's stream rules of :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` for all
+    time: :class:`~utf8_gateware.formal.checks.StreamRules` with
+    :class:`~utf8_gateware.formal.invariants.PipelineInvariants`."""
+    probe = Probe(factory(errors))
+    return Together(StreamRules(errors, lambda errors: probe.core, "decoder"),
+                    PipelineInvariants(probe, "decoder"))
+
+
+class DecoderFormsForever(Elaboratable):
+    """Property 1 and the output stream rules of the one-lane
+    :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` for all time: every output (and every
+    output held in the skid register) is a scalar value, or U+FFFD / an escape U+DC80..U+DCFF if
+    it is an error. Invariants:
+    :class:`~utf8_gateware.formal.invariants.PipelineInvariants` and
+    :class:`~utf8_gateware.formal.decoder_invariants.DecoderInvariants` (every stage register
+    is what the decoder's stage functions make of the byte in that stage and the prefix pending
+    before it)."""
+    def __init__(self, errors):
+        self.errors = errors
+
+    def elaborate(self, platform):
+        m = Module()
+        core = Utf8Decoder(self.errors)
+        probe = Probe(core)
+        m.submodules.dut = probe.fragment
+        m.submodules.pipeline = PipelineInvariants(probe, "decoder")
+        m.submodules.stages = DecoderInvariants(probe, core, self.errors)
+        drive_source(m, core.i)
+        o_xfer = drive_sink(m, core.o)
+        held = assert_stream_rules(m, core.o, f"decoder({self.errors}).o")
+        assert_decoded_item(m, core.o.valid, core.o.payload, self.errors)
+        out = core.o.payload
+        m.d.comb += [
+            Cover(o_xfer & (out.error == ErrorKind.NONE) & (out.codepoint >= 0x10000)),
+            Cover(o_xfer & (out.error == ErrorKind.SURROGATE)),
+            Cover(o_xfer & held & out.last),
+        ]
+        return m
+
+
+# -- the list -------------------------------------------------------------------------------------
+
+def _unbounded_proofs():
+    short = {"surrogateescape": "escape"}
+    return [
+        Proof(f"encoder-forever-{short.get(errors, errors)}",
+              f"Utf8Encoder({errors}) == SpecEncoder({errors}) for all time: the same beats "
+              f"under any input and backpressure, 5, bounded liveness (invariants: "
+              f"formal/invariants.py EncoderInvariants)",
+              "prove", 2, 10, lambda errors=errors: EncoderEquivalenceForever(errors), cost=10)
+        for errors in ENCODE_ERRORS] + [
+        Proof("decoder-rules-forever",
+              "5: output stream rules of Utf8Decoder (both modes) for all time: valid holds and "
+              "payload is stable until the transfer (invariants: formal/invariants.py "
+              "PipelineInvariants)",
+              "prove", 2, 12,
+              lambda: Together(*(decoder_rules_forever(errors) for errors in DECODE_ERRORS)),
+              cost=8)]
+
+
+#: The proofs of all time that are cheap enough for the ``formal`` marker (part of
+#: :data:`~utf8_gateware.formal.checks.PROOFS`).
+UNBOUNDED_PROOFS = _unbounded_proofs()
+
+#: The proofs of all time that take longer (marker ``formal_long``,
+#: ``tests/test_formal_induction.py``).
+LONG_PROOFS = [
+    Proof(f"decoder-forms-forever-{ {'surrogateescape': 'escape'}.get(errors, errors)}",
+          f"Utf8Decoder({errors}) for all time: 1 (every output, and the skid register's, is a "
+          f"scalar value or U+FFFD / an escape if it is an error), 5 (output stream rules) "
+          f"(invariants: formal/decoder_invariants.py DecoderInvariants)",
+          "prove", 2, Utf8Decoder.latency(errors) + 8,
+          lambda errors=errors: DecoderFormsForever(errors), cost=30)
+    for errors in DECODE_ERRORS]
+
+#: The bounded proofs that :data:`UNBOUNDED_PROOFS` prove for all time (so they are dropped from
+#: :data:`~utf8_gateware.formal.checks.PROOFS`): the encoder's equivalence with its spec model
+#: and the output stream rules of both cores.
+SUBSUMED = ("rules", *(f"encoder-spec-{mode}" for mode in ("replace", "strict", "escape")))
+

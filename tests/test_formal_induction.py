@@ -1,0 +1,107 @@
+# amaranth: UnusedElaboratable=no
+"""Proofs of all time (k-induction) of the real cores: :mod:`utf8_gateware.formal.induction`.
+
+The cheap ones are part of :data:`~utf8_gateware.formal.checks.PROOFS` and run with the other
+proofs in ``tests/test_formal.py`` (marker ``formal``). Here: a core with a bug that only shows
+after a thousand beats -- beyond any BMC depth the suite can afford -- is not proven (the
+unbounded proof sees every cycle), and a decoder that breaks the stream rules is not proven
+either. A k-induction run that finds a counterexample only in its induction step reports
+``UNKNOWN`` (its base case is shorter than the bug's trace): not proven, with the failed
+property named. Marker ``formal_long``: the decoder's proofs of all time
+(:data:`~utf8_gateware.formal.induction.LONG_PROOFS`), each with its cover run.
+"""
+
+import pytest
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+
+from utf8_gateware import toolchain
+from utf8_gateware.formal import induction, runner
+from utf8_gateware.hdl.decoder import Utf8Decoder
+from utf8_gateware.hdl.encoder import Utf8Encoder
+from proofs import assert_proved
+
+
+class _Mutant(wiring.Component):
+    """A real core (``core``) whose output ``corrupt(m, core)`` changes after the fact."""
+    def __init__(self, core):
+        self._core = core
+        self.errors = core.errors
+        super().__init__(core.signature)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.core = core = self._core
+        wiring.connect(m, wiring.flipped(self.i), core.i)
+        wiring.connect(m, core.o, wiring.flipped(self.o))
+        self.corrupt(m, core)
+        return m
+
+
+class LateBugEncoder(_Mutant):
+    """The real encoder, whose output byte gets bit 0 flipped once 1023 beats went out."""
+    def __init__(self, errors):
+        super().__init__(Utf8Encoder(errors))
+        self.DRAIN = self._core.DRAIN
+
+    def corrupt(self, m, core):
+        beats = Signal(10)
+        with m.If(core.o.valid & self.o.ready & (beats != 1023)):
+            m.d.sync += beats.eq(beats + 1)
+        with m.If(beats == 1023):
+            m.d.comb += self.o.payload.data.eq(core.o.payload.data ^ 1)
+
+
+class JitteryDecoder(_Mutant):
+    """The real decoder, whose output payload toggles bit 0 in every cycle (a stream-rule
+    violation while the sink refuses it: the payload must hold until the transfer)."""
+    def __init__(self, errors):
+        super().__init__(Utf8Decoder(errors))
+
+    def corrupt(self, m, core):
+        toggle = Signal()
+        m.d.sync += toggle.eq(~toggle)
+        m.d.comb += self.o.payload.codepoint.eq(core.o.payload.codepoint ^ toggle)
+
+
+# A k-induction run that finds the bug only in its induction step (the base case is shorter than
+# the bug's trace) reports UNKNOWN rather than FAIL: either way the proof does not pass, and the
+# failed property is named.
+MUTANTS = [
+    pytest.param(lambda: induction.EncoderEquivalenceForever("replace", LateBugEncoder),
+                 "differs from the expected", id="encoder-late-bug"),
+    pytest.param(lambda: induction.decoder_rules_forever("replace", JitteryDecoder),
+                 "payload changed before the transfer", id="decoder-jittery"),
+]
+
+
+@pytest.mark.formal
+@pytest.mark.parametrize("build,message", MUTANTS)
+def test_mutant_is_not_proven(build, message, tmp_path):
+    try:
+        result = runner.run_sby(build(), name="mutant", mode="prove", depth=2,
+                                workdir=tmp_path, reset="any")
+    except toolchain.ToolError as error:
+        pytest.fail(str(error), pytrace=False)
+    assert result.status in ("FAIL", "UNKNOWN"), result.summary()
+    assert any(message in line for line in result.failed), result.summary()
+
+
+@pytest.fixture(scope="module")
+def long_results(request, tmp_path_factory):
+    """The sby runs of the selected long proofs (each proof and its cover), in parallel."""
+    selected = {item.callspec.params["proof"].name: item.callspec.params["proof"]
+                for item in request.session.items
+                if item.module is not None and item.module.__name__ == __name__ and
+                hasattr(item, "callspec") and "proof" in item.callspec.params}
+    jobs = [job for proof in selected.values() for job in proof.jobs()]
+    try:
+        return runner.run_many(jobs, workdir=tmp_path_factory.mktemp("formal-long"))
+    except toolchain.ToolError as error:
+        pytest.fail(str(error), pytrace=False)
+
+
+@pytest.mark.formal_long
+@pytest.mark.parametrize("proof", induction.LONG_PROOFS, ids=lambda proof: proof.name)
+def test_long_proof(proof, long_results):
+    assert_proved(long_results, proof.name)

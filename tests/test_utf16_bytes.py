@@ -1,0 +1,86 @@
+# amaranth: UnusedElaboratable=no
+"""The UTF-16 byte stage of encoding (:class:`utf8_gateware.hdl.utf16_bytes.Utf16Bytes`), alone
+and after :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder`, against the reference model's
+``utf-16-le`` / ``utf-16-be`` encoders."""
+
+import random
+
+import pytest
+from amaranth.hdl import Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.hdl.layouts import EncodedByteLayout, UnitLayout
+from utf8_gateware.hdl.utf16_bytes import Utf16Bytes
+from utf8_gateware.hdl.utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
+from utf8_gateware.hdl.utf16_units import BYTE_ORDERS
+from utf8_gateware.sim.encodings.utf16 import UTF_16_BE, UTF_16_LE
+from utf8_gateware.sim.testbench import run_stream
+
+
+class _Chain(wiring.Component):
+    """Utf16Encoder -> Utf16Bytes: code points to UTF-16LE/BE bytes."""
+    i: In(stream.Signature(UnitLayout))
+    o: Out(stream.Signature(EncodedByteLayout))
+
+    def __init__(self, errors, byteorder):
+        self.errors, self.byteorder = errors, byteorder
+        super().__init__()
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.encoder = encoder = Utf16Encoder(self.errors)
+        m.submodules.bytes = stage = Utf16Bytes(self.byteorder)
+        wiring.connect(m, wiring.flipped(self.i), encoder.i)
+        wiring.connect(m, encoder.o, stage.i)
+        wiring.connect(m, stage.o, wiring.flipped(self.o))
+        return m
+
+
+def expected_beats(codepoints, lasts, errors, byteorder):
+    encoding = UTF_16_LE if byteorder == "little" else UTF_16_BE
+    beats = []
+    for codepoint, last in zip(codepoints, lasts):
+        data, kind = encoding.encode_unit(codepoint, errors)
+        cp_beats = [(byte, kind if index == 0 else ErrorKind.NONE, 0)
+                    for index, byte in enumerate(data)] or [(0, kind, 0)]     # a marker beat
+        if last:
+            cp_beats[-1] = (*cp_beats[-1][:2], 1)
+        beats += cp_beats
+    return beats
+
+
+@pytest.mark.parametrize("errors", UTF16_ENCODE_ERRORS)
+@pytest.mark.parametrize("byteorder", BYTE_ORDERS)
+def test_after_encoder(errors, byteorder):
+    """Random code points (scalars, surrogates, values past U+10FFFF) in random messages, with
+    source gaps and sink stalls."""
+    rng = random.Random(f"utf16-bytes-{errors}-{byteorder}")
+    codepoints = [rng.choice([rng.randrange(0xD800), rng.randrange(0xD800, 0xE000),
+                              rng.randrange(0x10000, 0x110000), rng.getrandbits(32)])
+                  for _ in range(200)]
+    lasts = [int(rng.random() < 0.1) for _ in codepoints[:-1]] + [1]
+    run = run_stream(_Chain(errors, byteorder),
+                     [{"codepoint": cp, "last": last} for cp, last in zip(codepoints, lasts)],
+                     gap=0.3, stall=0.3, seed=3)
+    got = [(int(p.data), ErrorKind(p.error), int(p.last)) for p in run.outputs]
+    assert got == expected_beats(codepoints, lasts, errors, byteorder)
+
+
+def test_pace():
+    """One byte every cycle: a unit goes in every second cycle."""
+    units = [{"unit": unit, "error": ErrorKind.NONE, "last": 0} for unit in range(0x41, 0x81)]
+    units[-1]["last"] = 1
+    run = run_stream(Utf16Bytes("big"), units)
+    assert [int(p.data) for p in run.outputs] == \
+        [byte for unit in range(0x41, 0x81) for byte in (0, unit)]
+    first = run.in_cycles[0]
+    assert run.out_cycles == list(range(first + Utf16Bytes.LATENCY,
+                                        first + Utf16Bytes.LATENCY + 2 * len(units)))
+
+
+def test_parameters():
+    assert Utf16Bytes().byteorder == "little"
+    with pytest.raises(ValueError, match="byteorder must be one of"):
+        Utf16Bytes("middle")
