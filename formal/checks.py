@@ -408,6 +408,11 @@ def check_against_spec(m, dut, spec, *, item_shape, drain, name, rules=True,
         m.d.comb += [scoreboard.offer.eq(dut.o.valid), scoreboard.offer_item.eq(dut.o.payload)]
     else:
         out = dut.o.payload
+        # A beat may have empty lanes (a partial beat inside a pending sequence may even be
+        # all empty), but not the one with `last`: its `last` belongs to its last valid lane.
+        m.d.comb += Assert(~dut.o.valid | ~out.last |
+                           (Cat(*(lane.valid for lane in out.lanes)) != 0),
+                           f"{name}: a beat with `last` and no valid lane")
         for k, lane in enumerate(out.lanes):
             later = Cat(*(other.valid for other in out.lanes[k + 1:]))
             m.d.comb += [
@@ -465,10 +470,13 @@ class DecoderEquivalence(Elaboratable):
         else:
             out, beat = dut.o.payload, dut.i.payload
             m.d.comb += [
-                # A 4-byte scalar split across beats, a burst reaching into an earlier beat,
-                # a partial beat ending a message, a refused beat, every lane busy.
+                # A 4-byte scalar split across beats (it ends in lane 0), an error in the last
+                # lane inside a message and one ending it, a partial beat ending a message, the
+                # sink holding the last beat, more outputs than lanes for one beat.
                 Cover(s["o_xfer"] & out.lanes[0].valid & (out.lanes[0].error == ErrorKind.NONE) &
                       (out.lanes[0].codepoint >= 0x10000)),
+                Cover(s["o_xfer"] & out.lanes[-1].valid &
+                      (out.lanes[-1].error != ErrorKind.NONE) & ~out.last),
                 Cover(s["o_xfer"] & out.lanes[-1].valid &
                       (out.lanes[-1].error == ErrorKind.TRUNCATED) & out.last),
                 Cover(s["i_xfer"] & beat.last & (beat.count == 1)),
@@ -500,7 +508,9 @@ class ValidatorEquivalence(Elaboratable):
         else:
             dut = Utf8Validator(lanes=n, counter_width=width)
         m.submodules.dut = dut
-        m.submodules.spec = spec = SpecValidator(lanes=n, counter_width=width)
+        # The model's own counters need only outgrow the core's (BMC depths stay far below).
+        m.submodules.spec = spec = SpecValidator(lanes=n, counter_width=width,
+                                                 length_width=width + 2)
         assume_beat_count(m, dut)
         i_xfer = drive_source(m, dut.i, rules=self.rules)
         o_xfer = drive_sink(m, dut.o)
@@ -785,15 +795,21 @@ class Proof:
 
 
 #: The lane proofs: ``(lanes, BMC depth, long)`` for the N-lane decoder (both error modes)
-#: and the validator. A BMC of depth D checks every input taken in cycles 1..D-1-LATENCY (the
-#: first cycle after power-up or a reset takes none) through to the output: with 4 lanes
-#: (LATENCY 7) depth 10 is 2 beats (8 bytes), 12 is 4 beats (16 bytes); with 2 lanes (LATENCY
-#: 7 with replace, 8 with surrogateescape) depth 13 is 5 or 4 beats. Every lane's look-back
-#: (the 3 bytes before it) thus reaches into the beat before, with any partial beats. Yices'
-#: time grows steeply with the depth (4 lanes: depth 10 about 10 s, 11 about 40 s, 12 about
-#: 4 minutes on a shared machine), so the deepest runs are ``long`` (marker ``formal_long``).
-DECODER_LANE_PROOFS = ((2, 13, False), (4, 10, False), (4, 11, True))
-VALIDATOR_LANE_PROOFS = ((4, 14, False),)
+#: and the 4-lane validator. After power-up or a reset the first beat can be taken in cycle 2
+#: (``i.ready`` is registered and the first step flushes), so a BMC of depth D follows every beat
+#: taken in cycles 2..D-1-LATENCY through to the output: the decoder with 2 lanes (LATENCY 7,
+#: 8 with surrogateescape) at depth 12, 3 beats (2); with 4 lanes (LATENCY 7) depth 10 is one
+#: beat, 11 two (8 bytes: every lane's 3-byte look-back reaches into the beat before, with any
+#: partial beats); the validator (LATENCY 12 with 8-bit counters) at depth 15 one beat, at 16
+#: two. Later inputs are still checked for the stream rules and for outputs nothing expects.
+#: Yices' time grows steeply with the depth (on the shared 2-core machine: 4 lanes at depth 10
+#: about 12 s, 11 about 80 s, 12 about 220 s; the validator at 15 about 10 s, 16 about 70 s, 17
+#: over 3 minutes), so the deeper runs are ``long`` (marker ``formal_long``). The cover runs go
+#: 2 cycles deeper (a 4-byte scalar split across beats needs two beats).
+DECODER_LANE_PROOFS = ((2, 12, False), (4, 10, False), (4, 11, True))
+VALIDATOR_LANE_PROOFS = ((4, 15, False), (4, 16, True))
+#: The validator's covers need a verdict held by the sink, and a message of two beats.
+VALIDATOR_COVER_DEPTH = 17
 
 
 def _lane_proofs():
@@ -807,7 +823,7 @@ def _lane_proofs():
                 f"beat's bytes in turn: the same outputs in lane then beat order (nothing lost, "
                 f"duplicated, reordered or changed) for any beats (partial ones, junk in the "
                 f"unused lanes, `last` in any lane) and any backpressure; 5; bounded liveness",
-                "bmc", depth, depth,
+                "bmc", depth, depth + 2,
                 lambda errors=errors, lanes=lanes: DecoderEquivalence(errors, lanes=lanes),
                 cost=(60 if long else 10) * lanes // 2, long=long))
     for lanes, depth, long in VALIDATOR_LANE_PROOFS:
@@ -816,7 +832,7 @@ def _lane_proofs():
             f"Utf8Validator(lanes={lanes}, counter_width=8): each message's verdict (valid, "
             f"first error's offset and kind, error count) is SpecValidator's (SpecDecoder("
             f"replace) read as a verdict), for any beats and backpressure; 5; bounded liveness",
-            "bmc", depth, depth, lambda lanes=lanes: ValidatorEquivalence(lanes),
+            "bmc", depth, VALIDATOR_COVER_DEPTH, lambda lanes=lanes: ValidatorEquivalence(lanes),
             cost=60 if long else 15, long=long))
     return proofs
 

@@ -23,13 +23,12 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from utf8_gateware.hdl.layouts import (ByteLayout, CodepointLayout, byte_beat_layout,
-                                       codepoint_beat_layout)
+from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware import toolchain
 from utf8_gateware.formal import checks as formal_checks, runner as formal
 from utf8_gateware.formal.checks import PROOFS, Proof
-from proofs import assert_proved
+from proofs import Mutant, assert_proved
 
 
 pytestmark = pytest.mark.formal
@@ -80,59 +79,35 @@ class OverlongNulDecoder(wiring.Component):
         return m
 
 
-class LaneMutantDecoder(wiring.Component):
+class LaneMutantDecoder(Mutant):
     """The real N-lane :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` whose output lane
     ``lane`` reads U+0061 "a" where the decoder gives U+0041 "A" (a mistake in one lane
     only)."""
     def __init__(self, errors, lanes, lane):
         from utf8_gateware.hdl.decoder import Utf8Decoder
 
-        self._decoder, self._lane = Utf8Decoder(errors, lanes=lanes), lane
-        super().__init__({"i": In(stream.Signature(byte_beat_layout(lanes))),
-                          "o": Out(stream.Signature(codepoint_beat_layout(lanes)))})
+        super().__init__(Utf8Decoder(errors, lanes=lanes))
+        self._lane = lane
 
-    @property
-    def lanes(self):
-        return self._decoder.lanes
-
-    @property
-    def LATENCY(self):
-        return self._decoder.LATENCY
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.decoder = decoder = self._decoder
-        wiring.connect(m, wiring.flipped(self.i), decoder.i)
-        wiring.connect(m, decoder.o, wiring.flipped(self.o))
-        lane = decoder.o.payload.lanes[self._lane]
+    def corrupt(self, m, core):
+        lane = core.o.payload.lanes[self._lane]
         with m.If(lane.valid & (lane.error == ErrorKind.NONE) & (lane.codepoint == 0x41)):
             m.d.comb += self.o.payload.lanes[self._lane].codepoint.eq(0x61)
-        return m
 
 
-class OffsetMutantValidator(wiring.Component):
+class OffsetMutantValidator(Mutant):
     """The real :class:`~utf8_gateware.hdl.validator.Utf8Validator` whose verdict reports one
     byte too early a first error in the last lane of a 4-byte beat (offset 3 mod 4): wrong only
     through its ports, so the mutant survives a redesign of the validator's insides."""
     def __init__(self, lanes, counter_width):
         from utf8_gateware.hdl.validator import Utf8Validator
 
-        self._core = Utf8Validator(lanes=lanes, counter_width=counter_width)
-        super().__init__(self._core.signature)
+        super().__init__(Utf8Validator(lanes=lanes, counter_width=counter_width))
 
-    @property
-    def LATENCY(self):
-        return self._core.LATENCY
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.core = core = self._core
-        wiring.connect(m, wiring.flipped(self.i), core.i)
-        wiring.connect(m, core.o, wiring.flipped(self.o))
+    def corrupt(self, m, core):
         out = core.o.payload
         with m.If(~out.valid & (out.offset[:2] == 3)):
             m.d.comb += self.o.payload.offset.eq(out.offset - 1)
-        return m
 
 
 def _lane_depth(lanes):

@@ -12,33 +12,16 @@ property named. Marker ``formal_long``: the decoder's proofs of all time
 """
 
 import pytest
-from amaranth.hdl import Module, Signal
-from amaranth.lib import wiring
+from amaranth.hdl import Signal
 
 from utf8_gateware import toolchain
 from utf8_gateware.formal import induction, runner
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
-from proofs import assert_proved
+from proofs import Mutant, assert_proved
 
 
-class _Mutant(wiring.Component):
-    """A real core (``core``) whose output ``corrupt(m, core)`` changes after the fact."""
-    def __init__(self, core):
-        self._core = core
-        self.errors = core.errors
-        super().__init__(core.signature)
-
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.core = core = self._core
-        wiring.connect(m, wiring.flipped(self.i), core.i)
-        wiring.connect(m, core.o, wiring.flipped(self.o))
-        self.corrupt(m, core)
-        return m
-
-
-class LateBugEncoder(_Mutant):
+class LateBugEncoder(Mutant):
     """The real encoder, whose output byte gets bit 0 flipped once 1023 beats went out."""
     def __init__(self, errors):
         super().__init__(Utf8Encoder(errors))
@@ -52,7 +35,7 @@ class LateBugEncoder(_Mutant):
             m.d.comb += self.o.payload.data.eq(core.o.payload.data ^ 1)
 
 
-class JitteryDecoder(_Mutant):
+class JitteryDecoder(Mutant):
     """The real decoder, whose output payload toggles bit 0 in every cycle (a stream-rule
     violation while the sink refuses it: the payload must hold until the transfer)."""
     def __init__(self, errors):

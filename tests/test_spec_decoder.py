@@ -158,41 +158,61 @@ def test_corpus(errors):
             assert tuple(cp for cp, _, _ in outputs) == case.expected, case.id
 
 
+#: Bytes that exercise every branch of the grammar (leads, each second-byte range's edges).
+ALPHABET = [0x41, 0x80, 0x9F, 0xA0, 0xBF, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
+
+
+def beats(message, lanes, rng):
+    """``message`` in beats of 1..``lanes`` bytes, junk in the unused lanes: a list of input
+    payloads (a dict for ``ByteLayout`` with one lane, else for ``byte_beat_layout``)."""
+    payloads, at = [], 0
+    while at < len(message):
+        count = min(rng.randint(1, lanes), len(message) - at)
+        chunk = message[at:at + count] + bytes(rng.randrange(256) for _ in range(lanes - count))
+        at += count
+        last = int(at == len(message))
+        payloads.append({"data": chunk[0], "last": last} if lanes == 1 else
+                        {"data": int.from_bytes(chunk, "little"), "count": count, "last": last})
+    return payloads
+
+
+def feed(dut, messages, lanes, rng, read, name):
+    """Simulate ``dut`` (a spec model, always ready) taking ``messages`` in random beats; after
+    setting each beat, ``read(ctx, payload)`` checks and collects what it wants."""
+    async def testbench(ctx):
+        for message in messages:
+            for payload in beats(message, lanes, rng):
+                ctx.set(dut.i.valid, 1)
+                ctx.set(dut.i.payload, payload)
+                read(ctx, payload)
+                await ctx.tick()
+            ctx.set(dut.i.valid, 0)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(testbench)
+    run_simulation(sim, name)
+
+
 @pytest.mark.parametrize("errors", ERRORS)
 def test_wide_spec_matches_reference(errors):
     # SpecDecoder(lanes=4), the formal proofs' model of the 4-lane decoder: random messages in
     # beats of 1..4 bytes (a message may end in any lane) give the reference model's outputs.
     lanes, rng = 4, random.Random(7)
-    alphabet = [0x41, 0x80, 0x9F, 0xA0, 0xBF, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
-    messages = [bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 9))) for _ in range(150)]
+    messages = [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 9))) for _ in range(150)]
     dut = SpecDecoder(errors, lanes=lanes)
-    results = []
+    outputs, ended = [], [True]
 
-    async def testbench(ctx):
-        for message in messages:
-            outputs, at = [], 0
-            while at < len(message):
-                count = min(rng.randint(1, lanes), len(message) - at)
-                chunk = message[at:at + count] + bytes(rng.randrange(256)
-                                                       for _ in range(lanes - count))
-                at += count
-                ctx.set(dut.i.valid, 1)
-                ctx.set(dut.i.payload, {"data": int.from_bytes(chunk, "little"), "count": count,
-                                        "last": int(at == len(message))})
-                for lane in ctx.get(dut.o):
-                    for item in list(lane.items)[:lane.count]:
-                        outputs.append((item.codepoint, ErrorKind(item.error), bool(item.last)))
-                await ctx.tick()
-            ctx.set(dut.i.valid, 0)
+    def read(ctx, payload):
+        if ended[0]:
             assert ctx.get(dut.k) == 0, "a message left a pending prefix"
-            results.append(outputs)
+        ended[0] = payload["last"]
+        for lane in ctx.get(dut.o):
+            for item in list(lane.items)[:lane.count]:
+                outputs.append((item.codepoint, ErrorKind(item.error), bool(item.last)))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    run_simulation(sim, f"spec-decoder-{errors}-wide")
-    assert results == [expected(message, errors) for message in messages]
-
+    feed(dut, messages, lanes, rng, read, f"spec-decoder-{errors}-wide")
+    assert outputs == [output for message in messages for output in expected(message, errors)]
 
 
 @pytest.mark.parametrize("lanes", [1, 4])
@@ -202,39 +222,19 @@ def test_spec_validator(lanes):
     # validity and first error offset. Its counters are 8 bits wide: long messages check that
     # they saturate.
     rng = random.Random(11 + lanes)
-    alphabet = [0x41, 0x80, 0x9F, 0xA0, 0xBF, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
-    messages = [bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 9))) for _ in range(120)]
+    messages = [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 9))) for _ in range(120)]
     messages += [b"a" * 300 + b"\xc2", b"\x80" * 300,
-                 bytes(rng.choice(alphabet) for _ in range(400))]
+                 bytes(rng.choice(ALPHABET) for _ in range(400))]
     dut = SpecValidator(lanes=lanes, counter_width=8)
     verdicts = []
 
-    async def testbench(ctx):
-        for message in messages:
-            at = 0
-            while at < len(message):
-                count = min(rng.randint(1, lanes), len(message) - at)
-                chunk = message[at:at + count] + bytes(rng.randrange(256)
-                                                       for _ in range(lanes - count))
-                at += count
-                ctx.set(dut.i.valid, 1)
-                last = int(at == len(message))
-                if lanes == 1:
-                    ctx.set(dut.i.payload, {"data": chunk[0], "last": last})
-                else:
-                    ctx.set(dut.i.payload, {"data": int.from_bytes(chunk, "little"),
-                                            "count": count, "last": last})
-                assert ctx.get(dut.done) == last
-                if last:
-                    o = ctx.get(dut.o)
-                    verdicts.append((bool(o.valid), o.offset, ErrorKind(o.error), o.errors))
-                await ctx.tick()
-            ctx.set(dut.i.valid, 0)
+    def read(ctx, payload):
+        assert ctx.get(dut.done) == payload["last"]
+        if payload["last"]:
+            o = ctx.get(dut.o)
+            verdicts.append((bool(o.valid), o.offset, ErrorKind(o.error), o.errors))
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(testbench)
-    run_simulation(sim, f"spec-validator-x{lanes}")
+    feed(dut, messages, lanes, rng, read, f"spec-validator-x{lanes}")
     for message, (valid, offset, kind, errors) in zip(messages, verdicts, strict=True):
         want = engines.validate(message, "reference")
         assert (valid, errors) == (want.valid, min(want.errors, 255)), message.hex(" ")
