@@ -376,10 +376,3 @@ def combinational_paths(component, sources, sinks, *, workdir=None):
         if int(count.group(1)):
             found.add(pair)
     return found
-
-
-if __name__ == "__main__":
-    # `python -m utf8_gateware.formal.runner [NAME ...] [--list] ...`: `utf8-gateware formal`.
-    from utf8_gateware.cli import main
-
-    sys.exit(main(["formal", *sys.argv[1:]]))

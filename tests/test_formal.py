@@ -111,7 +111,7 @@ class OffsetMutantValidator(Mutant):
 
 
 def _lane_depth(lanes):
-    return next(depth for n, depth, long in formal_checks.DECODER_LANE_PROOFS
+    return next(depth for n, depth, long, _ in formal_checks.DECODER_LANE_PROOFS
                 if n == lanes and not long)
 
 
