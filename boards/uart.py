@@ -21,15 +21,6 @@ __all__ = ["MIN_DIVISOR", "uart_divisor", "UARTReceiver", "UARTTransmitter"]
 MIN_DIVISOR = 4
 
 
-def _check_divisor(divisor):
-    if isinstance(divisor, bool) or not isinstance(divisor, int):
-        raise TypeError(f"divisor must be an integer number of clock cycles per bit, "
-                        f"not {divisor!r}")
-    if divisor < MIN_DIVISOR:
-        raise ValueError(f"divisor must be at least {MIN_DIVISOR} clock cycles per bit, "
-                         f"not {divisor}")
-
-
 def uart_divisor(clk_freq, baud, *, tolerance=0.01):
     """Clock cycles per bit for ``baud`` at ``clk_freq`` (Hz), rounded to the nearest integer.
 
@@ -54,7 +45,24 @@ def uart_divisor(clk_freq, baud, *, tolerance=0.01):
     return divisor
 
 
-class UARTReceiver(CheckedComponent):
+class _BitTimed(CheckedComponent):
+    """Base of both UART sides: timed by an integer ``divisor`` (clock cycles per bit); the ports
+    are the subclass's annotations."""
+    @classmethod
+    def check_parameters(cls, divisor):
+        if isinstance(divisor, bool) or not isinstance(divisor, int):
+            raise TypeError(f"divisor must be an integer number of clock cycles per bit, "
+                            f"not {divisor!r}")
+        if divisor < MIN_DIVISOR:
+            raise ValueError(f"divisor must be at least {MIN_DIVISOR} clock cycles per bit, "
+                             f"not {divisor}")
+
+    def __init__(self, divisor):
+        self.divisor = divisor
+        super().__init__()
+
+
+class UARTReceiver(_BitTimed):
     """8N1 UART receiver.
 
     Ports
@@ -77,19 +85,11 @@ class UARTReceiver(CheckedComponent):
     in their middle. The byte is offered in the cycle after the middle of the stop bit, so a
     receiver is ready for the next start bit half a bit early (tolerates a slower sender).
     """
-    @classmethod
-    def check_parameters(cls, divisor):
-        _check_divisor(divisor)
-
-    def __init__(self, divisor):
-        self.divisor = divisor
-        super().__init__({
-            "rx": In(1, init=1),
-            "o": Out(stream.Signature(8)),
-            "framing_error": Out(1),
-            "overrun": Out(1),
-            "busy": Out(1),
-        })
+    rx:            In(1, init=1)
+    o:             Out(stream.Signature(8))
+    framing_error: Out(1)
+    overrun:       Out(1)
+    busy:          Out(1)
 
     def elaborate(self, platform):
         m = Module()
@@ -146,7 +146,7 @@ class UARTReceiver(CheckedComponent):
         return m
 
 
-class UARTTransmitter(CheckedComponent):
+class UARTTransmitter(_BitTimed):
     """8N1 UART transmitter.
 
     Ports
@@ -159,17 +159,9 @@ class UARTTransmitter(CheckedComponent):
     ``busy``: Out(1)
         High while a character is on the line.
     """
-    @classmethod
-    def check_parameters(cls, divisor):
-        _check_divisor(divisor)
-
-    def __init__(self, divisor):
-        self.divisor = divisor
-        super().__init__({
-            "i": In(stream.Signature(8)),
-            "tx": Out(1, init=1),
-            "busy": Out(1),
-        })
+    i:    In(stream.Signature(8))
+    tx:   Out(1, init=1)
+    busy: Out(1)
 
     def elaborate(self, platform):
         m = Module()

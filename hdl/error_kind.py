@@ -3,10 +3,18 @@
 from amaranth.lib import enum
 
 
-__all__ = ["ErrorKind", "DECODE_ERRORS", "ENCODE_ERRORS", "check_policy"]
+__all__ = ["Labelled", "ErrorKind", "DECODE_ERRORS", "ENCODE_ERRORS", "check_policy"]
 
 
-class ErrorKind(enum.Enum, shape=3):
+class Labelled:
+    """Mixin of the project's enums that reports and JSON name: :attr:`label` is the member's
+    name in lower case (``"too_large"``, ``"transcode"``)."""
+    @property
+    def label(self):
+        return self.name.lower()
+
+
+class ErrorKind(Labelled, enum.Enum, shape=3):
     """Why an output is an error (``NONE`` for a correctly decoded or encoded scalar value).
 
     Decoder (one kind per *maximal subpart*; the byte that ends the subpart decides):
@@ -46,11 +54,6 @@ class ErrorKind(enum.Enum, shape=3):
     INVALID_BYTE            = 4
     UNEXPECTED_CONTINUATION = 5
     TRUNCATED               = 6
-
-    @property
-    def label(self):
-        """Lower-case name used in reports and JSON (``"too_large"``, ...)."""
-        return self.name.lower()
 
 
 #: Error policies of a decoder (and of the reference model's ``decode``): what an ill-formed byte
