@@ -104,45 +104,41 @@ class UARTReceiver(_BitTimed):
             m.d.sync += self.o.valid.eq(0)
         m.d.sync += [self.framing_error.eq(0), self.overrun.eq(0)]
 
-        with m.FSM():
+        # Every state but IDLE and BREAK waits for `timer` to run out, then acts.
+        with m.If(timer != 0):
+            m.d.sync += timer.eq(timer - 1)
+
+        with m.FSM() as fsm:
             with m.State("IDLE"):
                 with m.If(~rx):
                     m.d.sync += timer.eq(self.divisor // 2 - 1)
                     m.next = "START"
             with m.State("START"):
-                m.d.comb += self.busy.eq(1)
-                with m.If(timer != 0):
-                    m.d.sync += timer.eq(timer - 1)
-                with m.Elif(rx):
+                with m.If((timer == 0) & rx):
                     m.next = "IDLE"        # a glitch, not a start bit
-                with m.Else():
+                with m.Elif(timer == 0):
                     m.d.sync += [timer.eq(self.divisor - 1), bits.eq(0)]
                     m.next = "DATA"
             with m.State("DATA"):
-                m.d.comb += self.busy.eq(1)
-                with m.If(timer != 0):
-                    m.d.sync += timer.eq(timer - 1)
-                with m.Else():
+                with m.If(timer == 0):
                     m.d.sync += [shreg.eq(Cat(shreg[1:], rx)),
                                  timer.eq(self.divisor - 1), bits.eq(bits + 1)]
                     with m.If(bits == 7):
                         m.next = "STOP"
             with m.State("STOP"):
-                m.d.comb += self.busy.eq(1)
-                with m.If(timer != 0):
-                    m.d.sync += timer.eq(timer - 1)
-                with m.Elif(rx):
+                with m.If((timer == 0) & rx):
                     with m.If(self.o.valid & ~self.o.ready):
                         m.d.sync += self.overrun.eq(1)
                     with m.Else():
                         m.d.sync += [self.o.payload.eq(shreg), self.o.valid.eq(1)]
                     m.next = "IDLE"
-                with m.Else():
+                with m.Elif(timer == 0):
                     m.d.sync += self.framing_error.eq(1)
                     m.next = "BREAK"
             with m.State("BREAK"):
                 with m.If(rx):
                     m.next = "IDLE"
+        m.d.comb += self.busy.eq(fsm.ongoing("START") | fsm.ongoing("DATA") | fsm.ongoing("STOP"))
         return m
 
 
