@@ -1,11 +1,9 @@
 """Streaming UTF-16 encoder: code points in, UTF-16 code units out."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
 
-from .component import CheckedComponent
-from .error_kind import ErrorKind, check_policy
+from .component import PolicyStage
+from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, UnitLayout
 from .pipeline import Pipeline, keep
 
@@ -20,7 +18,7 @@ UTF16_ENCODE_ERRORS = ("replace", "strict", "surrogatepass")
 _REPLACEMENT = 0xFFFD
 
 
-class Utf16Encoder(CheckedComponent):
+class Utf16Encoder(PolicyStage):
     """Streaming UTF-16 encoder: one code point (any 32-bit value) in, its UTF-16 code units out.
 
     The output equals the reference model's UTF-16 encoder (``utf_gateware.sim.encodings.utf16``,
@@ -58,21 +56,8 @@ class Utf16Encoder(CheckedComponent):
     #: Cycles from the transfer of a code point to its first code unit being valid on ``o``.
     LATENCY = 2
 
-    @classmethod
-    def check_parameters(cls, errors="replace"):
-        check_policy(errors, UTF16_ENCODE_ERRORS)
-
-    def __init__(self, errors="replace"):
-        self._errors = errors
-        super().__init__({
-            "i": In(stream.Signature(UnitLayout)),
-            "o": Out(stream.Signature(CodeUnitLayout)),
-        })
-
-    @property
-    def errors(self):
-        """The error policy."""
-        return self._errors
+    POLICIES = UTF16_ENCODE_ERRORS
+    LAYOUTS = (UnitLayout, CodeUnitLayout)
 
     def elaborate(self, platform):
         m = Module()
