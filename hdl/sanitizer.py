@@ -1,13 +1,12 @@
 """Streaming UTF-8 sanitiser: bytes in, well-formed UTF-8 (or the same bytes) out."""
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import wiring
 
 from .decoder import Utf8Decoder
 from .encoder import Utf8Encoder
-from .component import CheckedComponent
-from .error_kind import DECODE_ERRORS, check_policy
+from .component import PolicyStage
+from .error_kind import DECODE_ERRORS
 from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
 
 
@@ -19,7 +18,7 @@ __all__ = ["SANITIZE_ERRORS", "Utf8Sanitizer"]
 SANITIZE_ERRORS = DECODE_ERRORS
 
 
-class Utf8Sanitizer(CheckedComponent):
+class Utf8Sanitizer(PolicyStage):
     """Streaming UTF-8 sanitiser: :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` followed by
     :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`, both with the same ``errors``.
 
@@ -64,21 +63,8 @@ class Utf8Sanitizer(CheckedComponent):
     encoder's pipeline-advance flip-flops.
     """
 
-    i: In(stream.Signature(ByteLayout))
-    o: Out(stream.Signature(EncodedByteLayout))
-
-    @classmethod
-    def check_parameters(cls, errors="replace"):
-        check_policy(errors, SANITIZE_ERRORS)
-
-    def __init__(self, errors="replace"):
-        self._errors = errors
-        super().__init__()
-
-    @property
-    def errors(self):
-        """The error policy (``"replace"`` or ``"surrogateescape"``)."""
-        return self._errors
+    POLICIES = SANITIZE_ERRORS
+    LAYOUTS = (ByteLayout, EncodedByteLayout)
 
     def elaborate(self, platform):
         m = Module()
