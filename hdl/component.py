@@ -1,12 +1,13 @@
 """A :class:`~amaranth.lib.wiring.Component` whose parameters are checked before it exists."""
 
+from amaranth.hdl import Module
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .error_kind import check_policy
 
 
-__all__ = ["CheckedComponent", "StreamStage", "PolicyStage"]
+__all__ = ["CheckedComponent", "StreamStage", "PolicyStage", "in_a_row"]
 
 
 class CheckedComponent(wiring.Component):
@@ -62,3 +63,16 @@ class PolicyStage(StreamStage):
     def errors(self):
         """The error policy."""
         return self._errors
+
+
+def in_a_row(stages, outer):
+    """A module in which ``stages`` (components with streams ``i`` and ``o``) are submodules
+    connected in a row, from ``outer.i`` to ``outer.o``."""
+    m = Module()
+    for index, stage in enumerate(stages):
+        m.submodules[f"stage{index}"] = stage
+    wiring.connect(m, wiring.flipped(outer.i), stages[0].i)
+    for before, after in zip(stages, stages[1:]):
+        wiring.connect(m, before.o, after.i)
+    wiring.connect(m, stages[-1].o, wiring.flipped(outer.o))
+    return m

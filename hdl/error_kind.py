@@ -3,7 +3,8 @@
 from amaranth.lib import enum
 
 
-__all__ = ["Labelled", "ErrorKind", "DECODE_ERRORS", "ENCODE_ERRORS", "check_policy"]
+__all__ = ["Labelled", "ErrorKind", "DECODE_ERRORS", "ENCODE_ERRORS", "check_policy",
+           "check_encoding"]
 
 
 class Labelled:
@@ -76,3 +77,14 @@ def check_policy(errors, allowed):
     if errors not in allowed:
         raise ValueError(f"errors must be one of {', '.join(map(repr, allowed))}, not {errors!r}")
     return errors
+
+
+def check_encoding(encoding, table, what):
+    """Check an ``encoding`` name against ``table`` (encoding -> policies); ``what``: what the
+    gateware does with it (``"decodes"``). Raises a one-line :class:`TypeError` or
+    :class:`ValueError`."""
+    if not isinstance(encoding, str):
+        raise TypeError(f"encoding must be a string, not {encoding!r}")
+    if encoding not in table:
+        raise ValueError(f"encoding must be one of those the gateware {what} "
+                         f"({', '.join(map(repr, table))}), not {encoding!r}")

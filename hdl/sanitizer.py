@@ -1,13 +1,14 @@
 """Streaming UTF-8 sanitiser: bytes in, well-formed UTF-8 (or the same bytes) out."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 
 from .decoder import Utf8Decoder
 from .encoder import Utf8Encoder
 from .component import PolicyStage
 from .error_kind import DECODE_ERRORS
-from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
+from .layouts import ByteLayout, EncodedByteLayout
+from .transcoder import carry_register
 
 
 __all__ = ["SANITIZE_ERRORS", "Utf8Sanitizer"]
@@ -72,25 +73,7 @@ class Utf8Sanitizer(PolicyStage):
         m.submodules.decoder = decoder = Utf8Decoder(errors=self._errors)
         m.submodules.encoder = encoder = Utf8Encoder(errors=self._errors, carry_error=True)
 
-        # The adapter: a register that holds one decoder output (a 21-bit code point and its
-        # error kind), offered to the encoder as a unit whose error kind the encoder carries to
-        # the first byte it produces for it. The register cuts the path from the decoder's
-        # output multiplexer into the encoder's classification, and its slot smooths the rates
-        # where character lengths change.
-        r_valid = Signal()
-        r_p     = Signal(CodepointLayout)
-        m.d.comb += decoder.o.ready.eq(~r_valid | encoder.i.ready)
-        with m.If(decoder.o.ready):
-            m.d.sync += [
-                r_valid.eq(decoder.o.valid),
-                r_p    .eq(decoder.o.payload),
-            ]
-        m.d.comb += [
-            encoder.i.valid      .eq(r_valid),
-            encoder.i.p.codepoint.eq(r_p.codepoint),
-            encoder.i.p.error    .eq(r_p.error),
-            encoder.i.p.last     .eq(r_p.last),
-        ]
+        carry_register(m, decoder.o, encoder.i)
         wiring.connect(m, wiring.flipped(self.i), decoder.i)
         wiring.connect(m, encoder.o, wiring.flipped(self.o))
 

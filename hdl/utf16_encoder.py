@@ -4,6 +4,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
 from .component import PolicyStage
 from .error_kind import ErrorKind
+from .encoder import CarriedUnitLayout
 from .layouts import CodeUnitLayout, UnitLayout
 from .pipeline import Pipeline, keep
 
@@ -34,10 +35,17 @@ class Utf16Encoder(PolicyStage):
         :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` does. ``"surrogatepass"``: a surrogate
         code point is written as its own code unit, not flagged (potentially ill-formed UTF-16);
         a value of 0x110000 or more gives a marker beat.
+    carry_error : bool
+        If set, the input payload has an ``error`` field
+        (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`), reported on the first code unit
+        of its code point unless the code point is itself invalid (as
+        :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` does; a transcoder passes a decoder's
+        errors on with it).
 
     Ports
     -----
-    ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
+    ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``;
+    and ``error`` with ``carry_error``).
     ``o``: :data:`~utf8_gateware.hdl.layouts.CodeUnitLayout` stream (``unit: 16``,
     ``error: ErrorKind``, ``last``): ``last`` on the final beat of a unit with ``last``.
 
@@ -57,7 +65,23 @@ class Utf16Encoder(PolicyStage):
     LATENCY = 2
 
     POLICIES = UTF16_ENCODE_ERRORS
-    LAYOUTS = (UnitLayout, CodeUnitLayout)
+
+    @classmethod
+    def check_parameters(cls, errors="replace", *, carry_error=False):
+        super().check_parameters(errors)
+        if not isinstance(carry_error, bool):
+            raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
+
+    def __init__(self, errors="replace", *, carry_error=False):
+        self._carry_error = carry_error
+        self.LAYOUTS = (CarriedUnitLayout if carry_error else UnitLayout, CodeUnitLayout)
+        super().__init__(errors)
+
+    @property
+    def carry_error(self):
+        """Whether the input carries an error kind for the first output unit of its code
+        point."""
+        return self._carry_error
 
     def elaborate(self, platform):
         m = Module()
@@ -102,9 +126,10 @@ class Utf16Encoder(PolicyStage):
         # -- the output slot ------------------------------------------------------------------------
         invalid = a_large | (a_sur if self._errors != "surrogatepass" else 0)
         supp = a_valid & ~a_bmp & ~a_large
+        carried = unit_register("error", self.i.p.error.as_value(), 3) if self._carry_error else \
+            ErrorKind.NONE
         kind = Mux(a_large, ErrorKind.TOO_LARGE,
-                   Mux(a_sur & (self._errors != "surrogatepass"), ErrorKind.SURROGATE,
-                       ErrorKind.NONE))
+                   Mux(a_sur & (self._errors != "surrogatepass"), ErrorKind.SURROGATE, carried))
         marker = 0 if self._errors == "replace" else \
             a_large | (a_sur if self._errors == "strict" else 0)
         first = Mux(invalid, Mux(marker, 0, _REPLACEMENT),

@@ -8,11 +8,14 @@ from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import Pipeline, keep
 
 
-__all__ = ["BYTE_ORDERS", "check_byteorder", "ByteOrderStage", "Utf16Units"]
+__all__ = ["BYTE_ORDERS", "SCHEMES", "check_byteorder", "ByteOrderStage", "Utf16Units"]
 
 
 #: Byte orders of the UTF-16 byte stages (``int.from_bytes``'s names).
 BYTE_ORDERS = ("little", "big")
+
+#: The UTF-16 encoding schemes without a byte order mark, and their byte orders.
+SCHEMES = {"utf-16-le": "little", "utf-16-be": "big"}
 
 
 def check_byteorder(byteorder):
