@@ -10,7 +10,7 @@ from .text_decoder import DECODINGS, TextDecoder
 from .text_encoder import ENCODINGS, TextEncoder
 
 
-__all__ = ["transcode_policies", "carry_register", "Transcoder"]
+__all__ = ["TRANSCODE_ERRORS", "transcode_policies", "carry_register", "Transcoder"]
 
 
 def transcode_policies(source, target):
@@ -18,6 +18,11 @@ def transcode_policies(source, target):
     decoder of ``source`` and the encoder of ``target`` have (the same policy runs on both
     sides: ``surrogateescape`` escapes on one side and writes the bytes back on the other)."""
     return tuple(policy for policy in DECODINGS[source] if policy in ENCODINGS[target])
+
+
+#: Every policy of some pair of encodings (see :func:`transcode_policies`).
+TRANSCODE_ERRORS = tuple(dict.fromkeys(policy for source in DECODINGS for target in ENCODINGS
+                                       for policy in transcode_policies(source, target)))
 
 
 def carry_register(m, decoded, units):
@@ -43,7 +48,8 @@ def carry_register(m, decoded, units):
 
 
 class Transcoder(StreamStage):
-    """Bytes of ``source`` in, bytes of ``target`` out: the decoder of ``source``
+    """Bytes of ``source_encoding`` (``source`` below) in, bytes of ``target_encoding``
+    (``target``) out: the decoder of ``source``
     (:class:`~utf8_gateware.hdl.text_decoder.TextDecoder`), a register, the encoder of
     ``target`` (:class:`~utf8_gateware.hdl.text_encoder.TextEncoder`), both with ``errors``
     (one of :func:`transcode_policies`).
@@ -73,24 +79,24 @@ class Transcoder(StreamStage):
     LAYOUTS = (ByteLayout, EncodedByteLayout)
 
     @classmethod
-    def check_parameters(cls, source="utf-8", target="utf-8", errors="replace"):
-        check_encoding(source, DECODINGS, "decodes")
-        check_encoding(target, ENCODINGS, "writes")
-        policies = transcode_policies(source, target)
+    def check_parameters(cls, source_encoding="utf-8", target_encoding="utf-8", errors="replace"):
+        check_encoding(source_encoding, DECODINGS, "decodes")
+        check_encoding(target_encoding, ENCODINGS, "writes")
+        policies = transcode_policies(source_encoding, target_encoding)
         if errors not in policies:
-            raise ValueError(f"errors from {source} to {target} must be one of "
+            raise ValueError(f"errors from {source_encoding} to {target_encoding} must be one of "
                              f"{', '.join(map(repr, policies))}, not {errors!r}")
 
-    def __init__(self, source="utf-8", target="utf-8", errors="replace"):
-        self._source, self._target, self._errors = source, target, errors
+    def __init__(self, source_encoding="utf-8", target_encoding="utf-8", errors="replace"):
+        self._source, self._target, self._errors = source_encoding, target_encoding, errors
         super().__init__()
 
     @property
-    def source(self):
+    def source_encoding(self):
         return self._source
 
     @property
-    def target(self):
+    def target_encoding(self):
         return self._target
 
     @property
