@@ -118,7 +118,7 @@ import struct
 from amaranth.hdl import unsigned
 from amaranth.lib import data, enum
 
-from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.hdl.error_kind import ErrorKind, Labelled
 
 
 __all__ = [
@@ -166,15 +166,11 @@ class BoardFrame(enum.IntEnum, shape=8):
     ERROR     = 0x85
 
 
-class Mode(enum.IntEnum, shape=2):
+class Mode(Labelled, enum.IntEnum, shape=2):
     TRANSCODE = 0
     DECODE    = 1
     ENCODE    = 2
     VALIDATE  = 3
-
-    @property
-    def label(self):
-        return self.name.lower()
 
 
 #: Worst-case output payload bytes per input payload byte (transcode is at most 3; 4 keeps the

@@ -21,15 +21,6 @@ __all__ = ["MIN_DIVISOR", "uart_divisor", "UARTReceiver", "UARTTransmitter"]
 MIN_DIVISOR = 4
 
 
-def _check_divisor(divisor):
-    if isinstance(divisor, bool) or not isinstance(divisor, int):
-        raise TypeError(f"divisor must be an integer number of clock cycles per bit, "
-                        f"not {divisor!r}")
-    if divisor < MIN_DIVISOR:
-        raise ValueError(f"divisor must be at least {MIN_DIVISOR} clock cycles per bit, "
-                         f"not {divisor}")
-
-
 def uart_divisor(clk_freq, baud, *, tolerance=0.01):
     """Clock cycles per bit for ``baud`` at ``clk_freq`` (Hz), rounded to the nearest integer.
 
@@ -54,7 +45,24 @@ def uart_divisor(clk_freq, baud, *, tolerance=0.01):
     return divisor
 
 
-class UARTReceiver(CheckedComponent):
+class _BitTimed(CheckedComponent):
+    """Base of both UART sides: timed by an integer ``divisor`` (clock cycles per bit); the ports
+    are the subclass's annotations."""
+    @classmethod
+    def check_parameters(cls, divisor):
+        if isinstance(divisor, bool) or not isinstance(divisor, int):
+            raise TypeError(f"divisor must be an integer number of clock cycles per bit, "
+                            f"not {divisor!r}")
+        if divisor < MIN_DIVISOR:
+            raise ValueError(f"divisor must be at least {MIN_DIVISOR} clock cycles per bit, "
+                             f"not {divisor}")
+
+    def __init__(self, divisor):
+        self.divisor = divisor
+        super().__init__()
+
+
+class UARTReceiver(_BitTimed):
     """8N1 UART receiver.
 
     Ports
@@ -77,19 +85,11 @@ class UARTReceiver(CheckedComponent):
     in their middle. The byte is offered in the cycle after the middle of the stop bit, so a
     receiver is ready for the next start bit half a bit early (tolerates a slower sender).
     """
-    @classmethod
-    def check_parameters(cls, divisor):
-        _check_divisor(divisor)
-
-    def __init__(self, divisor):
-        self.divisor = divisor
-        super().__init__({
-            "rx": In(1, init=1),
-            "o": Out(stream.Signature(8)),
-            "framing_error": Out(1),
-            "overrun": Out(1),
-            "busy": Out(1),
-        })
+    rx:            In(1, init=1)
+    o:             Out(stream.Signature(8))
+    framing_error: Out(1)
+    overrun:       Out(1)
+    busy:          Out(1)
 
     def elaborate(self, platform):
         m = Module()
@@ -104,49 +104,45 @@ class UARTReceiver(CheckedComponent):
             m.d.sync += self.o.valid.eq(0)
         m.d.sync += [self.framing_error.eq(0), self.overrun.eq(0)]
 
-        with m.FSM():
+        # Every state but IDLE and BREAK waits for `timer` to run out, then acts.
+        with m.If(timer != 0):
+            m.d.sync += timer.eq(timer - 1)
+
+        with m.FSM() as fsm:
             with m.State("IDLE"):
                 with m.If(~rx):
                     m.d.sync += timer.eq(self.divisor // 2 - 1)
                     m.next = "START"
             with m.State("START"):
-                m.d.comb += self.busy.eq(1)
-                with m.If(timer != 0):
-                    m.d.sync += timer.eq(timer - 1)
-                with m.Elif(rx):
+                with m.If((timer == 0) & rx):
                     m.next = "IDLE"        # a glitch, not a start bit
-                with m.Else():
+                with m.Elif(timer == 0):
                     m.d.sync += [timer.eq(self.divisor - 1), bits.eq(0)]
                     m.next = "DATA"
             with m.State("DATA"):
-                m.d.comb += self.busy.eq(1)
-                with m.If(timer != 0):
-                    m.d.sync += timer.eq(timer - 1)
-                with m.Else():
+                with m.If(timer == 0):
                     m.d.sync += [shreg.eq(Cat(shreg[1:], rx)),
                                  timer.eq(self.divisor - 1), bits.eq(bits + 1)]
                     with m.If(bits == 7):
                         m.next = "STOP"
             with m.State("STOP"):
-                m.d.comb += self.busy.eq(1)
-                with m.If(timer != 0):
-                    m.d.sync += timer.eq(timer - 1)
-                with m.Elif(rx):
+                with m.If((timer == 0) & rx):
                     with m.If(self.o.valid & ~self.o.ready):
                         m.d.sync += self.overrun.eq(1)
                     with m.Else():
                         m.d.sync += [self.o.payload.eq(shreg), self.o.valid.eq(1)]
                     m.next = "IDLE"
-                with m.Else():
+                with m.Elif(timer == 0):
                     m.d.sync += self.framing_error.eq(1)
                     m.next = "BREAK"
             with m.State("BREAK"):
                 with m.If(rx):
                     m.next = "IDLE"
+        m.d.comb += self.busy.eq(fsm.ongoing("START") | fsm.ongoing("DATA") | fsm.ongoing("STOP"))
         return m
 
 
-class UARTTransmitter(CheckedComponent):
+class UARTTransmitter(_BitTimed):
     """8N1 UART transmitter.
 
     Ports
@@ -159,17 +155,9 @@ class UARTTransmitter(CheckedComponent):
     ``busy``: Out(1)
         High while a character is on the line.
     """
-    @classmethod
-    def check_parameters(cls, divisor):
-        _check_divisor(divisor)
-
-    def __init__(self, divisor):
-        self.divisor = divisor
-        super().__init__({
-            "i": In(stream.Signature(8)),
-            "tx": Out(1, init=1),
-            "busy": Out(1),
-        })
+    i:    In(stream.Signature(8))
+    tx:   Out(1, init=1)
+    busy: Out(1)
 
     def elaborate(self, platform):
         m = Module()

@@ -176,22 +176,33 @@ class DecoderInvariants(Elaboratable):
 
     def elaborate(self, platform):
         m = Module()
-        p, dut = self.probe, self.dut
-        adv = p["adv"]
+        p = self.probe
         fl = [p[f"fl{n}"] for n in range(len(p.names("fl")))]
         slots = len(fl) - 2
         names = ["A", "B", "C", "D", "E"] + [f"S{n}" for n in range(1, slots + 1)]
         snaps = [_Snapshot(f"snap_{name}") for name in names]
         chains = [self._chain(m, f"fake_{name}", snap) for name, snap in zip(names, snaps)]
+        hclean = self._advance(m, fl, names, snaps, chains)
+        self._assert_structure(m, fl, names, snaps, hclean)
+        self._assert_links(m, fl, names, snaps, chains)
+        self._assert_stages(m, fl, names, snaps, chains, hclean)
+        self._assert_slots(m, fl, slots, snaps, chains)
+        return m
 
-        # The prefix a snapshot leaves: none after a message end; after a bubble, the one before.
-        def after(snap, pipe):
-            r = pipe.records
-            k = Mux(r["c0_sc"], 3, Mux(r["c0_anyc"], 2, Mux(r["c0_pend0"], 1, 0)))
-            k = Mux(snap.vl, 0, Mux(snap.valid, k, snap.k))
-            buf = [Mux(snap.valid & (k == n + 1), snap.byte, snap.buf[n]) for n in range(3)]
-            return k, buf
+    @staticmethod
+    def _after(snap, pipe):
+        """The prefix a snapshot leaves: none after a message end; after a bubble, the one
+        before."""
+        r = pipe.records
+        k = Mux(r["c0_sc"], 3, Mux(r["c0_anyc"], 2, Mux(r["c0_pend0"], 1, 0)))
+        k = Mux(snap.vl, 0, Mux(snap.valid, k, snap.k))
+        buf = [Mux(snap.valid & (k == n + 1), snap.byte, snap.buf[n]) for n in range(3)]
+        return k, buf
 
+    def _advance(self, m, fl, names, snaps, chains):
+        """The harness's snapshots follow the bytes through the stages; returns the
+        ``hclean`` flags of the histories."""
+        dut, adv = self.dut, self.probe["adv"]
         # After a reset the data registers are stale (they have no reset) until refilled from
         # fresh ones; the first step marks every stage a bubble that ends a message, which
         # clears the histories and, a step later, every stage's facts. `hclean`: the history
@@ -199,7 +210,7 @@ class DecoderInvariants(Elaboratable):
         flushing = fl[0]
         hclean = {"A": Signal(name="bh_clean"), "B": Signal(name="ch_clean"),
                   "C": Signal(name="dh_clean")}
-        k_in, buf_in = after(snaps[0], chains[0][0])
+        k_in, buf_in = self._after(snaps[0], chains[0][0])
         with m.If(adv):
             m.d.sync += [
                 snaps[0].valid.eq(dut.i.valid & ~flushing),
@@ -222,7 +233,10 @@ class DecoderInvariants(Elaboratable):
             for name, reg in hclean.items():
                 snap = snaps[names.index(name)]
                 m.d.sync += reg.eq(~flushing & Mux(snap.vl, 1, Mux(snap.valid, snap.fresh, reg)))
+        return hclean
 
+    def _assert_structure(self, m, fl, names, snaps, hclean):
+        """Invariant 1, first half: freshness, flushing and well-formed prefixes."""
         # Reachable structure: valid bytes are fresh; the histories are clean once flushed.
         m.d.comb += [
             Assert(fl[1] | (hclean["A"] & hclean["B"] & hclean["C"]),
@@ -249,10 +263,12 @@ class DecoderInvariants(Elaboratable):
                        f"decoder: the prefix before the byte in {name} is not well-formed"),
             ]
 
+    def _assert_links(self, m, fl, names, snaps, chains):
+        """Invariant 1, second half: each snapshot's prefix is what the next older one leaves."""
         # The snapshots are linked: the prefix before a stage's byte is the one its older
         # neighbour leaves.
         for index in range(len(snaps) - 1):
-            k, buf = after(snaps[index + 1], chains[index + 1][0])
+            k, buf = self._after(snaps[index + 1], chains[index + 1][0])
             younger = snaps[index]
             m.d.comb += Assert(fl[0] | (younger.k == k),
                                f"decoder: snapshot {names[index]} does not follow "
@@ -262,6 +278,9 @@ class DecoderInvariants(Elaboratable):
                                    f"decoder: snapshot {names[index]}'s prefix byte {n} is "
                                    f"not the one {names[index + 1]} leaves")
 
+    def _assert_stages(self, m, fl, names, snaps, chains, hclean):
+        """Invariants 2 and 3: the stages' registers, the histories and ``e_recent``."""
+        p = self.probe
         # Each stage's registers are what the stage functions compute for its snapshot: its
         # controls once flushed, its facts once fresh or flushed a step (a bubble's are zero),
         # its data once fresh.
@@ -294,6 +313,9 @@ class DecoderInvariants(Elaboratable):
                                (p[f"e_recent{j}"] == value),
                                f"decoder: e_recent{j} is not the byte in E or its prefix's")
 
+    def _assert_slots(self, m, fl, slots, snaps, chains):
+        """Invariants 4 and 5: the output slots and the skid register."""
+        p, adv = self.probe, self.probe["adv"]
         # The output slots: what the core's slot logic makes of the byte's stage E and the
         # stage D of the slot after it (whose burst may land in it), and so on.
         def post(chain):
@@ -325,4 +347,3 @@ class DecoderInvariants(Elaboratable):
         skid = Signal(CodepointLayout)
         m.d.comb += Value.cast(skid).eq(p["skid"])
         assert_decoded_item(m, ~adv & ~fl[-1], skid, self.errors)
-        return m

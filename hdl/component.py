@@ -1,9 +1,13 @@
 """A :class:`~amaranth.lib.wiring.Component` whose parameters are checked before it exists."""
 
-from amaranth.lib import wiring
+from amaranth.hdl import Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .error_kind import check_policy
 
 
-__all__ = ["CheckedComponent"]
+__all__ = ["CheckedComponent", "StreamStage", "PolicyStage", "in_a_row"]
 
 
 class CheckedComponent(wiring.Component):
@@ -25,3 +29,50 @@ class CheckedComponent(wiring.Component):
     @classmethod
     def check_parameters(cls, *args, **kwargs):
         """Raise :class:`TypeError` / :class:`ValueError` if the parameters are not valid."""
+
+
+class StreamStage(CheckedComponent):
+    """Base class of a stage with one input stream ``i`` and one output stream ``o``, whose
+    payload layouts the subclass gives in ``LAYOUTS`` (a pair: input, output)."""
+
+    LAYOUTS = None
+
+    def __init__(self):
+        i_layout, o_layout = self.LAYOUTS
+        super().__init__({
+            "i": In(stream.Signature(i_layout)),
+            "o": Out(stream.Signature(o_layout)),
+        })
+
+
+class PolicyStage(StreamStage):
+    """A :class:`StreamStage` with an error policy: the ``errors`` parameter, one of the
+    subclass's ``POLICIES`` (checked before construction)."""
+
+    POLICIES = ()
+
+    @classmethod
+    def check_parameters(cls, errors="replace"):
+        check_policy(errors, cls.POLICIES)
+
+    def __init__(self, errors="replace"):
+        self._errors = errors
+        super().__init__()
+
+    @property
+    def errors(self):
+        """The error policy."""
+        return self._errors
+
+
+def in_a_row(stages, outer):
+    """A module in which ``stages`` (components with streams ``i`` and ``o``) are submodules
+    connected in a row, from ``outer.i`` to ``outer.o``."""
+    m = Module()
+    for index, stage in enumerate(stages):
+        m.submodules[f"stage{index}"] = stage
+    wiring.connect(m, wiring.flipped(outer.i), stages[0].i)
+    for before, after in zip(stages, stages[1:]):
+        wiring.connect(m, before.o, after.i)
+    wiring.connect(m, stages[-1].o, wiring.flipped(outer.o))
+    return m

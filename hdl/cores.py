@@ -21,6 +21,9 @@ from .encoder import ENCODE_ERRORS, Utf8Encoder
 from .lane_packer import LanePacker
 from .layouts import CodepointLaneLayout
 from .sanitizer import SANITIZE_ERRORS, Utf8Sanitizer
+from .text_decoder import DECODINGS
+from .text_encoder import ENCODINGS
+from .transcoder import TRANSCODE_ERRORS, Transcoder
 from .utf16_bytes import Utf16Bytes
 from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
 from .utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
@@ -63,6 +66,10 @@ BUILDABLE = {
     "utf16_decoder": CoreSpec(Utf16Decoder, UTF16_DECODE_ERRORS, axi_stream=False),
     "utf16_units":   CoreSpec(Utf16Units, choices={"byteorder": BYTE_ORDERS}, axi_stream=False),
     "utf16_bytes":   CoreSpec(Utf16Bytes, choices={"byteorder": BYTE_ORDERS}, axi_stream=False),
+    # Its policies depend on the pair of encodings: not in the export's variants yet.
+    "transcoder":    CoreSpec(Transcoder, TRANSCODE_ERRORS, axi_stream=False,
+                              choices={"source_encoding": tuple(DECODINGS),
+                                       "target_encoding": tuple(ENCODINGS)}),
 }
 
 #: The cores ``export`` writes (those with AXI4-Stream ports): ``{name: (class, policies)}``.

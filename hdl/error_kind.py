@@ -3,10 +3,19 @@
 from amaranth.lib import enum
 
 
-__all__ = ["ErrorKind", "DECODE_ERRORS", "ENCODE_ERRORS", "check_policy"]
+__all__ = ["Labelled", "ErrorKind", "DECODE_ERRORS", "ENCODE_ERRORS", "check_policy",
+           "check_encoding"]
 
 
-class ErrorKind(enum.Enum, shape=3):
+class Labelled:
+    """Mixin of the project's enums that reports and JSON name: :attr:`label` is the member's
+    name in lower case (``"too_large"``, ``"transcode"``)."""
+    @property
+    def label(self):
+        return self.name.lower()
+
+
+class ErrorKind(Labelled, enum.Enum, shape=3):
     """Why an output is an error (``NONE`` for a correctly decoded or encoded scalar value).
 
     Decoder (one kind per *maximal subpart*; the byte that ends the subpart decides):
@@ -47,11 +56,6 @@ class ErrorKind(enum.Enum, shape=3):
     UNEXPECTED_CONTINUATION = 5
     TRUNCATED               = 6
 
-    @property
-    def label(self):
-        """Lower-case name used in reports and JSON (``"too_large"``, ...)."""
-        return self.name.lower()
-
 
 #: Error policies of a decoder (and of the reference model's ``decode``): what an ill-formed byte
 #: sequence becomes (see :class:`~utf8_gateware.hdl.decoder.Utf8Decoder`).
@@ -73,3 +77,14 @@ def check_policy(errors, allowed):
     if errors not in allowed:
         raise ValueError(f"errors must be one of {', '.join(map(repr, allowed))}, not {errors!r}")
     return errors
+
+
+def check_encoding(encoding, table, what):
+    """Check an ``encoding`` name against ``table`` (encoding -> policies); ``what``: what the
+    gateware does with it (``"decodes"``). Raises a one-line :class:`TypeError` or
+    :class:`ValueError`."""
+    if not isinstance(encoding, str):
+        raise TypeError(f"encoding must be a string, not {encoding!r}")
+    if encoding not in table:
+        raise ValueError(f"encoding must be one of those the gateware {what} "
+                         f"({', '.join(map(repr, table))}), not {encoding!r}")

@@ -1,14 +1,14 @@
 """Streaming UTF-8 sanitiser: bytes in, well-formed UTF-8 (or the same bytes) out."""
 
-from amaranth.hdl import Module, Signal
-from amaranth.lib import stream, wiring
-from amaranth.lib.wiring import In, Out
+from amaranth.hdl import Module
+from amaranth.lib import wiring
 
 from .decoder import Utf8Decoder
 from .encoder import Utf8Encoder
-from .component import CheckedComponent
-from .error_kind import DECODE_ERRORS, check_policy
-from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
+from .component import PolicyStage
+from .error_kind import DECODE_ERRORS
+from .layouts import ByteLayout, EncodedByteLayout
+from .transcoder import carry_register
 
 
 __all__ = ["SANITIZE_ERRORS", "Utf8Sanitizer"]
@@ -19,7 +19,7 @@ __all__ = ["SANITIZE_ERRORS", "Utf8Sanitizer"]
 SANITIZE_ERRORS = DECODE_ERRORS
 
 
-class Utf8Sanitizer(CheckedComponent):
+class Utf8Sanitizer(PolicyStage):
     """Streaming UTF-8 sanitiser: :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` followed by
     :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`, both with the same ``errors``.
 
@@ -64,21 +64,8 @@ class Utf8Sanitizer(CheckedComponent):
     encoder's pipeline-advance flip-flops.
     """
 
-    i: In(stream.Signature(ByteLayout))
-    o: Out(stream.Signature(EncodedByteLayout))
-
-    @classmethod
-    def check_parameters(cls, errors="replace"):
-        check_policy(errors, SANITIZE_ERRORS)
-
-    def __init__(self, errors="replace"):
-        self._errors = errors
-        super().__init__()
-
-    @property
-    def errors(self):
-        """The error policy (``"replace"`` or ``"surrogateescape"``)."""
-        return self._errors
+    POLICIES = SANITIZE_ERRORS
+    LAYOUTS = (ByteLayout, EncodedByteLayout)
 
     def elaborate(self, platform):
         m = Module()
@@ -86,25 +73,7 @@ class Utf8Sanitizer(CheckedComponent):
         m.submodules.decoder = decoder = Utf8Decoder(errors=self._errors)
         m.submodules.encoder = encoder = Utf8Encoder(errors=self._errors, carry_error=True)
 
-        # The adapter: a register that holds one decoder output (a 21-bit code point and its
-        # error kind), offered to the encoder as a unit whose error kind the encoder carries to
-        # the first byte it produces for it. The register cuts the path from the decoder's
-        # output multiplexer into the encoder's classification, and its slot smooths the rates
-        # where character lengths change.
-        r_valid = Signal()
-        r_p     = Signal(CodepointLayout)
-        m.d.comb += decoder.o.ready.eq(~r_valid | encoder.i.ready)
-        with m.If(decoder.o.ready):
-            m.d.sync += [
-                r_valid.eq(decoder.o.valid),
-                r_p    .eq(decoder.o.payload),
-            ]
-        m.d.comb += [
-            encoder.i.valid      .eq(r_valid),
-            encoder.i.p.codepoint.eq(r_p.codepoint),
-            encoder.i.p.error    .eq(r_p.error),
-            encoder.i.p.last     .eq(r_p.last),
-        ]
+        carry_register(m, decoder.o, encoder.i)
         wiring.connect(m, wiring.flipped(self.i), decoder.i)
         wiring.connect(m, encoder.o, wiring.flipped(self.o))
 

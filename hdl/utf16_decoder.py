@@ -1,11 +1,9 @@
 """Streaming UTF-16 decoder: code units in, code points out (the surrogate-joining stage)."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
 
-from .component import CheckedComponent
-from .error_kind import ErrorKind, check_policy
+from .component import PolicyStage
+from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, CodepointLayout
 from .pipeline import Pipeline, keep
 
@@ -19,7 +17,7 @@ UTF16_DECODE_ERRORS = ("replace", "surrogatepass")
 _REPLACEMENT = 0xFFFD
 
 
-class Utf16Decoder(CheckedComponent):
+class Utf16Decoder(PolicyStage):
     """Streaming UTF-16 decoder: code units in, code points out.
 
     A lead surrogate unit (D800..DBFF) directly followed by a trail surrogate unit (DC00..DFFF)
@@ -65,21 +63,8 @@ class Utf16Decoder(CheckedComponent):
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
     LATENCY = 3
 
-    @classmethod
-    def check_parameters(cls, errors="replace"):
-        check_policy(errors, UTF16_DECODE_ERRORS)
-
-    def __init__(self, errors="replace"):
-        self._errors = errors
-        super().__init__({
-            "i": In(stream.Signature(CodeUnitLayout)),
-            "o": Out(stream.Signature(CodepointLayout)),
-        })
-
-    @property
-    def errors(self):
-        """The error policy."""
-        return self._errors
+    POLICIES = UTF16_DECODE_ERRORS
+    LAYOUTS = (CodeUnitLayout, CodepointLayout)
 
     def elaborate(self, platform):
         m = Module()

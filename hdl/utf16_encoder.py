@@ -1,11 +1,10 @@
 """Streaming UTF-16 encoder: code points in, UTF-16 code units out."""
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
 
-from .component import CheckedComponent
-from .error_kind import ErrorKind, check_policy
+from .component import PolicyStage
+from .error_kind import ErrorKind
+from .encoder import CarriedUnitLayout
 from .layouts import CodeUnitLayout, UnitLayout
 from .pipeline import Pipeline, keep
 
@@ -20,7 +19,7 @@ UTF16_ENCODE_ERRORS = ("replace", "strict", "surrogatepass")
 _REPLACEMENT = 0xFFFD
 
 
-class Utf16Encoder(CheckedComponent):
+class Utf16Encoder(PolicyStage):
     """Streaming UTF-16 encoder: one code point (any 32-bit value) in, its UTF-16 code units out.
 
     The output equals the reference model's UTF-16 encoder (``utf_gateware.sim.encodings.utf16``,
@@ -36,10 +35,17 @@ class Utf16Encoder(CheckedComponent):
         :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` does. ``"surrogatepass"``: a surrogate
         code point is written as its own code unit, not flagged (potentially ill-formed UTF-16);
         a value of 0x110000 or more gives a marker beat.
+    carry_error : bool
+        If set, the input payload has an ``error`` field
+        (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`), reported on the first code unit
+        of its code point unless the code point is itself invalid (as
+        :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` does; a transcoder passes a decoder's
+        errors on with it).
 
     Ports
     -----
-    ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
+    ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``;
+    and ``error`` with ``carry_error``).
     ``o``: :data:`~utf8_gateware.hdl.layouts.CodeUnitLayout` stream (``unit: 16``,
     ``error: ErrorKind``, ``last``): ``last`` on the final beat of a unit with ``last``.
 
@@ -58,21 +64,24 @@ class Utf16Encoder(CheckedComponent):
     #: Cycles from the transfer of a code point to its first code unit being valid on ``o``.
     LATENCY = 2
 
-    @classmethod
-    def check_parameters(cls, errors="replace"):
-        check_policy(errors, UTF16_ENCODE_ERRORS)
+    POLICIES = UTF16_ENCODE_ERRORS
 
-    def __init__(self, errors="replace"):
-        self._errors = errors
-        super().__init__({
-            "i": In(stream.Signature(UnitLayout)),
-            "o": Out(stream.Signature(CodeUnitLayout)),
-        })
+    @classmethod
+    def check_parameters(cls, errors="replace", *, carry_error=False):
+        super().check_parameters(errors)
+        if not isinstance(carry_error, bool):
+            raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
+
+    def __init__(self, errors="replace", *, carry_error=False):
+        self._carry_error = carry_error
+        self.LAYOUTS = (CarriedUnitLayout if carry_error else UnitLayout, CodeUnitLayout)
+        super().__init__(errors)
 
     @property
-    def errors(self):
-        """The error policy."""
-        return self._errors
+    def carry_error(self):
+        """Whether the input carries an error kind for the first output unit of its code
+        point."""
+        return self._carry_error
 
     def elaborate(self, platform):
         m = Module()
@@ -117,9 +126,10 @@ class Utf16Encoder(CheckedComponent):
         # -- the output slot ------------------------------------------------------------------------
         invalid = a_large | (a_sur if self._errors != "surrogatepass" else 0)
         supp = a_valid & ~a_bmp & ~a_large
+        carried = unit_register("error", self.i.p.error.as_value(), 3) if self._carry_error else \
+            ErrorKind.NONE
         kind = Mux(a_large, ErrorKind.TOO_LARGE,
-                   Mux(a_sur & (self._errors != "surrogatepass"), ErrorKind.SURROGATE,
-                       ErrorKind.NONE))
+                   Mux(a_sur & (self._errors != "surrogatepass"), ErrorKind.SURROGATE, carried))
         marker = 0 if self._errors == "replace" else \
             a_large | (a_sur if self._errors == "strict" else 0)
         first = Mux(invalid, Mux(marker, 0, _REPLACEMENT),

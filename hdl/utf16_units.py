@@ -1,20 +1,21 @@
 """UTF-16 byte order stage: bytes in, UTF-16 code units out."""
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import stream
-from amaranth.lib.wiring import In, Out
 
-from .component import CheckedComponent
+from .component import StreamStage
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import Pipeline, keep
 
 
-__all__ = ["BYTE_ORDERS", "check_byteorder", "ByteOrderStage", "Utf16Units"]
+__all__ = ["BYTE_ORDERS", "SCHEMES", "check_byteorder", "ByteOrderStage", "Utf16Units"]
 
 
 #: Byte orders of the UTF-16 byte stages (``int.from_bytes``'s names).
 BYTE_ORDERS = ("little", "big")
+
+#: The UTF-16 encoding schemes without a byte order mark, and their byte orders.
+SCHEMES = {"utf-16-le": "little", "utf-16-be": "big"}
 
 
 def check_byteorder(byteorder):
@@ -24,13 +25,11 @@ def check_byteorder(byteorder):
                          f"not {byteorder!r}")
 
 
-class ByteOrderStage(CheckedComponent):
+class ByteOrderStage(StreamStage):
     """Base class of the UTF-16 byte stages (:class:`Utf16Units`,
     :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`): the ``byteorder`` parameter (one of
     :data:`BYTE_ORDERS`, checked before construction) and stream ports ``i`` and ``o`` whose
     payload layouts the subclass gives in ``LAYOUTS``."""
-
-    LAYOUTS = None
 
     @classmethod
     def check_parameters(cls, byteorder="little"):
@@ -38,11 +37,7 @@ class ByteOrderStage(CheckedComponent):
 
     def __init__(self, byteorder="little"):
         self._byteorder = byteorder
-        i_layout, o_layout = self.LAYOUTS
-        super().__init__({
-            "i": In(stream.Signature(i_layout)),
-            "o": Out(stream.Signature(o_layout)),
-        })
+        super().__init__()
 
     @property
     def byteorder(self):

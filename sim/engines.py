@@ -55,15 +55,19 @@ from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind, check_policy
 from utf8_gateware.hdl.layouts import (CodepointLaneLayout, CodepointLayout, EncodedByteLayout,
                                        codepoint_beat_layout)
+from utf8_gateware.hdl.text_decoder import DECODINGS, TextDecoder
+from utf8_gateware.hdl.text_encoder import ENCODINGS, TextEncoder
+from utf8_gateware.hdl.transcoder import Transcoder, transcode_policies
+from utf8_gateware.hdl.utf16_units import SCHEMES
 from utf8_gateware.hdl.validator import Utf8Validator, verdict_layout
-from . import reference
+from . import encodings, reference
 from .reference import Decoded
 
 
 __all__ = ["ENGINES", "LANES", "CORES", "DecodeRun", "EncodeRun", "Verdict", "DecodedChunk",
            "EngineError", "InterfaceError", "default_engine", "resolve_engine", "make_core",
            "compiled_model", "decode", "decode_stream", "encode", "encode_stream", "EncodedChunk",
-           "invalid_units", "validate"]
+           "invalid_units", "validate", "check_codec", "TranscodedChunk", "transcode_stream"]
 
 
 ENGINES = ("reference", "python", "compiled")
@@ -127,32 +131,99 @@ def _check_engine(engine):
 CORES = {"decoder": Utf8Decoder, "encoder": Utf8Encoder, "validator": Utf8Validator}
 
 
-def make_core(kind, errors=None, lanes=1):
-    """A fresh core: ``kind`` is ``"decoder"`` (``errors``, ``lanes``), ``"encoder"``
-    (``errors``) or ``"validator"`` (``lanes``; default parameters otherwise)."""
+def make_core(kind, errors=None, lanes=1, encoding="utf-8", target=None):
+    """A fresh core: ``kind`` is ``"decoder"`` (``errors``, ``lanes``, ``encoding``),
+    ``"encoder"`` (``errors``, ``encoding``), ``"validator"`` (``lanes``; default parameters
+    otherwise) or ``"transcoder"`` (``encoding`` to ``target``, ``errors``). The decoder and
+    encoder of UTF-8 are :class:`Utf8Decoder` and :class:`Utf8Encoder`; of another encoding
+    :class:`~utf8_gateware.hdl.text_decoder.TextDecoder` and
+    :class:`~utf8_gateware.hdl.text_encoder.TextEncoder` (one lane)."""
+    if kind == "transcoder":
+        return Transcoder(encoding, target, errors)
     if kind == "encoder":
-        return Utf8Encoder(errors=errors)
+        return Utf8Encoder(errors=errors) if encoding == "utf-8" else \
+            TextEncoder(encoding, errors)
     if kind == "validator":
         return Utf8Validator(lanes=lanes)
-    return Utf8Decoder(errors, lanes=lanes)
+    return Utf8Decoder(errors, lanes=lanes) if encoding == "utf-8" else \
+        TextDecoder(encoding, errors)
 
 
 _models = {}
 
 
-def compiled_model(kind, errors=None, lanes=1):
+def compiled_model(kind, errors=None, lanes=1, encoding="utf-8", target=None):
     """The (cached, per process) :class:`.compiled.StreamModel` of core ``kind`` (see
     :func:`make_core`)."""
-    key = (kind, errors, lanes)
+    key = (kind, errors, lanes, encoding, target)
     if key not in _models:
         from .compiled import build_stream_model, find_compiler, CompiledSimError
         find_compiler()  # without one, fail before elaborating anything
-        name = "-".join(str(part) for part in (kind, errors, lanes > 1 and f"x{lanes}") if part)
+        codec = None if encoding == "utf-8" and target is None else \
+            "-".join(filter(None, (encoding, target)))
+        name = "-".join(str(part) for part in (kind, codec, errors, lanes > 1 and f"x{lanes}")
+                        if part)
         try:
-            _models[key] = build_stream_model(make_core(kind, errors, lanes), name)
+            _models[key] = build_stream_model(make_core(kind, errors, lanes, encoding, target),
+                                              name)
         except CompiledSimError as error:
             raise EngineError(_one_line(error)) from error
     return _models[key]
+
+
+def check_codec(kind, encoding, errors, engine, *, lanes=1, target=None):
+    """Check that ``engine`` can run ``kind`` (``"decoder"``, ``"encoder"`` or
+    ``"transcoder"``) of ``encoding`` (to ``target``) with ``errors`` and ``lanes``; raises a
+    one-line :class:`ValueError` that says what it can do instead.
+
+    UTF-8 keeps the policies it has always had (:data:`DECODE_ERRORS`, :data:`ENCODE_ERRORS`).
+    Another encoding: the gateware engines run what the gateware has
+    (:data:`~utf8_gateware.hdl.text_decoder.DECODINGS`,
+    :data:`~utf8_gateware.hdl.text_encoder.ENCODINGS`,
+    :func:`~utf8_gateware.hdl.transcoder.transcode_policies`), the reference engine every
+    encoding of the model (``strict`` decoding excepted: the engines report errors, they do not
+    stop at them)."""
+    _check_engine(engine)
+    for name in (encoding, target) if kind == "transcoder" else (encoding,):
+        if name not in encodings.ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(encodings.ENCODINGS)}, "
+                             f"not {name!r}")
+    gateware = engine != "reference"
+    if kind == "transcoder":
+        policies = _transcode_policies(encoding, target, gateware)
+        codec = f"from {encoding} to {target}"
+    else:
+        policies = _policies(kind, encoding, gateware)
+        codec = f"for {encoding}"
+    if gateware and not policies:
+        raise ValueError(f"the gateware has no {kind} {codec} (the reference engine has)")
+    try:
+        check_policy(errors, policies)
+    except ValueError as error:
+        raise ValueError(f"{kind} {codec}: {error}") from None
+    _check_lanes_engine(lanes, engine)
+    if lanes != 1 and (kind != "decoder" or encoding != "utf-8"):
+        raise ValueError(f"lanes apply to the UTF-8 decoder, not to the {kind} {codec}")
+
+
+def _policies(kind, encoding, gateware):
+    """The policies an engine offers for ``kind`` of ``encoding`` (empty: none)."""
+    if encoding == "utf-8":
+        return DECODE_ERRORS if kind == "decoder" else ENCODE_ERRORS
+    table = DECODINGS if kind == "decoder" else ENCODINGS
+    if gateware:
+        return table.get(encoding, ())
+    model = encodings.DECODE_POLICIES if kind == "decoder" else encodings.ENCODE_POLICIES
+    return tuple(p for p in model[encoding] if kind != "decoder" or p != "strict")
+
+
+def _transcode_policies(source, target, gateware):
+    if gateware:
+        if source not in DECODINGS or target not in ENCODINGS:
+            return ()
+        return transcode_policies(source, target)
+    return tuple(p for p in _policies("decoder", source, False)
+                 if p in _policies("encoder", target, False))
 
 
 def _one_line(error):
@@ -194,16 +265,19 @@ _KIND_TABLE = bytes((byte >> 5) & 7 for byte in range(256))
 _CP2_TABLE = bytes(byte & 0x1F for byte in range(256))
 
 
-def _beats(unit, errors):
-    """Number of beats the encoder produces for ``unit``: its bytes, or one marker beat."""
-    return len(reference.encode_unit(unit, errors)[0]) or 1
+def _beats(unit, errors, encoding="utf-8"):
+    """Number of beats the encoder of ``encoding`` produces for ``unit``: its bytes, or one
+    marker beat."""
+    if encoding == "utf-8":
+        return len(reference.encode_unit(unit, errors)[0]) or 1
+    return len(encodings.encode([unit], encoding, errors).data) or 1
 
 
-def _parse_encoded(beats, units, errors):
+def _parse_encoded(beats, units, errors, encoding="utf-8"):
     """``(data, errors)`` from the encoder's output beats (each a raw payload int)."""
     raw = array.array("H", beats).tobytes() if _FAST_BEATS else None
     if raw is not None:
-        return _parse_encoded_raw(raw, units, errors)
+        return _parse_encoded_raw(raw, units, errors, encoding)
     data, error_beats, lasts = bytearray(), [], []
     for index, word in enumerate(beats):
         kind = (word >> _BE_SHIFT) & _BE_MASK
@@ -219,7 +293,7 @@ def _parse_encoded(beats, units, errors):
         if (word >> _BL_SHIFT) & 1:
             lasts.append(index)
     _check_lasts(lasts, len(beats))
-    return bytes(data), _map_error_beats(error_beats, units, errors)
+    return bytes(data), _map_error_beats(error_beats, units, errors, encoding)
 
 
 # The encoder's output payload is 12 bits: data in the low byte, error and last in the high
@@ -231,7 +305,7 @@ _LAST_TABLE = bytes(((byte >> (_BL_SHIFT - 8)) & 1) if _FAST_BEATS else 0
                     for byte in range(256))
 
 
-def _parse_encoded_raw(raw, units, errors):
+def _parse_encoded_raw(raw, units, errors, encoding="utf-8"):
     """Like :func:`_parse_encoded`, from little-endian 16-bit beats as bytes."""
     low, high = raw[0::2], raw[1::2]
     last_flags = high.translate(_LAST_TABLE)
@@ -252,10 +326,10 @@ def _parse_encoded_raw(raw, units, errors):
         data = b"".join(pieces)
     else:
         data = low
-    return data, _map_error_beats(error_beats, units, errors)
+    return data, _map_error_beats(error_beats, units, errors, encoding)
 
 
-def _map_error_beats(error_beats, units, errors):
+def _map_error_beats(error_beats, units, errors, encoding="utf-8"):
     result = []
     if not error_beats:
         return result
@@ -264,8 +338,8 @@ def _map_error_beats(error_beats, units, errors):
     index, unit = next(it)
     for beat, kind in error_beats:
         try:
-            while position + _beats(unit, errors) <= beat:
-                position += _beats(unit, errors)
+            while position + _beats(unit, errors, encoding) <= beat:
+                position += _beats(unit, errors, encoding)
                 index, unit = next(it)
         except StopIteration:
             raise InterfaceError(f"error beat {beat} lies beyond the beats of the input") from None
@@ -434,6 +508,23 @@ def _chunk_of(parts, errors):
     return DecodedChunk(b"".join(units), errs)
 
 
+def _model_decode(chunks, encoding, errors, progress):
+    """The reference model of ``encoding`` (:mod:`.encodings`), chunk by chunk."""
+    decoder = encodings.Decoder(encoding, errors)
+    for chunk in chunks:
+        yield _decoded_of(decoder.feed(chunk))
+        if progress is not None:
+            progress(len(chunk))
+    yield _decoded_of(decoder.finish())
+
+
+def _decoded_of(outputs):
+    """A :class:`DecodedChunk` of :class:`.reference.Decoded` outputs."""
+    return DecodedChunk(array.array(_WORD, [output.codepoint for output in outputs]).tobytes(),
+                        [(index, output.error) for index, output in enumerate(outputs)
+                         if output.error is not ErrorKind.NONE])
+
+
 def _reference_decode(chunks, errors, progress):
     stream = _ReferenceStream()
     for chunk in chunks:
@@ -520,8 +611,8 @@ def _engine_errors(session):
         raise EngineError(_one_line(error)) from error
 
 
-def decode_stream(chunks, errors="replace", engine=None, *, lanes=1, gaps=0.0, stalls=0.0,
-                  seed=1, progress=None):
+def decode_stream(chunks, errors="replace", engine=None, *, lanes=1, encoding="utf-8", gaps=0.0,
+                  stalls=0.0, seed=1, progress=None):
     """Decode the message ``chunks`` (bytes, or an iterable of bytes chunks) with ``engine``.
 
     Returns an iterable of :class:`DecodedChunk` (in order; their outputs are those of
@@ -529,29 +620,30 @@ def decode_stream(chunks, errors="replace", engine=None, *, lanes=1, gaps=0.0, s
     (``None`` for the reference, 0 for an empty input). Arguments and exceptions as for
     :func:`decode`.
     """
-    check_policy(errors, DECODE_ERRORS)
     engine = default_engine() if engine is None else engine
-    _check_engine(engine)
-    _check_lanes_engine(lanes, engine)
+    check_codec("decoder", encoding, errors, engine, lanes=lanes)
     chunks = _chunks_of(chunks)
 
     def produce():
         if engine == "reference":
-            yield from _reference_decode(chunks, errors, progress)
+            if encoding == "utf-8":
+                yield from _reference_decode(chunks, errors, progress)
+            else:
+                yield from _model_decode(chunks, encoding, errors, progress)
             return None
         if engine == "python":
             data = b"".join(chunks)
             if not data:
                 return 0
-            words, cycles = _run_python(make_core("decoder", errors, lanes),
+            words, cycles = _run_python(make_core("decoder", errors, lanes, encoding),
                                         _byte_beats(data, lanes), gaps, stalls, seed,
-                                        f"decoder-{errors}-x{lanes}")
+                                        f"decoder-{encoding}-{errors}-x{lanes}")
             if progress is not None:
                 progress(len(data))
             yield from _decoded_chunks(
                 [array.array(_WORD, _lane_words(words, lanes)).tobytes()], 4)
             return cycles
-        model = compiled_model("decoder", errors, lanes)
+        model = compiled_model("decoder", errors, lanes, encoding)
         session = _compiled_session(model, chunks, gaps, stalls, seed, progress)
         yield from _decoded_chunks(_engine_errors(session), model.out_bytes)
         return session.result.cycles
@@ -575,19 +667,20 @@ def _outputs(chunk):
             gc.enable()
 
 
-def decode(data, errors="replace", engine=None, *, lanes=1, gaps=0.0, stalls=0.0, seed=1,
-           progress=None):
+def decode(data, errors="replace", engine=None, *, lanes=1, encoding="utf-8", gaps=0.0,
+           stalls=0.0, seed=1, progress=None):
     """Decode the message ``data`` (bytes) with ``engine`` (``None``: :func:`default_engine`).
 
     ``lanes`` (python and compiled engines) is the decoder's lane count (:data:`LANES`).
+    ``encoding`` is the input's (see :func:`check_codec` for what each engine decodes).
     ``gaps`` / ``stalls`` (simulated engines only) are the probabilities of a source gap / a sink
     stall per cycle, seeded by ``seed``. ``progress(n)``, if given, is called as input bytes are
     processed (``n`` new bytes each time; the calls add up to ``len(data)``). Returns
     :class:`DecodeRun`. Raises :class:`EngineError` if the engine fails and
     :class:`~.compiled.CompilerNotFoundError` for ``"compiled"`` without a C++ compiler.
     """
-    stream = decode_stream(bytes(data), errors, engine, lanes=lanes, gaps=gaps, stalls=stalls,
-                           seed=seed, progress=progress)
+    stream = decode_stream(bytes(data), errors, engine, lanes=lanes, encoding=encoding, gaps=gaps,
+                           stalls=stalls, seed=seed, progress=progress)
     outputs = []
     for chunk in stream:
         outputs += _outputs(chunk)
@@ -597,9 +690,9 @@ def decode(data, errors="replace", engine=None, *, lanes=1, gaps=0.0, stalls=0.0
 # -------------------------------------------------------------------------------------------------
 # Encoding
 
-def _run_compiled(kind, errors, items, in_bytes, gaps, stalls, seed, progress):
+def _run_compiled(kind, errors, items, in_bytes, gaps, stalls, seed, progress, encoding="utf-8"):
     from .compiled import CompiledSimError
-    model = compiled_model(kind, errors)
+    model = compiled_model(kind, errors, encoding=encoding)
     try:
         result = model.run(items, in_bytes=in_bytes, auto_last=True, gaps=gaps, stalls=stalls,
                            seed=seed, progress=None if progress is None else
@@ -609,18 +702,22 @@ def _run_compiled(kind, errors, items, in_bytes, gaps, stalls, seed, progress):
     return model, result
 
 
-def encode(units, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1,
-           progress=None):
+def encode(units, errors="replace", engine=None, *, encoding="utf-8", gaps=0.0, stalls=0.0,
+           seed=1, progress=None):
     """Encode the message ``units`` (UTF-32 code units, ints in 0..0xFFFFFFFF) with ``engine``.
 
     Returns :class:`EncodeRun`; ``errors`` lists ``(index, ErrorKind)`` of every invalid unit.
-    ``progress(n)`` is called with input bytes processed (4 per unit). Other arguments and
-    exceptions as for :func:`decode`.
+    ``progress(n)`` is called with input bytes processed (4 per unit). ``encoding`` is the
+    output's. Other arguments and exceptions as for :func:`decode`.
     """
-    check_policy(errors, ENCODE_ERRORS)
     engine = default_engine() if engine is None else engine
-    _check_engine(engine)
+    check_codec("encoder", encoding, errors, engine)
     units = _to_units(units)
+    if engine == "reference" and encoding != "utf-8":
+        encoded = encodings.encode(units, encoding, errors)
+        if progress is not None:
+            progress(4 * len(units))
+        return EncodeRun(encoded.data, encoded.errors, None)
     if engine == "reference":
         chunks, errs = [], []
         for start in range(0, len(units), _UNITS_CHUNK):
@@ -635,18 +732,19 @@ def encode(units, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1
     if engine == "python":
         inputs = [{"codepoint": unit, "last": 0} for unit in units]
         inputs[-1]["last"] = 1
-        beats, cycles = _run_python(make_core("encoder", errors), inputs, gaps, stalls, seed,
-                                    f"encoder-{errors}")
+        beats, cycles = _run_python(make_core("encoder", errors, encoding=encoding), inputs, gaps,
+                                    stalls, seed, f"encoder-{encoding}-{errors}")
         if progress is not None:
             progress(4 * len(units))
-        data, errs = _parse_encoded(beats, units, errors)
+        data, errs = _parse_encoded(beats, units, errors, encoding)
         return EncodeRun(data, errs, cycles)
     model, result = _run_compiled("encoder", errors, units.tobytes(), 4, gaps, stalls, seed,
-                                  progress)
+                                  progress, encoding)
     if _FAST_BEATS and model.out_bytes == 2:
-        data, errs = _parse_encoded_raw(result.data, units, errors)
+        data, errs = _parse_encoded_raw(result.data, units, errors, encoding)
     else:
-        data, errs = _parse_encoded(_words(result.data, model.out_bytes), units, errors)
+        data, errs = _parse_encoded(_words(result.data, model.out_bytes), units, errors,
+                                    encoding)
     return EncodeRun(data, errs, result.cycles)
 
 
@@ -763,18 +861,23 @@ class EncodedChunk(NamedTuple):
     errors: list
 
 
-def invalid_units(units, start, errors):
+def invalid_units(units, start, errors, encoding="utf-8"):
     """``(index, ErrorKind)`` of the invalid units of ``units`` (an array; the first has index
-    ``start``) under ``errors``: what the encoder must flag, in order (a quick look at the
-    largest unit first: only units from U+D800 up can be invalid)."""
+    ``start``) under ``errors``, for the encoder of ``encoding``: what the encoder must flag, in
+    order (a quick look at the largest unit first: only units from U+D800 up can be invalid; the
+    rest of the family asks the reference model)."""
     if not units or max(units) < 0xD800:
         return []
-    escape = errors == "surrogateescape"
+    if encoding not in ("utf-8", *SCHEMES):
+        return [(start + index, kind)
+                for index, kind in encodings.encode(units, encoding, errors).errors]
+    valid = {"surrogateescape": range(0xDC80, 0xE000),
+             "surrogatepass": range(0xD800, 0xE000)}.get(errors, range(0))
     found = []
     for index, unit in enumerate(units, start):
         if unit >= 0x110000:
             found.append((index, ErrorKind.TOO_LARGE))
-        elif 0xD800 <= unit <= 0xDFFF and not (escape and unit >= 0xDC80):
+        elif 0xD800 <= unit <= 0xDFFF and unit not in valid:
             found.append((index, ErrorKind.SURROGATE))
     return found
 
@@ -813,15 +916,14 @@ def _encoded_blocks(blocks, expected, errors):
                              f"{expected[0][0]})")
 
 
-def encode_stream(chunks, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1,
-                  progress=None):
+def encode_stream(chunks, errors="replace", engine=None, *, encoding="utf-8", gaps=0.0,
+                  stalls=0.0, seed=1, progress=None):
     """Encode the message ``chunks`` (an iterable of bytes, UTF-32LE, each a whole number of
     4-byte units) with ``engine``. Returns an iterable of :class:`EncodedChunk`, consumed once;
     then its ``cycles`` is the cycle count. ``progress(n)`` gets input bytes. Other arguments and
     exceptions as for :func:`encode`."""
-    check_policy(errors, ENCODE_ERRORS)
     engine = default_engine() if engine is None else engine
-    _check_engine(engine)
+    check_codec("encoder", encoding, errors, engine)
 
     def units_of(chunk):
         if len(chunk) % 4:
@@ -833,13 +935,21 @@ def encode_stream(chunks, errors="replace", engine=None, *, gaps=0.0, stalls=0.0
         return units
 
     def produce():
+        if engine == "reference" and encoding != "utf-8":
+            encoder = encodings.Encoder(encoding, errors)
+            for chunk in chunks:
+                yield EncodedChunk(*encoder.feed(units_of(bytes(chunk))))
+                if progress is not None:
+                    progress(len(chunk))
+            yield EncodedChunk(*encoder.finish())
+            return None
         if engine != "compiled":
             units = [units_of(bytes(chunk)) for chunk in chunks] if engine == "python" else \
                 (units_of(bytes(chunk)) for chunk in chunks)
             start, cycles = 0, None
             for part in ([sum(units, array.array(_WORD))] if engine == "python" else units):
-                run = encode(part, errors, engine, gaps=gaps, stalls=stalls, seed=seed,
-                             progress=progress)
+                run = encode(part, errors, engine, encoding=encoding, gaps=gaps, stalls=stalls,
+                             seed=seed, progress=progress)
                 yield EncodedChunk(run.data, [(start + index, kind) for index, kind in run.errors])
                 start, cycles = start + len(part), run.cycles
             return cycles if engine == "python" else None
@@ -849,15 +959,96 @@ def encode_stream(chunks, errors="replace", engine=None, *, gaps=0.0, stalls=0.0
             nonlocal start
             for chunk in chunks:
                 units = units_of(bytes(chunk))
-                expected.extend(invalid_units(units, start, errors))
+                expected.extend(invalid_units(units, start, errors, encoding))
                 start += len(units)
                 yield bytes(chunk)
-        model = compiled_model("encoder", errors)
+        model = compiled_model("encoder", errors, encoding=encoding)
         session = model.stream(feed(), in_bytes=4, gaps=gaps, stalls=stalls, seed=seed,
                                progress=None if progress is None else
                                (lambda count: progress(4 * count)))
         if not (_FAST_BEATS and model.out_bytes == 2):
             raise EngineError("the encoder's output layout changed; update engines")
         yield from _encoded_blocks(_engine_errors(session), expected, errors)
+        return session.result.cycles
+    return _Stream(produce)
+
+
+# -------------------------------------------------------------------------------------------------
+# Transcoding, streamed
+
+class TranscodedChunk(NamedTuple):
+    """Output of a transcoder for a part of the input: ``data`` (bytes of the target encoding)
+    and ``errors`` (the :class:`ErrorKind` of each flagged output, in order: an ill-formed
+    subpart of the input, or a unit the target cannot encode)."""
+    data: bytes
+    errors: list
+
+
+def _reference_transcode(chunks, source, target, errors, progress):
+    """The reference models: decode ``source``, encode ``target``, both with ``errors``. Each
+    decoded item's kind is the encoder's error of its unit if it has one, else the decoder's (as
+    the gateware's carried errors)."""
+    decoder, encoder = encodings.Decoder(source, errors), encodings.Encoder(target, errors)
+    index = 0
+    for chunk in [*chunks, None]:
+        outputs = decoder.feed(chunk) if chunk is not None else decoder.finish()
+        encoded = encoder.feed([output.codepoint for output in outputs])
+        if chunk is None:
+            last = encoder.finish()
+            encoded = type(encoded)(encoded.data + last.data, encoded.errors + last.errors)
+        own = dict(encoded.errors)
+        kinds = [own.get(index + n, output.error) for n, output in enumerate(outputs)]
+        index += len(outputs)
+        yield TranscodedChunk(encoded.data, [kind for kind in kinds if kind is not ErrorKind.NONE])
+        if progress is not None and chunk is not None:
+            progress(len(chunk))
+
+
+def _transcoded_blocks(blocks):
+    """:class:`TranscodedChunk` s from raw transcoder beats (2 bytes each,
+    :data:`EncodedByteLayout`; no marker beats: no transcoding policy leaves a unit out)."""
+    check = _LastCheck()
+    for raw in blocks:
+        low, high = raw[0::2], raw[1::2]
+        check.block([match.start() for match in _NONZERO.finditer(high.translate(_LAST_TABLE))],
+                    len(low))
+        flags = high.translate(_ERROR_TABLE)
+        yield TranscodedChunk(low, [_kind(flags[match.start()])
+                                    for match in _NONZERO.finditer(flags)])
+    check.end()
+
+
+def transcode_stream(chunks, source="utf-8", target="utf-8", errors="replace", engine=None, *,
+                     gaps=0.0, stalls=0.0, seed=1, progress=None):
+    """Transcode the message ``chunks`` (bytes, or an iterable of bytes chunks) from ``source``
+    to ``target`` with ``engine``: the reference models, or the
+    :class:`~utf8_gateware.hdl.transcoder.Transcoder` core simulated (see :func:`check_codec`
+    for the pairs and policies each engine has). Returns an iterable of
+    :class:`TranscodedChunk`, consumed once; then its ``cycles`` is the cycle count.
+    ``progress(n)`` gets input bytes. Other arguments and exceptions as for :func:`decode`."""
+    engine = default_engine() if engine is None else engine
+    check_codec("transcoder", source, errors, engine, target=target)
+    if not _FAST_BEATS:
+        raise EngineError("the encoder's output layout changed; update engines")
+    chunks = _chunks_of(chunks)
+
+    def produce():
+        if engine == "reference":
+            yield from _reference_transcode(chunks, source, target, errors, progress)
+            return None
+        if engine == "python":
+            data = b"".join(chunks)
+            if not data:
+                return 0
+            beats, cycles = _run_python(make_core("transcoder", errors, 1, source, target),
+                                        _byte_beats(data, 1), gaps, stalls, seed,
+                                        f"transcoder-{source}-{target}-{errors}")
+            if progress is not None:
+                progress(len(data))
+            yield from _transcoded_blocks([array.array("H", beats).tobytes()])
+            return cycles
+        model = compiled_model("transcoder", errors, 1, source, target)
+        session = _compiled_session(model, chunks, gaps, stalls, seed, progress)
+        yield from _transcoded_blocks(_engine_errors(session))
         return session.result.cycles
     return _Stream(produce)

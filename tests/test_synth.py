@@ -120,7 +120,9 @@ def test_synth_ceiling(tmp_path, capsys):
     (["ceiling", "--errors", "replace"], "synth: the ceiling target takes no --errors"),
     (["multiplier"], "synth: target must be one of decoder, encoder, sanitizer, validator, "
                      "lane_packer, utf16_encoder, utf16_decoder, utf16_units, utf16_bytes, "
-                     "ceiling, not 'multiplier'"),
+                     "transcoder, ceiling, not 'multiplier'"),
+    (["transcoder", "--target-encoding", "utf-16-le", "--errors", "surrogateescape"],
+     "synth: errors from utf-8 to utf-16-le must be one of 'replace', not 'surrogateescape'"),
     (["decoder", "--lanes", "3"], "synth: lanes must be one of 1, 2, 4, 8, 16, not 3"),
     (["decoder", "--family", "virtex"],
      "synth: family must be one of ice40, ecp5, gowin, nexus, not 'virtex'"),

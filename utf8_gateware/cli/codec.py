@@ -1,20 +1,33 @@
-"""``utf8-gateware decode`` and ``encode``: UTF-8 to code points and back, with any engine.
+"""``utf8-gateware decode``, ``encode`` and ``transcode``: bytes of an encoding (UTF-8 by
+default) to code points, back, and to another encoding, with any engine.
 
-Both stream: the input is read in blocks, goes through the engine
-(:func:`~utf8_gateware.sim.engines.decode_stream`, :func:`~utf8_gateware.sim.engines.encode_stream`)
-and the output is written as it comes, so memory does not grow with the input.
+All three stream: the input is read in blocks, goes through the engine
+(:func:`~utf8_gateware.sim.engines.decode_stream`, :func:`~utf8_gateware.sim.engines.encode_stream`,
+:func:`~utf8_gateware.sim.engines.transcode_stream`) and the output is written as it comes, so
+memory does not grow with the input.
 """
 
 import array
 import sys
 
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS
-from utf8_gateware.sim import engines
+from utf8_gateware.sim import encodings, engines
 from utf8_gateware.sim.reference import count_errors, encode as reference_encode
 from .common import CommandError, InputFile, OutputFile, note, progress, write_json
 
 
 __all__ = ["add_parsers", "add_files", "add_engine_option", "add_lanes_option", "run_engine"]
+
+
+#: Every policy some encoding offers, in the order of the tables (``strict`` decoding excepted:
+#: the engines report errors, they do not stop at them).
+_DECODE_CHOICES = tuple(dict.fromkeys(
+    policy for policies in encodings.DECODE_POLICIES.values() for policy in policies
+    if policy != "strict"))
+_ENCODE_CHOICES = tuple(dict.fromkeys(
+    policy for policies in encodings.ENCODE_POLICIES.values() for policy in policies))
+_ENCODING_HELP = ("the gateware engines have utf-8, utf-16-le and utf-16-be; the reference "
+                  "engine every encoding")
 
 
 def add_files(parser, what):
@@ -26,36 +39,69 @@ def add_files(parser, what):
 
 
 def add_parsers(commands):
-    """Add ``decode`` and ``encode`` to ``commands`` (from ``add_subparsers``)."""
-    decode = commands.add_parser("decode", help="decode UTF-8 to code points",
-        description="Decode UTF-8 bytes. Ill-formed input becomes one U+FFFD per maximal "
-                    "subpart (--errors replace) or one U+DC80..U+DCFF per undecodable byte "
-                    "(--errors surrogateescape), exactly like CPython's bytes.decode.")
-    add_files(decode, "UTF-8")
-    decode.add_argument("--errors", choices=DECODE_ERRORS, default=DECODE_ERRORS[0],
-        help=f"error policy (default: {DECODE_ERRORS[0]})")
+    """Add ``decode``, ``encode`` and ``transcode`` to ``commands`` (from ``add_subparsers``)."""
+    decode = commands.add_parser("decode", help="decode UTF-8 (or --encoding) to code points",
+        description="Decode UTF-8 bytes (or those of --encoding). Ill-formed input becomes one "
+                    "U+FFFD per maximal subpart (--errors replace) or one U+DC80..U+DCFF per "
+                    "undecodable byte (--errors surrogateescape), exactly like CPython's "
+                    "bytes.decode.")
+    add_files(decode, "UTF-8 (or --encoding)")
+    add_encoding_option(decode, "--encoding", "the input's encoding")
+    add_errors_option(decode, _DECODE_CHOICES, DECODE_ERRORS)
     decode.add_argument("--output-format", choices=("utf8", "utf32le"), default="utf8",
         help="utf8: well-formed UTF-8, except that with surrogateescape each escape is written "
-             "back as the raw byte it stands for (so the input is reproduced); utf32le: each "
-             "output code point as 4 little-endian bytes (escapes as U+DCxx). Default: utf8")
+             "back as the raw byte it stands for (so the input is reproduced), and a lone "
+             "surrogate (well-formed in wtf-8 and mutf-8) as U+FFFD; utf32le: each output code "
+             "point as 4 little-endian bytes (escapes as U+DCxx). Default: utf8")
     add_engine_option(decode)
     add_lanes_option(decode, "decoder")
     decode.add_argument("--stats", metavar="STATS.json",
         help="write bytes_in, codepoints_out, errors per kind, lanes (and cycles) as JSON")
     decode.set_defaults(handler=run_decode)
 
-    encode = commands.add_parser("encode", help="encode UTF-32LE code units to UTF-8",
-        description="Encode UTF-32LE code units (any 32-bit value) to UTF-8. Surrogates and "
-                    "values above U+10FFFF are errors: replaced by U+FFFD (replace), left out "
-                    "and reported (strict; exit status 1), or, for U+DC80..U+DCFF, turned back "
-                    "into the raw byte 80..FF (surrogateescape).")
+    encode = commands.add_parser("encode",
+        help="encode UTF-32LE code units to UTF-8 (or --encoding)",
+        description="Encode UTF-32LE code units (any 32-bit value) to UTF-8 (or --encoding). "
+                    "Surrogates and values above U+10FFFF are errors: replaced by U+FFFD "
+                    "(replace), left out and reported (strict; exit status 1), or, for "
+                    "U+DC80..U+DCFF, turned back into the raw byte 80..FF (surrogateescape).")
     add_files(encode, "UTF-32LE")
-    encode.add_argument("--errors", choices=ENCODE_ERRORS, default=ENCODE_ERRORS[0],
-        help=f"error policy (default: {ENCODE_ERRORS[0]})")
+    add_encoding_option(encode, "--encoding", "the output's encoding")
+    add_errors_option(encode, _ENCODE_CHOICES, ENCODE_ERRORS)
     add_engine_option(encode)
     encode.add_argument("--stats", metavar="STATS.json",
         help="write codepoints_in, bytes_out, errors per kind (and cycles) as JSON")
     encode.set_defaults(handler=run_encode)
+
+    transcode = commands.add_parser("transcode", help="convert text from one encoding to another",
+        description="Decode the input from --from and encode it to --to, in one core (the "
+                    "decoder, a register and the encoder). Ill-formed input becomes the target's "
+                    "U+FFFD per maximal subpart (replace); surrogateescape (utf-8 to utf-8) "
+                    "passes the bytes unchanged; surrogatepass passes lone surrogates.")
+    add_files(transcode, "--from")
+    add_encoding_option(transcode, "--from", "the input's encoding", dest="source")
+    add_encoding_option(transcode, "--to", "the output's encoding", dest="target")
+    transcode.add_argument("--errors", choices=_DECODE_CHOICES, default=DECODE_ERRORS[0],
+        help=f"error policy, one both encodings have (default: {DECODE_ERRORS[0]})")
+    add_engine_option(transcode)
+    transcode.add_argument("--stats", metavar="STATS.json",
+        help="write bytes_in, bytes_out, errors per kind (and cycles) as JSON")
+    transcode.set_defaults(handler=run_transcode)
+
+
+def add_errors_option(parser, choices, utf8):
+    """``--errors``: every policy in ``choices``, checked per encoding and engine when the
+    command runs; ``utf8``: UTF-8's policies (the first is the default)."""
+    parser.add_argument("--errors", choices=choices, default=utf8[0],
+        help=f"error policy: for utf-8 {', '.join(utf8)}; for the others see README "
+             f"(default: {utf8[0]})")
+
+
+def add_encoding_option(parser, flag, what, dest=None):
+    """An encoding option (``flag``) with the reference model's encodings as choices."""
+    parser.add_argument(flag, dest=dest, choices=encodings.ENCODINGS, default="utf-8",
+        metavar="ENCODING",
+        help=f"{what}: {', '.join(encodings.ENCODINGS)} (default: utf-8; {_ENCODING_HELP})")
 
 
 def add_engine_option(parser):
@@ -72,16 +118,23 @@ def add_lanes_option(parser, core):
              f"default: {engines.LANES[0]})")
 
 
-def run_engine(args, work, size):
+def run_engine(args, work, size, check=None):
     """Run ``work(engine, advance)`` on the engine ``args`` ask for (falling back, with a note,
     when the compiled one is unavailable), with a progress bar over ``size`` input bytes (none if
-    unknown); engine failures become one-line errors. Returns ``(engine, result)``."""
+    unknown); engine failures become one-line errors. ``check(engine)``, if given, raises a
+    :class:`ValueError` for parameters the engine cannot run (a usage error). Returns
+    ``(engine, result)``."""
     engine, fallback = engines.resolve_engine(args.engine)
     if fallback:
         note(fallback)
     if getattr(args, "lanes", 1) != 1 and engine == "reference":
         raise CommandError("--lanes applies to the python and compiled engines, not to the "
                            "reference")
+    if check is not None:
+        try:
+            check(engine)
+        except ValueError as error:
+            raise CommandError(str(error)) from None
     advance, close = progress(size or 0, "B", args.command)
     try:
         return engine, work(engine, advance)
@@ -89,6 +142,15 @@ def run_engine(args, work, size):
         raise CommandError(f"{engine} engine: {error}") from None
     finally:
         close()
+
+
+def write_stats(args, stats, engine, cycles):
+    """Write ``stats`` to ``--stats`` (if given) with ``errors_mode``, ``engine`` and, for the
+    gateware engines, ``cycles``."""
+    stats.update(errors_mode=args.errors, engine=engine)
+    if cycles is not None:
+        stats["cycles"] = cycles
+    write_json(args.stats, stats)
 
 
 def _utf8(chunk):
@@ -113,7 +175,7 @@ def run_decode(args):
 
         def work(engine, advance):
             stream = engines.decode_stream(source, args.errors, engine, lanes=args.lanes,
-                                           progress=advance)
+                                           encoding=args.encoding, progress=advance)
             for chunk in stream:
                 sink.write(chunk.codepoints if args.output_format == "utf32le" else
                            _utf8(chunk))
@@ -121,18 +183,11 @@ def run_decode(args):
                 for _, kind in chunk.errors:
                     totals["errors"][kind.label] += 1
             return stream.cycles
-        engine, cycles = run_engine(args, work, source.size)
-    stats = {
-        "bytes_in": source.consumed,
-        "codepoints_out": totals["codepoints"],
-        "errors": totals["errors"],
-        "errors_mode": args.errors,
-        "engine": engine,
-        "lanes": args.lanes,
-    }
-    if cycles is not None:
-        stats["cycles"] = cycles
-    write_json(args.stats, stats)
+        engine, cycles = run_engine(args, work, source.size, lambda engine: engines.check_codec(
+            "decoder", args.encoding, args.errors, engine, lanes=args.lanes))
+    write_stats(args, {"bytes_in": source.consumed, "encoding": args.encoding,
+                       "codepoints_out": totals["codepoints"], "errors": totals["errors"],
+                       "lanes": args.lanes}, engine, cycles)
     return 0
 
 
@@ -156,7 +211,8 @@ def run_encode(args):
                     units.frombytes(block)
                     if sys.byteorder != "little":
                         units.byteswap()
-                    found = engines.invalid_units(units, totals["units"], args.errors)
+                    found = engines.invalid_units(units, totals["units"], args.errors,
+                                                  args.encoding)
                     if found:
                         totals["first"] = (*found[0], units[found[0][0] - totals["units"]])
                 totals["units"] += len(block) // 4
@@ -165,13 +221,15 @@ def run_encode(args):
                 totals["partial"] = totals["units"] * 4 + len(rest)
 
         def work(engine, advance):
-            stream = engines.encode_stream(units(), args.errors, engine, progress=advance)
+            stream = engines.encode_stream(units(), args.errors, engine, encoding=args.encoding,
+                                           progress=advance)
             for chunk in stream:
                 sink.write(chunk.data)
                 totals["bytes"] += len(chunk.data)
                 totals["errors"].append(count_errors(kind for _, kind in chunk.errors))
             return stream.cycles
-        engine, cycles = run_engine(args, work, source.size)
+        engine, cycles = run_engine(args, work, source.size, lambda engine: engines.check_codec(
+            "encoder", args.encoding, args.errors, engine))
     if "partial" in totals:
         raise CommandError(f"input is {totals['partial']} bytes, not a whole number of UTF-32LE "
                            f"code units (a multiple of 4); the whole units were encoded")
@@ -179,19 +237,31 @@ def run_encode(args):
     for counts in totals["errors"]:
         for label, count in counts.items():
             errors[label] += count
-    stats = {
-        "codepoints_in": totals["units"],
-        "bytes_out": totals["bytes"],
-        "errors": errors,
-        "errors_mode": args.errors,
-        "engine": engine,
-    }
-    if cycles is not None:
-        stats["cycles"] = cycles
-    write_json(args.stats, stats)
+    write_stats(args, {"codepoints_in": totals["units"], "encoding": args.encoding,
+                       "bytes_out": totals["bytes"], "errors": errors}, engine, cycles)
     if args.errors == "strict" and sum(errors.values()):
         index, kind, unit = totals["first"]
         raise CommandError(
             f"{sum(errors.values())} invalid code unit(s); the first is U+{unit:04X} "
             f"({kind.label}) at index {index}; the valid ones were written", status=1)
+    return 0
+
+
+def run_transcode(args):
+    with InputFile(args.input) as source, OutputFile(args.output) as sink:
+        totals = {"bytes": 0, "errors": count_errors(())}
+
+        def work(engine, advance):
+            stream = engines.transcode_stream(source, args.source, args.target, args.errors,
+                                              engine, progress=advance)
+            for chunk in stream:
+                sink.write(chunk.data)
+                totals["bytes"] += len(chunk.data)
+                for kind in chunk.errors:
+                    totals["errors"][kind.label] += 1
+            return stream.cycles
+        engine, cycles = run_engine(args, work, source.size, lambda engine: engines.check_codec(
+            "transcoder", args.source, args.errors, engine, target=args.target))
+    write_stats(args, {"bytes_in": source.consumed, "from": args.source, "to": args.target,
+                       "bytes_out": totals["bytes"], "errors": totals["errors"]}, engine, cycles)
     return 0

@@ -1,0 +1,91 @@
+"""Bytes of an encoding in, code points out: the decoder for an encoding chosen by name."""
+
+from .component import StreamStage, in_a_row
+from .decoder import Utf8Decoder
+from .error_kind import DECODE_ERRORS, check_encoding, check_policy
+from .layouts import ByteLayout, CodepointLayout
+from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
+from .utf16_units import SCHEMES, Utf16Units
+
+
+__all__ = ["DECODINGS", "TextDecoder"]
+
+
+#: The encodings the gateware decodes, and the error policies of each.
+DECODINGS = {
+    "utf-8":     DECODE_ERRORS,
+    "utf-16-le": UTF16_DECODE_ERRORS,
+    "utf-16-be": UTF16_DECODE_ERRORS,
+}
+
+
+class TextDecoder(StreamStage):
+    """The decoder of ``encoding``: bytes in, one code point (or error output) per character out.
+
+    It is the cores of the encoding in a row, so a transcoder or an engine can take the decoder
+    of any encoding by name:
+
+    ``"utf-8"``
+        :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` (``errors``: ``"replace"`` or
+        ``"surrogateescape"``).
+    ``"utf-16-le"``, ``"utf-16-be"``
+        :class:`~utf8_gateware.hdl.utf16_units.Utf16Units` (two bytes in the scheme's order per
+        code unit; an odd trailing byte is ``TRUNCATED``), then the surrogate-joining
+        :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` (``errors``: ``"replace"`` or
+        ``"surrogatepass"``). No byte order mark is read: a leading FF FE / FE FF is U+FEFF
+        (D96, D97).
+
+    The outputs equal ``utf8_gateware.sim.encodings.decode(data, encoding, errors)``.
+
+    Ports
+    -----
+    ``i``: :data:`~utf8_gateware.hdl.layouts.ByteLayout` stream (``data: 8``, ``last``).
+    ``o``: :data:`~utf8_gateware.hdl.layouts.CodepointLayout` stream (``codepoint: 21``,
+    ``error``, ``last``); ``last`` on the final output of each message.
+
+    Latency and throughput
+    ----------------------
+    The stages' own: one byte a cycle in; an output at most :attr:`LATENCY` cycles after the
+    byte that completes it (the sum of the stages' latencies). Ready paths are the stages'
+    (registered).
+    """
+
+    LAYOUTS = (ByteLayout, CodepointLayout)
+
+    @classmethod
+    def check_parameters(cls, encoding="utf-8", errors="replace"):
+        check_encoding(encoding, DECODINGS, "decodes")
+        check_policy(errors, DECODINGS[encoding])
+
+    def __init__(self, encoding="utf-8", errors="replace"):
+        self._encoding, self._errors = encoding, errors
+        super().__init__()
+
+    @property
+    def encoding(self):
+        return self._encoding
+
+    @property
+    def errors(self):
+        return self._errors
+
+    @property
+    def LATENCY(self):
+        """Cycles from the transfer of the byte that completes an output to the output being
+        valid, at most."""
+        return self.latency(self._encoding, self._errors)
+
+    @staticmethod
+    def latency(encoding="utf-8", errors="replace"):
+        """:attr:`LATENCY` of a decoder with these parameters, without building one."""
+        if encoding == "utf-8":
+            return Utf8Decoder.latency(errors)
+        return Utf16Units.LATENCY + Utf16Decoder.LATENCY
+
+    def elaborate(self, platform):
+        if self._encoding == "utf-8":
+            stages = [Utf8Decoder(self._errors)]
+        else:
+            stages = [Utf16Units(SCHEMES[self._encoding]), Utf16Decoder(self._errors)]
+        return in_a_row(stages, self)
+

@@ -1,0 +1,120 @@
+"""Streaming transcoder: bytes of one encoding in, bytes of another out."""
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+
+from .component import StreamStage
+from .error_kind import check_encoding
+from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
+from .text_decoder import DECODINGS, TextDecoder
+from .text_encoder import ENCODINGS, TextEncoder
+
+
+__all__ = ["TRANSCODE_ERRORS", "transcode_policies", "carry_register", "Transcoder"]
+
+
+def transcode_policies(source, target):
+    """The error policies of a :class:`Transcoder` from ``source`` to ``target``: those both the
+    decoder of ``source`` and the encoder of ``target`` have (the same policy runs on both
+    sides: ``surrogateescape`` escapes on one side and writes the bytes back on the other)."""
+    return tuple(policy for policy in DECODINGS[source] if policy in ENCODINGS[target])
+
+
+#: Every policy of some pair of encodings (see :func:`transcode_policies`).
+TRANSCODE_ERRORS = tuple(dict.fromkeys(policy for source in DECODINGS for target in ENCODINGS
+                                       for policy in transcode_policies(source, target)))
+
+
+def carry_register(m, decoded, units):
+    """The register between a decoder's output stream ``decoded`` and an encoder's input stream
+    ``units`` (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`): it holds one decoded
+    item, offered as a unit whose error kind the encoder reports on the first beat it writes for
+    it. It cuts the path from the decoder's output multiplexer into the encoder's
+    classification, and its slot smooths the rates where character lengths change."""
+    r_valid = Signal()
+    r_p     = Signal(CodepointLayout)
+    m.d.comb += decoded.ready.eq(~r_valid | units.ready)
+    with m.If(decoded.ready):
+        m.d.sync += [
+            r_valid.eq(decoded.valid),
+            r_p    .eq(decoded.payload),
+        ]
+    m.d.comb += [
+        units.valid      .eq(r_valid),
+        units.p.codepoint.eq(r_p.codepoint),
+        units.p.error    .eq(r_p.error),
+        units.p.last     .eq(r_p.last),
+    ]
+
+
+class Transcoder(StreamStage):
+    """Bytes of ``source_encoding`` (``source`` below) in, bytes of ``target_encoding``
+    (``target``) out: the decoder of ``source``
+    (:class:`~utf8_gateware.hdl.text_decoder.TextDecoder`), a register, the encoder of
+    ``target`` (:class:`~utf8_gateware.hdl.text_encoder.TextEncoder`), both with ``errors``
+    (one of :func:`transcode_policies`).
+
+    The output equals ``encodings.encode(encodings.decode(data, source, errors), target,
+    errors)`` of the reference model (``utf8_gateware.sim.encodings``): with ``"replace"`` each
+    maximal subpart of ill-formed input becomes the target's U+FFFD; with ``"surrogateescape"``
+    (UTF-8 to UTF-8) the bytes pass unchanged; with ``"surrogatepass"`` (UTF-16 to UTF-16) a lone
+    surrogate passes, flagged.
+
+    Ports
+    -----
+    ``i``: :data:`~utf8_gateware.hdl.layouts.ByteLayout` stream (``data: 8``, ``last``).
+    ``o``: :data:`~utf8_gateware.hdl.layouts.EncodedByteLayout` stream (``data: 8``,
+    ``error``, ``last``): ``error`` is the decoder's kind of an ill-formed subpart on the first
+    byte written for it; ``last`` on the final byte of each message.
+
+    Latency and throughput
+    ----------------------
+    The first byte written for a decoded item is valid on ``o`` :attr:`LATENCY` cycles after the
+    input byte that completes it, at most (the decoder's latency, the register, the encoder's).
+    One byte a cycle on each side where the characters' lengths in both encodings match; where
+    they differ, the slower side sets the pace (UTF-8 to UTF-16LE: two output bytes per
+    character, 1 to 4 input bytes).
+    """
+
+    LAYOUTS = (ByteLayout, EncodedByteLayout)
+
+    @classmethod
+    def check_parameters(cls, source_encoding="utf-8", target_encoding="utf-8", errors="replace"):
+        check_encoding(source_encoding, DECODINGS, "decodes")
+        check_encoding(target_encoding, ENCODINGS, "writes")
+        policies = transcode_policies(source_encoding, target_encoding)
+        if errors not in policies:
+            raise ValueError(f"errors from {source_encoding} to {target_encoding} must be one of "
+                             f"{', '.join(map(repr, policies))}, not {errors!r}")
+
+    def __init__(self, source_encoding="utf-8", target_encoding="utf-8", errors="replace"):
+        self._source, self._target, self._errors = source_encoding, target_encoding, errors
+        super().__init__()
+
+    @property
+    def source_encoding(self):
+        return self._source
+
+    @property
+    def target_encoding(self):
+        return self._target
+
+    @property
+    def errors(self):
+        return self._errors
+
+    @property
+    def LATENCY(self):
+        """Cycles from the input byte that completes a decoded item to the first byte written for
+        it, at most."""
+        return (TextDecoder.latency(self._source, self._errors) + 1 +
+                TextEncoder.latency(self._target))
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.decoder = decoder = TextDecoder(self._source, self._errors)
+        m.submodules.encoder = encoder = TextEncoder(self._target, self._errors, carry_error=True)
+        carry_register(m, decoder.o, encoder.i)
+        wiring.connect(m, wiring.flipped(self.i), decoder.i)
+        wiring.connect(m, encoder.o, wiring.flipped(self.o))
+        return m
