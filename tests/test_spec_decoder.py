@@ -1,6 +1,7 @@
 # amaranth: UnusedElaboratable=no
-"""The formal proofs' specification model (``formal/spec_decoder.py``) against the reference model
-and CPython, in simulation."""
+"""The formal proofs' specification models of the decoder (``formal/spec_decoder.py``) and the
+validator (``formal/spec_validator.py``) against the reference model and CPython, in
+simulation."""
 
 import random
 
