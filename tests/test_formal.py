@@ -260,3 +260,21 @@ def test_list_names_every_proof(capsys):
             **{proof.name: "formal" for proof in utf16.PROOFS}}
     assert listed == want
     assert any(proof.long for proof in PROOFS) and induction.LONG_PROOFS and utf16.PROOFS
+
+
+@pytest.mark.parametrize("argv,marker", [([], "formal"), (["--all"], None)])
+def test_default_runs_the_formal_marker(argv, marker, monkeypatch, tmp_path, capsys):
+    # Without names `utf8-gateware formal` runs the proofs of the `formal` marker; --all adds
+    # the long ones. (The sby runs are replaced by a stand-in that passes them all.)
+    from utf8_gateware.cli import formal as command, main
+    from utf8_gateware.formal.catalog import catalog
+
+    def run_many(jobs, **kwargs):
+        return {job.name: formal.FormalResult(job.name, job.mode, job.depth, job.expect, 0.0,
+                                              tmp_path / job.name) for job in jobs}
+    monkeypatch.setattr(command, "run_many", run_many)
+    assert main(["formal", *argv]) == 0
+    ran = {line.split()[1] for line in capsys.readouterr().out.splitlines()[:-1]}
+    want = {job.name for entry in catalog() if marker in (None, entry.marker)
+            for job in entry.proof.jobs()}
+    assert ran == want and any(name.endswith("-deep") for name in ran) == (marker is None)
