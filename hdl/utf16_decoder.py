@@ -36,6 +36,15 @@ class Utf16Decoder(CheckedComponent):
     errors : ``"replace"`` or ``"surrogatepass"``
         A lone surrogate becomes U+FFFD (``"replace"``) or is passed through as its own value
         (``"surrogatepass"``), flagged ``SURROGATE`` either way.
+    lone_is_error : bool
+        ``False``: a lone surrogate is well-formed (Java's Modified UTF-8: every ``char``
+        sequence is), passed through with ``error`` ``NONE``; ``errors`` then changes nothing.
+    byte_errors : ``"utf-16"`` or ``"utf-8"``
+        What the error beats of the input are: the UTF-16 byte stage's (below), or a
+        UTF-8-family byte decoder's error outputs (CESU-8, Modified UTF-8: U+FFFD or an escape
+        U+DC80..U+DCFF, with their kind), which pass through unchanged and never merge with a
+        lead surrogate before them (the reference's ``JoinSurrogates`` without
+        ``merge_truncated``).
 
     Ports
     -----
@@ -66,11 +75,17 @@ class Utf16Decoder(CheckedComponent):
     LATENCY = 3
 
     @classmethod
-    def check_parameters(cls, errors="replace"):
+    def check_parameters(cls, errors="replace", *, lone_is_error=True, byte_errors="utf-16"):
         check_policy(errors, UTF16_DECODE_ERRORS)
+        if not isinstance(lone_is_error, bool):
+            raise TypeError(f"lone_is_error must be a bool, not {lone_is_error!r}")
+        if byte_errors not in ("utf-16", "utf-8"):
+            raise ValueError(f"byte_errors must be 'utf-16' or 'utf-8', not {byte_errors!r}")
 
-    def __init__(self, errors="replace"):
+    def __init__(self, errors="replace", *, lone_is_error=True, byte_errors="utf-16"):
         self._errors = errors
+        self._lone_is_error = lone_is_error
+        self._byte_errors = byte_errors
         super().__init__({
             "i": In(stream.Signature(CodeUnitLayout)),
             "o": Out(stream.Signature(CodepointLayout)),
@@ -86,6 +101,11 @@ class Utf16Decoder(CheckedComponent):
         pipe = Pipeline(m, flush_steps=3)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
         replace = self._errors == "replace"
+        # Error beats of a UTF-16 byte stage become U+FFFD and (replace) merge with a lead before
+        # them; a UTF-8-family byte decoder's pass through as they are.
+        merge = replace and self._byte_errors == "utf-16"
+        own_error = self._byte_errors == "utf-16"
+        lone_sub = replace and self._lone_is_error
 
         def term(name, value, width=1):
             """`value` as a signal that synthesis maps to LUTs of its own (a LUT level)."""
@@ -105,11 +125,13 @@ class Utf16Decoder(CheckedComponent):
         x_trail = pipe.data("x_trail", trail)
         x_trunc = pipe.data("x_trunc", trunc)
         # x completes a held lead's output: a pair, or (replace) one TRUNCATED subpart.
-        x_ends  = pipe.data("x_ends", trail | (trunc if replace else 0))
+        x_ends  = pipe.data("x_ends", trail | (trunc if merge else 0))
         x_waits = pipe.data("x_waits", lead & ~p.last)       # x would wait for the next unit
-        x_sub   = pipe.data("x_sub", ~ok | (surrogate if replace else 0))   # alone: U+FFFD
-        # The kind of x alone: its own error, or SURROGATE for a surrogate unit.
-        x_kind  = pipe.data("x_kind", Mux(surrogate, ErrorKind.SURROGATE, p.error), 3)
+        x_sub   = pipe.data("x_sub", (~ok if own_error else 0) |
+                            (surrogate if lone_sub else 0))     # alone: U+FFFD
+        # The kind of x alone: its own error, or SURROGATE for a (lone) surrogate unit.
+        lone_kind = ErrorKind.SURROGATE if self._lone_is_error else ErrorKind.NONE
+        x_kind  = pipe.data("x_kind", Mux(surrogate, lone_kind, p.error), 3)
 
         # -- the held unit: shifted in every step, but while a lead waits for the next unit -----
         # `h_wait`: a lead surrogate that is not the last unit of its message (it may join).
@@ -134,7 +156,7 @@ class Utf16Decoder(CheckedComponent):
         # -- the output slot: the held unit alone, or joined with x ------------------------------
         emit = h_valid & shift
         pair = h_wait & x_valid & x_trail
-        merged = h_wait & x_valid & x_trunc if replace else 0
+        merged = h_wait & x_valid & x_trunc if merge else 0
         # (`keep` rather than Mux: synthesis keeps the constants in the LUTs rather than making
         # set/reset logic of them.)
         alone = keep(h_sub, _REPLACEMENT, h_unit)
