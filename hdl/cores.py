@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 
 from .decoder import DECODE_ERRORS, LANES, Utf8Decoder
+from .decoder_family import DECODER_ENCODINGS
 from .encoder import ENCODE_ERRORS, Utf8Encoder
 from .lane_packer import LanePacker
 from .layouts import CodepointLaneLayout
@@ -52,7 +53,8 @@ class CoreSpec:
 
 #: Every core that ``synth`` (and the benchmark) can build by name.
 BUILDABLE = {
-    "decoder":     CoreSpec(Utf8Decoder, DECODE_ERRORS),
+    "decoder":     CoreSpec(Utf8Decoder, DECODE_ERRORS,
+                            choices={"encoding": DECODER_ENCODINGS}),
     "encoder":     CoreSpec(Utf8Encoder, ENCODE_ERRORS),
     "sanitizer":   CoreSpec(Utf8Sanitizer, SANITIZE_ERRORS),
     "validator":   CoreSpec(Utf8Validator, choices={"lanes": LANES}, axi_stream=False),
@@ -71,6 +73,8 @@ CORES = {name: (spec.cls, spec.errors) for name, spec in BUILDABLE.items() if sp
 #: Parameters of the cores that are for composing cores in Amaranth, not for a build alone.
 INTERNAL_PARAMETERS = frozenset({
     "carry_error",    # Utf8Encoder: an error kind on the input (the sanitizer uses it)
+    "lone_is_error",  # Utf16Decoder: lone surrogates well-formed (Utf8Decoder's mutf-8)
+    "byte_errors",    # Utf16Decoder: after a UTF-8-family byte decoder (cesu-8, mutf-8)
 })
 
 
