@@ -55,11 +55,13 @@ class Utf8Decoder(CheckedComponent):
         encoding's code-point stage. Each decodes exactly like
         ``utf8_gateware.sim.encodings.decode(data, encoding, errors)``, with the policies the
         model offers for it that the gateware has: ``replace`` for all, ``surrogateescape``
-        for ``utf-8``, ``utf-8-sig`` (not yet for ``cesu-8``; ``mutf-8`` and ``wtf-8`` have
-        none). An encoding other than ``utf-8`` is decoded with one lane; its stage adds
+        for ``utf-8``, ``utf-8-sig`` and ``cesu-8`` (``mutf-8`` and ``wtf-8`` have none: a
+        lone surrogate is well-formed there). An encoding other than ``utf-8`` is decoded with
+        one lane; its stages add
         :func:`~utf8_gateware.hdl.decoder_family.stages_latency` cycles (2 for ``utf-8-sig``
-        and ``wtf-8``, 3 for ``cesu-8`` and ``mutf-8``) and keeps one byte per cycle. Any other
-        combination is a one-line :class:`ValueError`.
+        and ``wtf-8``, 3 for ``cesu-8`` and ``mutf-8``, 10 for ``cesu-8`` with
+        ``surrogateescape``) and keep one byte per cycle. Any other combination is a one-line
+        :class:`ValueError`.
 
     Ports (``lanes=1``)
     -------------------
@@ -215,7 +217,7 @@ class Utf8Decoder(CheckedComponent):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
         slots = (lanes - 1 + _BURST[errors]) // lanes
         align = ((lanes - 1).bit_length() + 1) // 2
-        return 1 + lane_stages(lanes) + slots + align + stages_latency(encoding)
+        return 1 + lane_stages(lanes) + slots + align + stages_latency(encoding, errors)
 
     @property
     def _align_stages(self):
@@ -269,7 +271,8 @@ class Utf8Decoder(CheckedComponent):
             beat_valid = pipe.data("s1_v", ~e.bubble | crossing(1))
             for stage in range(2, self._slots + 1):
                 beat_valid = pipe.data(f"s{stage}_v", beat_valid | crossing(stage))
-        pipe.drive_output(connect_stages(m, code_point_stages(self._encoding), self.o),
+        pipe.drive_output(connect_stages(m, code_point_stages(self._encoding, self._errors),
+                                         self.o),
                           beat_valid, out)
         return m
 

@@ -11,7 +11,10 @@ encoding       byte grammar       then
 ``utf-8``      UTF-8 (Table 3-7)  nothing
 ``utf-8-sig``  UTF-8              :class:`~.bom_stripper.ByteOrderMarkStripper`
 ``cesu-8``     CESU-8             :class:`~.utf16_decoder.Utf16Decoder` (joins surrogate pairs;
-                                  a lone surrogate is an error)
+                                  a lone surrogate is an error); with ``surrogateescape``
+                                  it passes a lone surrogate on and
+                                  :class:`~.surrogate_escaper.SurrogateEscaper` writes its
+                                  three bytes' escapes
 ``mutf-8``     Modified UTF-8     :class:`~.utf16_decoder.Utf16Decoder` (joins pairs; a lone
                                   surrogate is well-formed)
 ``wtf-8``      generalized UTF-8  :class:`~.surrogate_pair_rejecter.SurrogatePairRejecter`
@@ -33,6 +36,7 @@ from utf8_gateware.sim.encodings import DECODE_POLICIES, lookup
 from .bom_stripper import ByteOrderMarkStripper
 from .error_kind import DECODE_ERRORS
 from .layouts import CodepointLayout
+from .surrogate_escaper import SurrogateEscaper
 from .surrogate_pair_rejecter import SurrogatePairRejecter
 from .utf16_decoder import Utf16Decoder
 from .utf8_grammar import GRAMMARS
@@ -49,8 +53,6 @@ DECODER_ENCODINGS = tuple(GRAMMARS)
 NOT_YET = {
     ("utf-8-rfc2279", None): "values above U+10FFFF need a 6-byte look-back and 31-bit code "
                              "points",
-    ("cesu-8", "surrogateescape"): "a lone surrogate's three escapes would need a burst after "
-                                   "the joining stage",
 }
 
 
@@ -75,28 +77,38 @@ def check_encoding(encoding, errors, lanes):
         raise ValueError(f"{encoding} decodes in gateware with errors "
                          f"{', '.join(map(repr, decoder_policies(encoding)))}, not {errors!r}"
                          + (f" ({reason})" if reason else ""))
-    if lanes != 1 and encoding in _STAGES:
+    if lanes != 1 and _stages(encoding, errors):
         raise ValueError(f"encoding {encoding!r} is decoded one lane at a time (lanes=1), "
                          f"not {lanes} lanes")
 
 
-#: The stages after the byte decoder, per encoding: ``(class, keyword arguments)`` in order.
+#: The stages after the byte decoder, per encoding and policy (``None``: any):
+#: ``(class, keyword arguments)`` in order.
 _STAGES = {
-    "utf-8-sig": ((ByteOrderMarkStripper, {}),),
-    "cesu-8": ((Utf16Decoder, {"byte_errors": "utf-8"}),),
-    "mutf-8": ((Utf16Decoder, {"lone_is_error": False, "byte_errors": "utf-8"}),),
-    "wtf-8": ((SurrogatePairRejecter, {}),),
+    ("utf-8-sig", None): ((ByteOrderMarkStripper, {}),),
+    ("cesu-8", "replace"): ((Utf16Decoder, {"byte_errors": "utf-8"}),),
+    ("cesu-8", "surrogateescape"): ((Utf16Decoder, {"errors": "surrogatepass",
+                                                    "byte_errors": "utf-8"}),
+                                    (SurrogateEscaper, {})),
+    ("mutf-8", None): ((Utf16Decoder, {"lone_is_error": False, "byte_errors": "utf-8"}),),
+    ("wtf-8", None): ((SurrogatePairRejecter, {}),),
 }
 
 
-def code_point_stages(encoding):
-    """New instances of the stages after the byte decoder of ``encoding``, in order."""
-    return [cls(**kwargs) for cls, kwargs in _STAGES.get(encoding, ())]
+def _stages(encoding, errors):
+    return _STAGES.get((encoding, errors), _STAGES.get((encoding, None), ()))
 
 
-def stages_latency(encoding):
-    """Cycles the stages after the byte decoder of ``encoding`` add to its latency."""
-    return sum(cls.LATENCY for cls, _ in _STAGES.get(encoding, ()))
+def code_point_stages(encoding, errors):
+    """New instances of the stages after the byte decoder of ``encoding`` with ``errors``, in
+    order."""
+    return [cls(**kwargs) for cls, kwargs in _stages(encoding, errors)]
+
+
+def stages_latency(encoding, errors):
+    """Cycles the stages after the byte decoder of ``encoding`` with ``errors`` add to its
+    latency."""
+    return sum(cls.LATENCY for cls, _ in _stages(encoding, errors))
 
 
 def connect_stages(m, stages, o):
