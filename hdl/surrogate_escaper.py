@@ -17,7 +17,7 @@ _ESCAPE = 0xDC00
 
 
 class SurrogateEscaper(CheckedComponent):
-    """Turns each lone surrogate (an output U+D800..U+DFFF of kind ``SURROGATE``, as
+    """Turns each lone surrogate (an output of kind ``SURROGATE``, U+D800..U+DFFF, as
     :class:`~.utf16_decoder.Utf16Decoder` with ``surrogatepass`` passes it) into the escapes
     U+DC00+b of the three bytes b of its generalized-UTF-8 sequence (ED, 80 | bits 6..11,
     80 | bits 0..5), each of kind ``SURROGATE``; every other item passes unchanged. This is
@@ -66,7 +66,8 @@ class SurrogateEscaper(CheckedComponent):
             self.i.ready.eq(queue.w_rdy),
         ]
         head = CodepointLayout(queue.r_data)
-        lone = (head.error == ErrorKind.SURROGATE) & (head.codepoint[11:21] == 0xD800 >> 11)
+        # (Only a lone surrogate has the kind SURROGATE: the byte grammar makes no such error.)
+        lone = head.error == ErrorKind.SURROGATE
         step = Signal(2)                 # the escape of a lone surrogate going out next
         final = ~lone | (step == 2)      # the head's last output
         # The output register: loaded whenever it is empty or being taken.
