@@ -1,29 +1,36 @@
 """What ``Utf8Decoder(encoding=...)`` is made of for each encoding of the UTF-8 family.
 
 Each encoding is the lane-parametric byte decoder (:mod:`.decoder_lane`) generated from the
-encoding's byte grammar (:data:`~utf8_gateware.hdl.utf8_grammar.GRAMMARS`), followed by the
-code-point stages that act on what the bytes decode to, as the reference model composes it
+encoding's byte grammar (:data:`~utf8_gateware.hdl.utf8_grammar.GRAMMARS`), with small stages
+in front of it (on bytes) or after it (on code points), as the reference model composes it
 (``utf8_gateware.sim.encodings``):
 
-=============  =================  ============================================================
-encoding       byte grammar       then
-=============  =================  ============================================================
-``utf-8``      UTF-8 (Table 3-7)  nothing
-``utf-8-sig``  UTF-8              :class:`~.bom_stripper.ByteOrderMarkStripper`
-``cesu-8``     CESU-8             :class:`~.utf16_decoder.Utf16Decoder` (joins surrogate pairs;
-                                  a lone surrogate is an error); with ``surrogateescape``
-                                  it passes a lone surrogate on and
-                                  :class:`~.surrogate_escaper.SurrogateEscaper` writes its
-                                  three bytes' escapes
-``mutf-8``     Modified UTF-8     :class:`~.utf16_decoder.Utf16Decoder` (joins pairs; a lone
-                                  surrogate is well-formed)
-``wtf-8``      generalized UTF-8  :class:`~.surrogate_pair_rejecter.SurrogatePairRejecter`
-=============  =================  ============================================================
+=============  ===================================  =========================================
+encoding       byte grammar                         stages
+=============  ===================================  =========================================
+``utf-8``      UTF-8 (Table 3-7)                    none
+``utf-8-sig``  UTF-8                                in front:
+                                                    :class:`~.bom_stripper.ByteOrderMarkStripper`
+``cesu-8``     CESU-8 (surrogates, no 4-byte form)  after: :class:`~.utf16_decoder.Utf16Decoder`
+                                                    (joins pairs; a lone surrogate is an
+                                                    error); with ``surrogateescape`` it passes
+                                                    a lone surrogate on and
+                                                    :class:`~.surrogate_escaper.SurrogateEscaper`
+                                                    writes its three bytes' escapes
+``mutf-8``     Modified UTF-8 (also C0 80, no 00)   after: ``Utf16Decoder`` (joins pairs; a
+                                                    lone surrogate is well-formed)
+``wtf-8``      generalized UTF-8 (surrogates)       after:
+                                                    :class:`~.surrogate_pair_rejecter.SurrogatePairRejecter`
+=============  ===================================  =========================================
 
-The boundary lies between bytes and code points because a CESU-8 pair spans six bytes: past
-the byte decoder's three-byte look-back, but two items for a stage that sees code units. The
-stages hold at most one item and take one every cycle, so the composition keeps the byte
-decoder's throughput (one byte per cycle) and adds their latency.
+Why these boundaries: a CESU-8 pair spans six bytes, past the byte decoder's three-byte
+look-back, but it is two items for a stage that sees code units, so pairs are joined after the
+byte decoder, by the UTF-16 decoder that joins them anyway; WTF-8's rule is about two decoded
+surrogates in a row, one flip-flop of state after the byte decoder; a byte order mark is three
+fixed bytes at a message's start, cheaper to compare as bytes in front than as a 21-bit code
+point after. Every stage takes one item every cycle, so the composition keeps the byte
+decoder's throughput (one byte per cycle) and adds the stages' latencies
+(:func:`stages_latency`).
 
 The error policies of an encoding are those the reference model offers
 (:data:`~utf8_gateware.sim.encodings.DECODE_POLICIES`) that the gateware has (``replace``,
@@ -35,7 +42,7 @@ from amaranth.lib import stream
 from utf8_gateware.sim.encodings import DECODE_POLICIES, lookup
 from .bom_stripper import ByteOrderMarkStripper
 from .error_kind import DECODE_ERRORS
-from .layouts import CodepointLayout
+from .layouts import ByteLayout, CodepointLayout
 from .surrogate_escaper import SurrogateEscaper
 from .surrogate_pair_rejecter import SurrogatePairRejecter
 from .utf16_decoder import Utf16Decoder
@@ -43,7 +50,7 @@ from .utf8_grammar import GRAMMARS
 
 
 __all__ = ["DECODER_ENCODINGS", "NOT_YET", "decoder_policies", "check_encoding",
-           "code_point_stages", "stages_latency", "connect_stages"]
+           "front_stages", "back_stages", "stages_latency", "connect_front", "connect_back"]
 
 
 #: The encodings ``Utf8Decoder`` decodes.
@@ -77,15 +84,17 @@ def check_encoding(encoding, errors, lanes):
         raise ValueError(f"{encoding} decodes in gateware with errors "
                          f"{', '.join(map(repr, decoder_policies(encoding)))}, not {errors!r}"
                          + (f" ({reason})" if reason else ""))
-    if lanes != 1 and _stages(encoding, errors):
+    if lanes != 1 and stages_latency(encoding, errors):
         raise ValueError(f"encoding {encoding!r} is decoded one lane at a time (lanes=1), "
                          f"not {lanes} lanes")
 
 
-#: The stages after the byte decoder, per encoding and policy (``None``: any):
-#: ``(class, keyword arguments)`` in order.
-_STAGES = {
+#: The stages in front of the byte decoder (on bytes) and after it (on code points), per
+#: encoding and policy (``None``: any): ``(class, keyword arguments)`` in order.
+_FRONT = {
     ("utf-8-sig", None): ((ByteOrderMarkStripper, {}),),
+}
+_BACK = {
     ("cesu-8", "replace"): ((Utf16Decoder, {"byte_errors": "utf-8"}),),
     ("cesu-8", "surrogateescape"): ((Utf16Decoder, {"errors": "surrogatepass",
                                                     "byte_errors": "utf-8"}),
@@ -95,28 +104,48 @@ _STAGES = {
 }
 
 
-def _stages(encoding, errors):
-    return _STAGES.get((encoding, errors), _STAGES.get((encoding, None), ()))
+def _stages(table, encoding, errors):
+    return table.get((encoding, errors), table.get((encoding, None), ()))
 
 
-def code_point_stages(encoding, errors):
+def front_stages(encoding, errors):
+    """New instances of the stages in front of the byte decoder of ``encoding`` with
+    ``errors``, in order."""
+    return [cls(**kwargs) for cls, kwargs in _stages(_FRONT, encoding, errors)]
+
+
+def back_stages(encoding, errors):
     """New instances of the stages after the byte decoder of ``encoding`` with ``errors``, in
     order."""
-    return [cls(**kwargs) for cls, kwargs in _stages(encoding, errors)]
+    return [cls(**kwargs) for cls, kwargs in _stages(_BACK, encoding, errors)]
 
 
 def stages_latency(encoding, errors):
-    """Cycles the stages after the byte decoder of ``encoding`` with ``errors`` add to its
-    latency."""
-    return sum(cls.LATENCY for cls, _ in _stages(encoding, errors))
+    """Cycles the stages of ``encoding`` with ``errors`` add to the byte decoder's latency."""
+    return sum(cls.LATENCY for table in (_FRONT, _BACK)
+               for cls, _ in _stages(table, encoding, errors))
 
 
-def connect_stages(m, stages, o):
+def connect_front(m, stages, i):
+    """Add ``stages`` to ``m`` as submodules, chained, the first one taking the stream ``i``;
+    returns the stream the byte decoder is to take (``i`` itself without stages)."""
+    if not stages:
+        return i
+    tail = stream.Signature(ByteLayout).flip().create(path=("bytes_in",))
+    for n, stage in enumerate(stages):
+        m.submodules[f"front{n}"] = stage
+        _feed(m, i, stage.i)
+        i = stage.o
+    _feed(m, i, tail)
+    return tail
+
+
+def connect_back(m, stages, o):
     """Add ``stages`` to ``m`` as submodules, chained, the last one driving the stream ``o``;
     returns the stream the byte decoder is to drive (``o`` itself without stages)."""
     if not stages:
         return o
-    head = source = stream.Signature(CodepointLayout).create(path=("bytes",))
+    head = source = stream.Signature(CodepointLayout).create(path=("codepoints",))
     for n, stage in enumerate(stages):
         m.submodules[f"stage{n}"] = stage
         _feed(m, source, stage.i)
@@ -131,9 +160,8 @@ def _feed(m, source, sink):
     exceeds)."""
     fields = {name for name, _ in sink.payload.shape()}
     m.d.comb += [sink.valid.eq(source.valid), source.ready.eq(sink.ready),
-                 sink.payload.error.eq(source.payload.error),
                  sink.payload.last.eq(source.payload.last)]
+    for name in fields & {"data", "codepoint", "error"}:
+        m.d.comb += getattr(sink.payload, name).eq(getattr(source.payload, name))
     if "unit" in fields:
         m.d.comb += sink.payload.unit.eq(source.payload.codepoint[:16])
-    else:
-        m.d.comb += sink.payload.codepoint.eq(source.payload.codepoint)
