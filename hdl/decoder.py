@@ -60,7 +60,7 @@ class Utf8Decoder(CheckedComponent):
         lone surrogate is well-formed there). An encoding other than ``utf-8`` is decoded with
         one lane; its stages add
         :func:`~utf8_gateware.hdl.decoder_family.stages_latency` cycles (4 for ``utf-8-sig``,
-        2 for ``wtf-8``, 3 for ``cesu-8`` and ``mutf-8``, 10 for ``cesu-8`` with
+        3 for ``wtf-8``, ``cesu-8`` and ``mutf-8``, 10 for ``cesu-8`` with
         ``surrogateescape``) and keep one byte per cycle. Any other combination is a one-line
         :class:`ValueError`.
 
