@@ -132,11 +132,7 @@ def connect_front(m, stages, i):
     if not stages:
         return i
     tail = stream.Signature(ByteLayout).flip().create(path=("bytes_in",))
-    for n, stage in enumerate(stages):
-        m.submodules[f"front{n}"] = stage
-        _feed(m, i, stage.i)
-        i = stage.o
-    _feed(m, i, tail)
+    _chain(m, "front", stages, i, tail)
     return tail
 
 
@@ -145,13 +141,18 @@ def connect_back(m, stages, o):
     returns the stream the byte decoder is to drive (``o`` itself without stages)."""
     if not stages:
         return o
-    head = source = stream.Signature(CodepointLayout).create(path=("codepoints",))
+    head = stream.Signature(CodepointLayout).create(path=("codepoints",))
+    _chain(m, "back", stages, head, o)
+    return head
+
+
+def _chain(m, name, stages, source, sink):
+    """``source`` -> ``stages`` (submodules ``{name}0``, ...) -> ``sink``."""
     for n, stage in enumerate(stages):
-        m.submodules[f"stage{n}"] = stage
+        m.submodules[f"{name}{n}"] = stage
         _feed(m, source, stage.i)
         source = stage.o
-    _feed(m, source, o)
-    return head
+    _feed(m, source, sink)
 
 
 def _feed(m, source, sink):
