@@ -6,6 +6,8 @@ and the byte grammars it is generated from against the model's."""
 import random
 
 import pytest
+from amaranth.hdl import ResetInserter, Signal
+from amaranth.sim import Simulator
 
 import corpora
 from utf8_gateware.hdl.decoder import Utf8Decoder
@@ -14,7 +16,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.utf8_grammar import GRAMMARS
 from utf8_gateware.sim import encodings, reference
 from utf8_gateware.sim.encodings import cesu8, utf8
-from utf8_gateware.sim.testbench import run_full_rate, run_stream
+from utf8_gateware.sim.testbench import run_full_rate, run_simulation, run_stream
 
 
 FAMILY = [encoding for encoding in DECODER_ENCODINGS if encoding != "utf-8"]
@@ -226,3 +228,70 @@ def test_throughput(encoding, errors):
     assert ready_low == 0
     assert in_cycles == list(range(in_cycles[0], in_cycles[0] + len(in_cycles)))
     assert out_cycles[-1] - in_cycles[-1] <= dut.LATENCY
+
+
+# --- message boundaries and reset ----------------------------------------------------------------
+
+#: Sequences whose halves must not meet across a message boundary: pairs, marks, C0 80.
+SPLIT = [bytes.fromhex(h) for h in ("eda0bdedb2a9", "efbbbf41", "c080", "eda080edb080",
+                                    "f09f9880")]
+
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+def test_nothing_crosses_a_message(encoding, errors):
+    # Every sequence cut at every position into two messages, after other bytes or not: a
+    # pair is not joined, a mark not dropped, a trail not rejected across `last`.
+    messages = []
+    for sequence in SPLIT:
+        for cut in range(1, len(sequence)):
+            for before in (b"", b"A", b"\xef\xbb", b"\xed\xa0\x80"):
+                messages += [before + sequence[:cut], sequence[cut:]]
+    messages = [m for m in messages if not (encoding == "utf-8-sig" and m == BOM)]
+    got, _, _, _ = full_rate(Utf8Decoder(errors, encoding=encoding), messages)
+    check(encoding, errors, messages, got)
+
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+def test_reset_mid_stream(encoding, errors):
+    # Reset (through ResetInserter) with a lead surrogate held, a mark's first bytes held, and
+    # outputs queued behind a stalled sink; a fresh message then decodes as if nothing came
+    # before.
+    rst = Signal()
+    dut = Utf8Decoder(errors, encoding=encoding)
+    top = ResetInserter(rst)(dut)
+    before = bytes.fromhex("eda080eda080edb0" "f0" "ed" "a0" "80")
+    fresh = bytes.fromhex("efbbbf" "edb080" "41" "eda080")
+    outputs = []
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+
+    async def testbench(ctx):
+        ctx.set(dut.o.ready, 0)
+        for byte in before:              # as many as the stalled core takes
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, {"data": byte, "last": 0})
+            await ctx.tick()
+        ctx.set(dut.i.valid, 0)
+        ctx.set(rst, 1)
+        await ctx.tick()
+        ctx.set(rst, 0)
+        ctx.set(dut.o.ready, 1)
+        for k, byte in enumerate(fresh):
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, {"data": byte, "last": int(k == len(fresh) - 1)})
+            while True:
+                _, _, ready, valid, payload = await ctx.tick().sample(
+                    dut.i.ready, dut.o.valid, dut.o.payload)
+                if valid:
+                    outputs.append(as_tuple(payload))
+                if ready:
+                    break
+        ctx.set(dut.i.valid, 0)
+        for _ in range(3 * dut.LATENCY):
+            _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
+            if valid:
+                outputs.append(as_tuple(payload))
+
+    sim.add_testbench(testbench)
+    run_simulation(sim, f"decoder-family-reset-{encoding}-{errors}")
+    assert outputs == model([fresh], encoding, errors), describe(outputs)
