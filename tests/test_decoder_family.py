@@ -175,7 +175,7 @@ CORPUS_FOLDERS = {"cesu-8": "cesu8", "mutf-8": "mutf8", "wtf-8": "wtf8", "utf-8-
 
 def corpus_messages(folder, errors):
     """Every byte string of a family folder's cases: inputs and expected encodings (and the
-    12 KB CESU-8 sample text with ``replace``)."""
+    first 4 KB of the CESU-8 sample text with ``replace``)."""
     corpora.require()
     messages = []
     for _, case in corpora.family_cases(folder):
@@ -183,7 +183,7 @@ def corpus_messages(folder, errors):
             if isinstance(case.get(field), str) and corpora.hex_bytes(case[field]):
                 messages.append(corpora.hex_bytes(case[field]))
     if folder == "cesu8" and errors == "replace":
-        messages.append(corpora.family_file("cesu8", "random.cesu8.txt"))
+        messages.append(corpora.family_file("cesu8", "random.cesu8.txt")[:4096])
     return messages
 
 
@@ -260,7 +260,9 @@ def test_reset_mid_stream(encoding, errors):
     dut = Utf8Decoder(errors, encoding=encoding)
     top = ResetInserter(rst)(dut)
     before = bytes.fromhex("eda080eda080edb0" "f0" "ed" "a0" "80")
-    fresh = bytes.fromhex("efbbbf" "edb080" "41" "eda080")
+    # (A held lead must not join or reject the trail that starts the fresh message; the mark
+    # must be dropped there although the reset came mid-message.)
+    fresh = bytes.fromhex("efbbbf41" if encoding == "utf-8-sig" else "edb08041eda080")
     outputs = []
     sim = Simulator(top)
     sim.add_clock(1e-8)
