@@ -73,8 +73,6 @@ CORES = {name: (spec.cls, spec.errors) for name, spec in BUILDABLE.items() if sp
 #: Parameters of the cores that are for composing cores in Amaranth, not for a build alone.
 INTERNAL_PARAMETERS = frozenset({
     "carry_error",    # Utf8Encoder: an error kind on the input (the sanitizer uses it)
-    "lone_is_error",  # Utf16Decoder: lone surrogates well-formed (Utf8Decoder's mutf-8)
-    "byte_errors",    # Utf16Decoder: after a UTF-8-family byte decoder (cesu-8, mutf-8)
 })
 
 

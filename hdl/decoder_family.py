@@ -11,13 +11,14 @@ encoding       byte grammar                         stages
 ``utf-8``      UTF-8 (Table 3-7)                    none
 ``utf-8-sig``  UTF-8                                in front:
                                                     :class:`~.bom_stripper.ByteOrderMarkStripper`
-``cesu-8``     CESU-8 (surrogates, no 4-byte form)  after: :class:`~.utf16_decoder.Utf16Decoder`
+``cesu-8``     CESU-8 (surrogates, no 4-byte form)  after:
+                                                    :class:`~.surrogate_joiner.SurrogateJoiner`
                                                     (joins pairs; a lone surrogate is an
                                                     error); with ``surrogateescape`` it passes
                                                     a lone surrogate on and
                                                     :class:`~.surrogate_escaper.SurrogateEscaper`
                                                     writes its three bytes' escapes
-``mutf-8``     Modified UTF-8 (also C0 80, no 00)   after: ``Utf16Decoder`` (joins pairs; a
+``mutf-8``     Modified UTF-8 (also C0 80, no 00)   after: ``SurrogateJoiner`` (joins pairs; a
                                                     lone surrogate is well-formed)
 ``wtf-8``      generalized UTF-8 (surrogates)       after:
                                                     :class:`~.surrogate_pair_rejecter.SurrogatePairRejecter`
@@ -25,7 +26,8 @@ encoding       byte grammar                         stages
 
 Why these boundaries: a CESU-8 pair spans six bytes, past the byte decoder's three-byte
 look-back, but it is two items for a stage that sees code units, so pairs are joined after the
-byte decoder, by the UTF-16 decoder that joins them anyway; WTF-8's rule is about two decoded
+byte decoder, by the UTF-16 decoder that joins them anyway (as
+:class:`~.surrogate_joiner.SurrogateJoiner`); WTF-8's rule is about two decoded
 surrogates in a row, one flip-flop of state after the byte decoder; a byte order mark is three
 fixed bytes at a message's start, cheaper to compare as bytes in front than as a 21-bit code
 point after. Every stage takes one item every cycle, so the composition keeps the byte
@@ -45,7 +47,7 @@ from .error_kind import DECODE_ERRORS
 from .layouts import ByteLayout, CodepointLayout
 from .surrogate_escaper import SurrogateEscaper
 from .surrogate_pair_rejecter import SurrogatePairRejecter
-from .utf16_decoder import Utf16Decoder
+from .surrogate_joiner import SurrogateJoiner
 from .utf8_grammar import GRAMMARS
 
 
@@ -95,11 +97,10 @@ _FRONT = {
     ("utf-8-sig", None): ((ByteOrderMarkStripper, {}),),
 }
 _BACK = {
-    ("cesu-8", "replace"): ((Utf16Decoder, {"byte_errors": "utf-8"}),),
-    ("cesu-8", "surrogateescape"): ((Utf16Decoder, {"errors": "surrogatepass",
-                                                    "byte_errors": "utf-8"}),
+    ("cesu-8", "replace"): ((SurrogateJoiner, {}),),
+    ("cesu-8", "surrogateescape"): ((SurrogateJoiner, {"errors": "surrogatepass"}),
                                     (SurrogateEscaper, {})),
-    ("mutf-8", None): ((Utf16Decoder, {"lone_is_error": False, "byte_errors": "utf-8"}),),
+    ("mutf-8", None): ((SurrogateJoiner, {"lone_is_error": False}),),
     ("wtf-8", None): ((SurrogatePairRejecter, {}),),
 }
 

@@ -18,7 +18,7 @@ _ESCAPE = 0xDC00
 
 class SurrogateEscaper(CheckedComponent):
     """Turns each lone surrogate (an output of kind ``SURROGATE``, U+D800..U+DFFF, as
-    :class:`~.utf16_decoder.Utf16Decoder` with ``surrogatepass`` passes it) into the escapes
+    :class:`~.surrogate_joiner.SurrogateJoiner` with ``surrogatepass`` passes it) into the escapes
     U+DC00+b of the three bytes b of its generalized-UTF-8 sequence (ED, 80 | bits 6..11,
     80 | bits 0..5), each of kind ``SURROGATE``; every other item passes unchanged. This is
     PEP 383's ``surrogateescape`` for a lone surrogate of CESU-8, which the reference renders

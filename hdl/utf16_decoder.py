@@ -36,15 +36,6 @@ class Utf16Decoder(CheckedComponent):
     errors : ``"replace"`` or ``"surrogatepass"``
         A lone surrogate becomes U+FFFD (``"replace"``) or is passed through as its own value
         (``"surrogatepass"``), flagged ``SURROGATE`` either way.
-    lone_is_error : bool
-        ``False``: a lone surrogate is well-formed (Java's Modified UTF-8: every ``char``
-        sequence is), passed through with ``error`` ``NONE``; ``errors`` then changes nothing.
-    byte_errors : ``"utf-16"`` or ``"utf-8"``
-        What the error beats of the input are: the UTF-16 byte stage's (below), or a
-        UTF-8-family byte decoder's error outputs (CESU-8, Modified UTF-8: U+FFFD or an escape
-        U+DC80..U+DCFF, with their kind), which pass through unchanged and never merge with a
-        lead surrogate before them (the reference's ``JoinSurrogates`` without
-        ``merge_truncated``).
 
     Ports
     -----
@@ -71,21 +62,22 @@ class Utf16Decoder(CheckedComponent):
     multiplexer).
     """
 
+    # What a subclass for another composition changes (see
+    # :class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`): whether a lone surrogate is
+    # an error, and whether the error beats are the UTF-16 byte stage's (U+FFFD, merged with a
+    # lead before them) rather than items to pass on as they are.
+    _lone_is_error = True
+    _utf16_error_beats = True
+
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
     LATENCY = 3
 
     @classmethod
-    def check_parameters(cls, errors="replace", *, lone_is_error=True, byte_errors="utf-16"):
+    def check_parameters(cls, errors="replace"):
         check_policy(errors, UTF16_DECODE_ERRORS)
-        if not isinstance(lone_is_error, bool):
-            raise TypeError(f"lone_is_error must be a bool, not {lone_is_error!r}")
-        if byte_errors not in ("utf-16", "utf-8"):
-            raise ValueError(f"byte_errors must be 'utf-16' or 'utf-8', not {byte_errors!r}")
 
-    def __init__(self, errors="replace", *, lone_is_error=True, byte_errors="utf-16"):
+    def __init__(self, errors="replace"):
         self._errors = errors
-        self._lone_is_error = lone_is_error
-        self._byte_errors = byte_errors
         super().__init__({
             "i": In(stream.Signature(CodeUnitLayout)),
             "o": Out(stream.Signature(CodepointLayout)),
@@ -101,11 +93,8 @@ class Utf16Decoder(CheckedComponent):
         pipe = Pipeline(m, flush_steps=3)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
         replace = self._errors == "replace"
-        # Error beats of a UTF-16 byte stage become U+FFFD and (replace) merge with a lead before
-        # them; a UTF-8-family byte decoder's pass through as they are.
-        merge = replace and self._byte_errors == "utf-16"
-        own_error = self._byte_errors == "utf-16"
-        lone_sub = replace and self._lone_is_error
+        merge = replace and self._utf16_error_beats     # a lead and an error beat: one subpart
+        lone_sub = replace and self._lone_is_error      # a lone surrogate becomes U+FFFD
 
         def term(name, value, width=1):
             """`value` as a signal that synthesis maps to LUTs of its own (a LUT level)."""
@@ -127,7 +116,7 @@ class Utf16Decoder(CheckedComponent):
         # x completes a held lead's output: a pair, or (replace) one TRUNCATED subpart.
         x_ends  = pipe.data("x_ends", trail | (trunc if merge else 0))
         x_waits = pipe.data("x_waits", lead & ~p.last)       # x would wait for the next unit
-        x_sub   = pipe.data("x_sub", (~ok if own_error else 0) |
+        x_sub   = pipe.data("x_sub", (~ok if self._utf16_error_beats else 0) |
                             (surrogate if lone_sub else 0))     # alone: U+FFFD
         # The kind of x alone: its own error, or SURROGATE for a (lone) surrogate unit.
         lone_kind = ErrorKind.SURROGATE if self._lone_is_error else ErrorKind.NONE
