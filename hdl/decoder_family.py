@@ -20,8 +20,8 @@ encoding       byte grammar                         stages
                                                     writes its three bytes' escapes
 ``mutf-8``     Modified UTF-8 (also C0 80, no 00)   after: ``SurrogateJoiner`` (joins pairs; a
                                                     lone surrogate is well-formed)
-``wtf-8``      generalized UTF-8 (surrogates)       after:
-                                                    :class:`~.surrogate_pair_rejecter.SurrogatePairRejecter`
+``wtf-8``      generalized UTF-8 (surrogates)       after: ``SurrogatePairRejecter``
+                                                    (:mod:`.surrogate_pair_rejecter`)
 =============  ===================================  =========================================
 
 Why these boundaries: a CESU-8 pair spans six bytes, past the byte decoder's three-byte

@@ -47,8 +47,8 @@ from .pipeline import any_of, keep
 from .utf8_grammar import UTF8, nibble_groups
 
 
-__all__ = ["ByteClassifier", "LaneTables", "Stage", "kind_of", "stage_a", "stage_b", "stage_c", "stage_d",
-           "stage_e"]
+__all__ = ["ByteClassifier", "LaneTables", "Stage", "kind_of", "stage_a", "stage_b", "stage_c",
+           "stage_d", "stage_e"]
 
 
 def kind_of(*pairs):

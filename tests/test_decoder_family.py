@@ -69,7 +69,8 @@ def check(encoding, errors, messages, got):
     want = model(messages, encoding, errors)
     if got != want:
         for k, (g, w) in enumerate(zip(got, want)):
-            assert g == w, f"output {k}: got {describe(got[k:k + 6])}, want {describe(want[k:k + 6])}"
+            assert g == w, (f"output {k}: got {describe(got[k:k + 6])}, "
+                            f"want {describe(want[k:k + 6])}")
         assert got == want, f"{len(got)} outputs, {len(want)} expected"
 
 
