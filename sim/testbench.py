@@ -1,6 +1,7 @@
 """Stream drivers for Amaranth simulations: one source, sink and checker for every test.
 
-* :func:`stream_put` / :func:`stream_get` -- one transfer, for hand-written testbenches.
+* :func:`stream_put` / :func:`stream_get` -- one transfer, for hand-written testbenches;
+  :func:`put_and_collect` -- a list of inputs in, every output meanwhile and after.
 * :func:`run_full_rate` -- offer payloads back to back at full rate to a core whose sink is
   always ready, and record when each went in and came out (throughput and latency tests; it
   waits for no ``last``).
@@ -23,8 +24,8 @@ from pathlib import Path
 from amaranth.sim import Simulator
 
 
-__all__ = ["stream_put", "stream_get", "StreamRun", "StreamRuleError", "run_stream",
-           "run_full_rate", "run_simulation", "failure_dir"]
+__all__ = ["stream_put", "stream_get", "put_and_collect", "StreamRun", "StreamRuleError",
+           "run_stream", "run_full_rate", "run_simulation", "failure_dir"]
 
 
 async def stream_put(ctx, stream, payload):
@@ -47,6 +48,30 @@ async def stream_get(ctx, stream):
             break
     ctx.set(stream.ready, 0)
     return payload
+
+
+async def put_and_collect(ctx, dut, inputs, *, idle):
+    """Offer ``inputs`` (payloads) one after the other on ``dut.i``, each until taken, with
+    ``dut.o`` ready, then wait ``idle`` cycles; returns every payload ``dut.o`` gave meanwhile
+    (for hand-written testbenches, e.g. after a reset)."""
+    outputs = []
+    ctx.set(dut.o.ready, 1)
+    for item in inputs:
+        ctx.set(dut.i.valid, 1)
+        ctx.set(dut.i.payload, item)
+        while True:
+            _, _, ready, valid, payload = await ctx.tick().sample(
+                dut.i.ready, dut.o.valid, dut.o.payload)
+            if valid:
+                outputs.append(payload)
+            if ready:
+                break
+    ctx.set(dut.i.valid, 0)
+    for _ in range(idle):
+        _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
+        if valid:
+            outputs.append(payload)
+    return outputs
 
 
 class StreamRuleError(AssertionError):

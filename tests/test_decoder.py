@@ -15,7 +15,8 @@ import corpora
 from utf8_gateware.hdl.decoder import DECODE_ERRORS, Utf8Decoder
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
-from utf8_gateware.sim.testbench import run_full_rate, run_stream, run_simulation
+from utf8_gateware.sim.testbench import (put_and_collect, run_full_rate, run_simulation,
+                                         run_stream)
 
 
 MODES = DECODE_ERRORS
@@ -322,23 +323,9 @@ def test_reset_mid_stream(errors):
         ctx.set(rst, 1)
         await ctx.tick()
         ctx.set(rst, 0)
-        ctx.set(dut.o.ready, 1)
-        for k, byte in enumerate(fresh):
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload.data, byte)
-            ctx.set(dut.i.payload.last, int(k == len(fresh) - 1))
-            while True:
-                _, _, ready, valid, payload = await ctx.tick().sample(
-                    dut.i.ready, dut.o.valid, dut.o.payload)
-                if valid:
-                    outputs.append(as_tuple(payload))
-                if ready:
-                    break
-        ctx.set(dut.i.valid, 0)
-        for _ in range(3 * dut.LATENCY):
-            _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
-            if valid:
-                outputs.append(as_tuple(payload))
+        outputs.extend(as_tuple(payload) for payload in await put_and_collect(
+            ctx, dut, [{"data": byte, "last": int(k == len(fresh) - 1)}
+                       for k, byte in enumerate(fresh)], idle=3 * dut.LATENCY))
 
     sim.add_testbench(testbench)
     run_simulation(sim, f"decoder-reset-{errors}")

@@ -16,7 +16,8 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.utf8_grammar import GRAMMARS
 from utf8_gateware.sim import encodings, reference
 from utf8_gateware.sim.encodings import cesu8, utf8
-from utf8_gateware.sim.testbench import run_full_rate, run_simulation, run_stream
+from utf8_gateware.sim.testbench import (put_and_collect, run_full_rate, run_simulation,
+                                         run_stream)
 
 
 FAMILY = [encoding for encoding in DECODER_ENCODINGS if encoding != "utf-8"]
@@ -278,22 +279,8 @@ def test_reset_mid_stream(encoding, errors):
         ctx.set(rst, 1)
         await ctx.tick()
         ctx.set(rst, 0)
-        ctx.set(dut.o.ready, 1)
-        for k, byte in enumerate(fresh):
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, {"data": byte, "last": int(k == len(fresh) - 1)})
-            while True:
-                _, _, ready, valid, payload = await ctx.tick().sample(
-                    dut.i.ready, dut.o.valid, dut.o.payload)
-                if valid:
-                    outputs.append(as_tuple(payload))
-                if ready:
-                    break
-        ctx.set(dut.i.valid, 0)
-        for _ in range(3 * dut.LATENCY):
-            _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
-            if valid:
-                outputs.append(as_tuple(payload))
+        outputs.extend(as_tuple(payload) for payload in await put_and_collect(
+            ctx, dut, items([fresh]), idle=3 * dut.LATENCY))
 
     sim.add_testbench(testbench)
     run_simulation(sim, f"decoder-family-reset-{encoding}-{errors}")
