@@ -46,8 +46,8 @@ from .bom_stripper import ByteOrderMarkStripper
 from .error_kind import DECODE_ERRORS
 from .layouts import ByteLayout, CodepointLayout
 from .surrogate_escaper import SurrogateEscaper
-from .surrogate_pair_rejecter import SurrogatePairRejecter
 from .surrogate_joiner import SurrogateJoiner
+from .surrogate_pair_rejecter import SurrogatePairRejecter
 from .utf8_grammar import GRAMMARS
 
 
