@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 
 from .decoder import DECODE_ERRORS, LANES, Utf8Decoder
+from .decoder_family import DECODER_ENCODINGS
 from .encoder import ENCODE_ERRORS, Utf8Encoder
 from .lane_packer import LanePacker
 from .layouts import CodepointLaneLayout
@@ -55,7 +56,8 @@ class CoreSpec:
 
 #: Every core that ``synth`` (and the benchmark) can build by name.
 BUILDABLE = {
-    "decoder":     CoreSpec(Utf8Decoder, DECODE_ERRORS),
+    "decoder":     CoreSpec(Utf8Decoder, DECODE_ERRORS,
+                            choices={"encoding": DECODER_ENCODINGS}),
     "encoder":     CoreSpec(Utf8Encoder, ENCODE_ERRORS),
     "sanitizer":   CoreSpec(Utf8Sanitizer, SANITIZE_ERRORS),
     "validator":   CoreSpec(Utf8Validator, choices={"lanes": LANES}, axi_stream=False),

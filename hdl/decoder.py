@@ -5,11 +5,14 @@ from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
-from .decoder_lane import (before, kind_of, lane_stages, stage_a, stage_align, stage_b, stage_c,
-                           stage_d, stage_e)
+from .decoder_family import (back_stages, check_encoding, connect_back, connect_front,
+                             front_stages, stages_latency)
+from .decoder_lane import (LaneTables, before, kind_of, lane_stages, stage_a, stage_align,
+                           stage_b, stage_c, stage_d, stage_e)
 from .error_kind import DECODE_ERRORS, ErrorKind, check_policy
 from .layouts import ByteLayout, CodepointLayout, byte_beat_layout, codepoint_beat_layout
 from .pipeline import CE_FANOUT, Pipeline, any_of
+from .utf8_grammar import GRAMMARS
 
 
 __all__ = ["DECODE_ERRORS", "LANES", "Utf8Decoder", "check_lanes"]
@@ -47,6 +50,19 @@ class Utf8Decoder(CheckedComponent):
         What an ill-formed byte sequence becomes (see below).
     lanes : 1, 2, 4, 8 or 16
         Bytes per beat.
+    encoding : ``"utf-8"`` (default), ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"`` or ``"wtf-8"``
+        The encoding of the family to decode (:mod:`~utf8_gateware.hdl.decoder_family`): the
+        same byte pipeline generated from the encoding's byte grammar, with the encoding's
+        stages in front or after it. Each decodes exactly like
+        ``utf8_gateware.sim.encodings.decode(data, encoding, errors)``, with the policies the
+        model offers for it that the gateware has: ``replace`` for all, ``surrogateescape``
+        for ``utf-8``, ``utf-8-sig`` and ``cesu-8`` (``mutf-8`` and ``wtf-8`` have none: a
+        lone surrogate is well-formed there). An encoding other than ``utf-8`` is decoded with
+        one lane; its stages add
+        :func:`~utf8_gateware.hdl.decoder_family.stages_latency` cycles (4 for ``utf-8-sig``,
+        3 for ``wtf-8``, ``cesu-8`` and ``mutf-8``, 10 for ``cesu-8`` with
+        ``surrogateescape``) and keep one byte per cycle. Any other combination is a one-line
+        :class:`ValueError`.
 
     Ports (``lanes=1``)
     -------------------
@@ -157,13 +173,15 @@ class Utf8Decoder(CheckedComponent):
     """
 
     @classmethod
-    def check_parameters(cls, errors="replace", *, lanes=1):
+    def check_parameters(cls, errors="replace", *, lanes=1, encoding="utf-8"):
         check_policy(errors, DECODE_ERRORS)
         check_lanes(lanes)
+        check_encoding(encoding, errors, lanes)
 
-    def __init__(self, errors="replace", *, lanes=1):
+    def __init__(self, errors="replace", *, lanes=1, encoding="utf-8"):
         self._errors = errors
         self._lanes = lanes
+        self._encoding = encoding
         if lanes == 1:
             i_layout, o_layout = ByteLayout, CodepointLayout
         else:
@@ -182,6 +200,10 @@ class Utf8Decoder(CheckedComponent):
         return self._lanes
 
     @property
+    def encoding(self):
+        return self._encoding
+
+    @property
     def _slots(self):
         """Slot stages: how many beats back the longest burst reaches."""
         return (self._lanes - 1 + _BURST[self._errors]) // self._lanes
@@ -189,14 +211,14 @@ class Utf8Decoder(CheckedComponent):
     @property
     def LATENCY(self):
         """Cycles from the transfer of a determining byte to its output being valid."""
-        return self.latency(self._errors, lanes=self._lanes)
+        return self.latency(self._errors, lanes=self._lanes, encoding=self._encoding)
 
     @staticmethod
-    def latency(errors="replace", *, lanes=1):
+    def latency(errors="replace", *, lanes=1, encoding="utf-8"):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
         slots = (lanes - 1 + _BURST[errors]) // lanes
         align = ((lanes - 1).bit_length() + 1) // 2
-        return 1 + lane_stages(lanes) + slots + align
+        return 1 + lane_stages(lanes) + slots + align + stages_latency(encoding, errors)
 
     @property
     def _align_stages(self):
@@ -212,9 +234,11 @@ class Utf8Decoder(CheckedComponent):
         # cost more than the fan-out they save.
         pipe = Pipeline(m, flush_steps=2 + self._slots + self._align_stages,
                         ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
-        m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
+        i = connect_front(m, front_stages(self._encoding, self._errors), self.i)
+        m.d.comb += i.ready.eq(pipe.adv & ~pipe.flushing)
 
-        aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
+        aligned, data = stage_align(pipe, i.payload, i.valid, n,
+                                    LaneTables.of(GRAMMARS[self._encoding]))
         a = stage_a(pipe, aligned, data)
         b = stage_b(pipe, a)
         c = stage_c(pipe, b, se)
@@ -249,7 +273,8 @@ class Utf8Decoder(CheckedComponent):
             beat_valid = pipe.data("s1_v", ~e.bubble | crossing(1))
             for stage in range(2, self._slots + 1):
                 beat_valid = pipe.data(f"s{stage}_v", beat_valid | crossing(stage))
-        pipe.drive_output(self.o, beat_valid, out)
+        pipe.drive_output(connect_back(m, back_stages(self._encoding, self._errors), self.o),
+                          beat_valid, out)
         return m
 
     # -- slots -----------------------------------------------------------------------------------

@@ -44,12 +44,11 @@ from amaranth.hdl import Cat, Const, Mux, Value
 
 from .error_kind import ErrorKind
 from .pipeline import any_of, keep
-from .utf8_grammar import (ASCII, CONTINUATION_RANGES, LEADS, START_ERRORS, continuation_code,
-                           lead_code, lead_codes, nibble_groups, second_byte_table)
+from .utf8_grammar import UTF8, nibble_groups
 
 
-__all__ = ["ByteClassifier", "Stage", "kind_of", "stage_a", "stage_b", "stage_c", "stage_d",
-           "stage_e"]
+__all__ = ["ByteClassifier", "LaneTables", "Stage", "kind_of", "stage_a", "stage_b", "stage_c",
+           "stage_d", "stage_e"]
 
 
 def kind_of(*pairs):
@@ -129,28 +128,70 @@ class ByteClassifier:
         return terms
 
 
-def _sets():
+def _sets(grammar):
     """The byte sets the stages need, from the grammar."""
-    sets = {"ascii": set(ASCII)}
+    sets = {"ascii": set(grammar.single)}
     for bit in range(2):
-        sets[f"q{bit}"] = {b for r in CONTINUATION_RANGES for b in r
-                           if continuation_code(b) >> bit & 1}
+        sets[f"q{bit}"] = {b for r in grammar.continuation_ranges for b in r
+                           if grammar.continuation_code(b) >> bit & 1}
     for length in (2, 3, 4):
-        width = len(lead_codes(length)).bit_length()
+        width = len(grammar.lead_codes(length)).bit_length()
         for bit in range(width):
-            sets[f"lead{length}_{bit}"] = {b for b in range(256) if lead_code(b, length) >> bit & 1}
-    sets["lead2"] = {b for lead in LEADS if lead.length == 2 for b in lead.bytes}
-    sets["lead34"] = {b for lead in LEADS if lead.length > 2 for b in lead.bytes}
-    for r, kind in START_ERRORS:
-        if kind is not ErrorKind.UNEXPECTED_CONTINUATION:  # that one: "cont" not covered
-            sets[f"start_{kind.name.lower()}_{r.start:02x}"] = set(r)
+            sets[f"lead{length}_{bit}"] = {b for b in range(256)
+                                           if grammar.lead_code(b, length) >> bit & 1}
+    sets["lead2"] = {b for lead in grammar.leads if lead.length == 2 for b in lead.bytes}
+    sets["lead34"] = {b for lead in grammar.leads if lead.length > 2 for b in lead.bytes}
+    for name, r, kind in _start_error_sets(grammar):
+        sets[name] = set(r)
     return sets
 
 
-assert len(CONTINUATION_RANGES) < 4, "the continuation code is two bits"
-CLASSIFIER = ByteClassifier(_sets())
-_START_ERROR_SETS = [(f"start_{kind.name.lower()}_{r.start:02x}", kind)
-                     for r, kind in START_ERRORS if kind is not ErrorKind.UNEXPECTED_CONTINUATION]
+def _start_error_sets(grammar):
+    """``(set name, byte range, kind)`` of the bytes that are errors of their own (a
+    continuation byte is one when no lead covers it: ``cont``, not a set of its own)."""
+    return [(f"start_{kind.name.lower()}_{r.start:02x}", r, kind)
+            for r, kind in grammar.start_errors if kind is not ErrorKind.UNEXPECTED_CONTINUATION]
+
+
+def _restricted_classes(grammar, length):
+    """The lead classes of ``length`` whose second-byte range excludes some continuation bytes:
+    ``(lead code, range error)`` each."""
+    table = grammar.second_byte_table(length)
+    return [(c, error) for c, (_, _, error) in enumerate(grammar.lead_codes(length), start=1)
+            if any(not ok for (cc, _), (ok, _) in table.items() if cc == c)]
+
+
+class LaneTables:
+    """What a decoder lane is generated from, for one byte grammar
+    (:class:`~utf8_gateware.hdl.utf8_grammar.ByteGrammar`): ``grammar``, its
+    :class:`ByteClassifier` (``classifier``) and the facts the stages look up (the stage
+    functions find it as ``stage.tables``; :meth:`of` makes one per grammar)."""
+    _made = {}
+
+    @classmethod
+    def of(cls, grammar):
+        """The tables of ``grammar`` (made once)."""
+        if grammar not in cls._made:
+            cls._made[grammar] = cls(grammar)
+        return cls._made[grammar]
+
+    def __init__(self, grammar):
+        assert len(grammar.continuation_ranges) < 4, "the continuation code is two bits"
+        self.grammar = grammar
+        self.classifier = ByteClassifier(_sets(grammar))
+        self.start_error_sets = [(name, kind) for name, _, kind in _start_error_sets(grammar)]
+        self.restricted = {length: _restricted_classes(grammar, length) for length in (2, 3, 4)}
+        #: The sequence lengths with restricted lead classes (the others' leads allow every
+        #: continuation byte).
+        self.range_lengths = [length for length in (2, 3, 4) if self.restricted[length]]
+
+    def code_width(self, length):
+        """Bits of the lead code for ``length``."""
+        return len(self.grammar.lead_codes(length)).bit_length()
+
+
+UTF8_TABLES = LaneTables.of(UTF8)
+CLASSIFIER = UTF8_TABLES.classifier
 
 
 #: Lanes that share one copy of stage ``E``'s ``recent`` registers (the latest valid bytes
@@ -165,11 +206,13 @@ class Stage:
     a bubble) and ``vl`` (the byte ends a message: only the last lane's can be set). Beats are
     *right-aligned*: the valid lanes of a beat are lanes N-count..N-1, so the beat's latest byte
     is always in lane N-1. ``beat_vl``: the beat ends a message (or the pipeline is flushing);
-    ``bubble``: the beat has no valid lane.
+    ``bubble``: the beat has no valid lane. ``tables``: the :class:`LaneTables` of the byte
+    grammar (UTF-8's unless given), passed on from stage to stage.
     """
-    def __init__(self, lanes, beat_vl):
+    def __init__(self, lanes, beat_vl, tables=UTF8_TABLES):
         self.lanes = lanes
         self.beat_vl = beat_vl
+        self.tables = tables
 
     def __len__(self):
         return len(self.lanes)
@@ -187,7 +230,7 @@ def _control(pipe, name, prev):
     beat_vl = pipe.control(f"{name}_vl", prev.beat_vl)
     for k, lane in enumerate(lanes):
         lane.vl = beat_vl if k == n - 1 else 0
-    return Stage(lanes, beat_vl)
+    return Stage(lanes, beat_vl, prev.tables)
 
 
 def _neighbours(pipe, name, stage, parts, combine):
@@ -238,18 +281,18 @@ def _mux_tree(index, values):
     return Mux(top, _mux_tree(index, values[half:]), _mux_tree(index, values[:half]))
 
 
-def stage_align(pipe, payload, valid, lanes):
+def stage_align(pipe, payload, valid, lanes, tables=UTF8_TABLES):
     """With several lanes, the *align* stages: the beat shifted right by N - ``count`` lanes, so
     that its valid bytes are in lanes N-count..N-1 (see :class:`Stage`). A multiplexer of at most
     four inputs per stage (one stage for two or four lanes, two for eight or sixteen).
 
     Returns ``(stage, data)``: the stage's control registers and the data registers (8 bits per
     lane). With one lane there is nothing to align: the input itself is returned, and stage
-    ``A`` is the first register.
+    ``A`` is the first register. ``tables``: the :class:`LaneTables` of the byte grammar.
     """
     if lanes == 1:
         lane = SimpleNamespace(nv=~valid, vl=valid & payload.last)
-        return Stage([lane], valid & payload.last), [payload.data]
+        return Stage([lane], valid & payload.last, tables), [payload.data]
     width = len(Value.cast(payload.count))
     # The lane valid flags, right-aligned: lane k holds a byte if count > N-1-k.
     # The shift, N - count modulo N: the low bits of -count (bit i is count's bit i XOR the OR
@@ -279,59 +322,50 @@ def stage_align(pipe, payload, valid, lanes):
         step += 1
     stage_lanes = [SimpleNamespace(nv=flag, vl=beat_vl if k == lanes - 1 else 0)
                    for k, flag in enumerate(nv)]
-    return Stage(stage_lanes, beat_vl), data
+    return Stage(stage_lanes, beat_vl, tables), data
 
 
 def stage_a(pipe, aligned, data):
     """Stage ``A``: per lane the byte's data and nibble predicates (from the aligned beat)."""
     stage = _control(pipe, "a", aligned)
+    tables = stage.tables
     for k, (lane, byte) in enumerate(zip(stage.lanes, data)):
         lane.d = pipe.data(f"a{k}_d", byte[0:7], 7)
-        lane.p = CLASSIFIER.registers(pipe, f"a{k}", byte)
+        lane.p = tables.classifier.registers(pipe, f"a{k}", byte)
         if len(data) > 1 and not split_neighbours(len(data)):
             # With 2 or 4 lanes also the terms of the lead codes (two LUT levels from the
             # aligned byte, a register of its own), which the next lane and the history use:
             # stage B then chooses between two lanes' codes in the LUTs that use them.
-            terms = _lead_code_terms(SimpleNamespace(p=CLASSIFIER.values(byte)))
+            terms = _lead_code_terms(SimpleNamespace(p=tables.classifier.values(byte)),
+                                     tables)
             lane.terms = {field: pipe.data(f"a{k}_{field}", value)
                           for field, value in terms.items()}
     return stage
 
 
-def _lead_code_terms(lane):
+def _lead_code_terms(lane, tables=UTF8_TABLES):
     """The rectangles of the byte's lead code bits (see
     :func:`~utf8_gateware.hdl.utf8_grammar.lead_codes`), from its nibble predicates:
     ``{"code{length}_{bit}_{term}": Value}``; a code bit is the OR of its terms. (The history
     keeps the terms, not the bits: a term and the history's keep multiplexer fit one LUT.)"""
     terms = {}
     for length in (2, 3, 4):
-        for bit in range(len(lead_codes(length)).bit_length()):
-            for index, term in enumerate(CLASSIFIER.terms(lane.p, f"lead{length}_{bit}")):
+        for bit in range(tables.code_width(length)):
+            for index, term in enumerate(tables.classifier.terms(lane.p,
+                                                                 f"lead{length}_{bit}")):
                 terms[f"code{length}_{bit}_{index}"] = term
     return terms
 
 
-def _lead_code(terms, length):
+def _lead_code(terms, length, tables):
     """Lead code ``length`` from the terms of :func:`_lead_code_terms` (of a lane or a
     history), or from codes already made (``{"code{length}": Value}``)."""
     if f"code{length}" in terms:
         return terms[f"code{length}"]
-    width = len(lead_codes(length)).bit_length()
+    width = tables.code_width(length)
     return Cat(*(any_of(value for field, value in terms.items()
                         if field.startswith(f"code{length}_{bit}_"))
                  for bit in range(width)))
-
-
-def _restricted_classes(length):
-    """The lead classes of ``length`` whose second-byte range excludes some continuation bytes:
-    ``(lead code, range error)`` each."""
-    table = second_byte_table(length)
-    return [(c, error) for c, (_, _, error) in enumerate(lead_codes(length), start=1)
-            if any(not ok for (cc, _), (ok, _) in table.items() if cc == c)]
-
-
-#: The sequence lengths with restricted lead classes (the others' leads allow every continuation).
-_RANGE_LENGTHS = [length for length in (2, 3, 4) if _restricted_classes(length)]
 
 
 #: From this many lanes on, the choice between lane k-1's facts and the history's is a stage of
@@ -366,23 +400,24 @@ def stage_b(pipe, a):
     codes, ``B2`` the previous byte's lead codes (a 2:1 multiplexer of lane k-1's and the
     history's), ``B3`` the table.
     """
+    tables = a.tables
     if len(a) == 1:
         parts = [{f"p{i}": reg for i, reg in enumerate(a.lanes[0].p)}]
         prevs = _neighbours(pipe, "bh", a, parts, lambda parts: _lead_code_terms(
-            SimpleNamespace(p=[parts[f"p{i}"] for i in range(len(parts))])))
+            SimpleNamespace(p=[parts[f"p{i}"] for i in range(len(parts))]), tables))
         return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
     if not split_neighbours(len(a)):
         prevs = _neighbours(pipe, "bh", a, [lane.terms for lane in a.lanes], dict)
         return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
     b1 = _class(pipe, "b1", a)
     for k, (lane, regs) in enumerate(zip(a.lanes, b1.lanes)):
-        codes = _lead_code_terms(lane)
+        codes = _lead_code_terms(lane, tables)
         regs.codes = {f"code{length}": pipe.data(f"b1{k}_code{length}",
-                                                 _lead_code(codes, length),
-                                                 len(lead_codes(length)).bit_length())
+                                                 _lead_code(codes, length, tables),
+                                                 tables.code_width(length))
                       for length in (2, 3, 4)}
-        regs.q = pipe.data(f"b1{k}_q", Cat(CLASSIFIER.member(lane.p, "q0"),
-                                           CLASSIFIER.member(lane.p, "q1")), 2)
+        regs.q = pipe.data(f"b1{k}_q", Cat(tables.classifier.member(lane.p, "q0"),
+                                           tables.classifier.member(lane.p, "q1")), 2)
     b2 = _neighbour_stage(pipe, "b2", "bh", b1, {**_CLASS_FIELDS, "q": 2},
                           [lane.codes for lane in b1.lanes])
     return _second_byte(pipe, "b3", b2, [lane.prev for lane in b2.lanes])
@@ -425,14 +460,15 @@ def _class(pipe, name, a, data=True):
     ``cont``, ``lead2``, ``lead34``, ``startkind``, ``d`` (unless not ``data``: then ``d_a``,
     stage ``A``'s), and ``p`` (stage ``A``'s predicates, for the stage's own use)."""
     stage = _control(pipe, name, a)
+    tables = a.tables
     for k, (lane, regs) in enumerate(zip(a.lanes, stage.lanes)):
-        member = lambda set_name: CLASSIFIER.member(lane.p, set_name)
+        member = lambda set_name: tables.classifier.member(lane.p, set_name)
         regs.p, regs.d_a = lane.p, lane.d
         _pass(pipe, f"{name}{k}", SimpleNamespace(
             asc=member("ascii"), cont=member("q0") | member("q1"), lead2=member("lead2"),
             lead34=member("lead34"), d=lane.d,
             startkind=kind_of(*((member(set_name), kind)
-                                for set_name, kind in _START_ERROR_SETS))), regs, data)
+                                for set_name, kind in tables.start_error_sets))), regs, data)
     return stage
 
 
@@ -447,15 +483,17 @@ def _second_byte(pipe, name, stage, prevs):
     the class facts passed on."""
     one = not split_neighbours(len(stage))
     out_stage = stage if one else _control(pipe, name, stage)
+    tables = stage.tables
     for k, (lane, prev, out) in enumerate(zip(stage.lanes, prevs, out_stage.lanes)):
         if one:
-            q = Cat(CLASSIFIER.member(lane.p, "q0"), CLASSIFIER.member(lane.p, "q1"))
+            q = Cat(tables.classifier.member(lane.p, "q0"),
+                    tables.classifier.member(lane.p, "q1"))
         else:
             q = lane.q
             _pass(pipe, f"{name}{k}", lane, out)
         for length in (2, 3, 4):
-            code = _lead_code(prev, length)
-            table = second_byte_table(length)
+            code = _lead_code(prev, length, tables)
+            table = tables.grammar.second_byte_table(length)
             allowed = any_of((code == c) & (q == qv)
                              for (c, qv), (ok, _) in table.items() if ok)
             setattr(out, f"ok2_{length}", pipe.data(f"{name}{k}_ok2_{length}", allowed))
@@ -464,7 +502,7 @@ def _second_byte(pipe, name, stage, prevs):
                 # A range error: the previous byte is a lone lead, this a continuation byte
                 # outside its second-byte range; and which of the length's restricted lead
                 # classes the lead is (stage C turns that into the error's kind).
-                classes = _restricted_classes(length)
+                classes = tables.restricted[length]
                 setattr(out, f"rerr{length}",
                         pipe.data(f"{name}{k}_rerr{length}", any_of(errors)))
                 index = any_of(Mux(code == c, i, 0) for i, (c, _) in enumerate(classes))
@@ -480,6 +518,7 @@ def stage_c(pipe, b, surrogateescape):
     """Stage ``C``: the prefix pending after the byte."""
     stage = _control(pipe, "c", b)
     lanes = stage.lanes
+    tables = b.tables
     prevs = _neighbours(pipe, "ch", b, [{"sb4": lane.ok2_4} for lane in b.lanes], dict)
     for k, (lane, prev, regs) in enumerate(zip(b.lanes, prevs, lanes)):
         sc = prev["sb4"] & lane.cont        # the third byte of a four-byte prefix
@@ -496,11 +535,12 @@ def stage_c(pipe, b, surrogateescape):
         # The byte cannot continue a prefix: not a continuation byte, or outside the range of
         # the lone lead before it.
         regs.ns = pipe.data(f"c{k}_ns", ~lane.cont |
-                            any_of(getattr(lane, f"rerr{length}") for length in _RANGE_LENGTHS))
+                            any_of(getattr(lane, f"rerr{length}")
+                                   for length in tables.range_lengths))
         regs.rkind = pipe.data(f"c{k}_rkind", kind_of(*(
             (getattr(lane, f"rerr{length}") & (getattr(lane, f"rclass{length}") == i), kind)
-            for length in _RANGE_LENGTHS
-            for i, (_, kind) in enumerate(_restricted_classes(length)))), ErrorKind)
+            for length in tables.range_lengths
+            for i, (_, kind) in enumerate(tables.restricted[length]))), ErrorKind)
         regs.startkind = pipe.data(f"c{k}_startkind", lane.startkind, ErrorKind)
         if surrogateescape:
             # A byte with `last` that extends a prefix (to 2 bytes; to 3 of 4 bytes).

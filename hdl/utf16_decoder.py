@@ -60,6 +60,13 @@ class Utf16Decoder(PolicyStage):
     multiplexer).
     """
 
+    # What a subclass for another composition changes (see
+    # :class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`): whether a lone surrogate is
+    # an error, and whether the error beats are the UTF-16 byte stage's (U+FFFD, merged with a
+    # lead before them) rather than items to pass on as they are.
+    _lone_is_error = True
+    _utf16_error_beats = True
+
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
     LATENCY = 3
 
@@ -71,6 +78,8 @@ class Utf16Decoder(PolicyStage):
         pipe = Pipeline(m, flush_steps=3)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
         replace = self._errors == "replace"
+        merge = replace and self._utf16_error_beats     # a lead and an error beat: one subpart
+        lone_sub = replace and self._lone_is_error      # a lone surrogate becomes U+FFFD
 
         def term(name, value, width=1):
             """`value` as a signal that synthesis maps to LUTs of its own (a LUT level)."""
@@ -90,11 +99,13 @@ class Utf16Decoder(PolicyStage):
         x_trail = pipe.data("x_trail", trail)
         x_trunc = pipe.data("x_trunc", trunc)
         # x completes a held lead's output: a pair, or (replace) one TRUNCATED subpart.
-        x_ends  = pipe.data("x_ends", trail | (trunc if replace else 0))
+        x_ends  = pipe.data("x_ends", trail | (trunc if merge else 0))
         x_waits = pipe.data("x_waits", lead & ~p.last)       # x would wait for the next unit
-        x_sub   = pipe.data("x_sub", ~ok | (surrogate if replace else 0))   # alone: U+FFFD
-        # The kind of x alone: its own error, or SURROGATE for a surrogate unit.
-        x_kind  = pipe.data("x_kind", Mux(surrogate, ErrorKind.SURROGATE, p.error), 3)
+        x_sub   = pipe.data("x_sub", (~ok if self._utf16_error_beats else 0) |
+                            (surrogate if lone_sub else 0))     # alone: U+FFFD
+        # The kind of x alone: its own error, or SURROGATE for a (lone) surrogate unit.
+        lone_kind = ErrorKind.SURROGATE if self._lone_is_error else ErrorKind.NONE
+        x_kind  = pipe.data("x_kind", Mux(surrogate, lone_kind, p.error), 3)
 
         # -- the held unit: shifted in every step, but while a lead waits for the next unit -----
         # `h_wait`: a lead surrogate that is not the last unit of its message (it may join).
@@ -119,7 +130,7 @@ class Utf16Decoder(PolicyStage):
         # -- the output slot: the held unit alone, or joined with x ------------------------------
         emit = h_valid & shift
         pair = h_wait & x_valid & x_trail
-        merged = h_wait & x_valid & x_trunc if replace else 0
+        merged = h_wait & x_valid & x_trunc if merge else 0
         # (`keep` rather than Mux: synthesis keeps the constants in the LUTs rather than making
         # set/reset logic of them.)
         alone = keep(h_sub, _REPLACEMENT, h_unit)

@@ -37,15 +37,32 @@ The hardware wants these facts as small codes that few LUT inputs can combine:
 * :func:`nibble_groups`: a set of bytes as a union of rectangles (a set of high nibbles times a
   set of low nibbles), so that membership is an AND of two functions of four bits each, one LUT
   level each.
+
+The grammar is a value, :class:`ByteGrammar`; the module-level names above are those of
+:data:`UTF8`. The other byte grammars of the family are variants of it, written as data
+(:data:`GRAMMARS`), from which the same decoder lane is generated:
+
+:data:`GENERALIZED` (WTF-8's bytes)
+    ED allows 80..BF: the surrogate code points U+D800..U+DFFF are well-formed 3-byte sequences.
+:data:`CESU8` (CESU-8's bytes)
+    :data:`GENERALIZED` without 4-byte sequences: F0..F4 start none (``INVALID_BYTE``).
+:data:`MUTF8` (Modified UTF-8's bytes)
+    :data:`CESU8` with C0 80 for U+0000: C0 is a lead whose only second byte is 80 (else
+    ``OVERLONG``), and a raw 00 is ``INVALID_BYTE``.
+
+They equal the reference model's grammars (``utf8_gateware.sim.encodings``), which are written
+from the specifications on their own; a test compares them byte by byte.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .error_kind import ErrorKind
 
 
 __all__ = [
-    "Lead", "ASCII", "CONTINUATION", "LEADS", "START_ERRORS", "MAX_LENGTH",
+    "Lead", "ByteGrammar", "ASCII", "CONTINUATION", "LEADS", "START_ERRORS", "MAX_LENGTH",
+    "UTF8", "GENERALIZED", "CESU8", "MUTF8", "GRAMMARS",
     "CONTINUATION_RANGES", "continuation_code", "lead_codes", "lead_code", "second_byte_table",
     "start_error", "nibble_groups",
 ]
@@ -64,6 +81,92 @@ class Lead:
 
 ASCII = range(0x00, 0x80)
 CONTINUATION = range(0x80, 0xC0)
+
+
+def _cut(ranges, whole):
+    """``whole`` cut at every boundary of ``ranges`` (a list of adjacent ranges)."""
+    cuts = sorted({whole.start, whole.stop} |
+                  {bound for r in ranges for bound in (r.start, r.stop)
+                   if whole.start <= bound <= whole.stop})
+    return tuple(range(lo, hi) for lo, hi in zip(cuts, cuts[1:]))
+
+
+@dataclass(frozen=True)
+class ByteGrammar:
+    """A byte grammar of the shape of Table 3-7: ``single`` (the bytes that stand alone),
+    ``leads`` (:class:`Lead` s: every lead allows any continuation byte 80..BF after its second
+    byte) and ``start_errors`` (``(range, ErrorKind)``: the bytes that are errors when examined
+    as the start of a sequence). Every byte is exactly one of these."""
+    name: str
+    single: range
+    leads: tuple
+    start_errors: tuple
+
+    def __post_init__(self):
+        starts = [self.single, *(lead.bytes for lead in self.leads),
+                  *(r for r, _ in self.start_errors)]
+        covered = sorted(byte for r in starts for byte in r)
+        assert covered == list(range(256)), f"{self.name}: every byte is one kind of start"
+        for lead in self.leads:
+            assert set(lead.second) <= set(CONTINUATION)
+            assert 2 <= lead.length <= 4
+
+    @property
+    def max_length(self):
+        """The longest sequence."""
+        return max(lead.length for lead in self.leads)
+
+    @cached_property
+    def continuation_ranges(self):
+        """The continuation bytes cut into the ranges some lead's second byte needs (for
+        :data:`UTF8`: 80..8F, 90..9F, A0..BF)."""
+        return _cut([lead.second for lead in self.leads], CONTINUATION)
+
+    def continuation_code(self, byte):
+        """1 + the index of ``byte``'s range in :attr:`continuation_ranges`, or 0."""
+        for index, r in enumerate(self.continuation_ranges):
+            if byte in r:
+                return index + 1
+        return 0
+
+    def lead_codes(self, length):
+        """The classes of leads of ``length``: a tuple of ``(byte set, second range, range
+        error)``, leads with the same second range and error merged. A lead's code for this
+        length is its class's index plus one."""
+        classes = {}
+        for lead in self.leads:
+            if lead.length == length:
+                key = (lead.second, lead.range_error)
+                classes.setdefault(key, set()).update(lead.bytes)
+        return tuple((frozenset(members), second, error)
+                     for (second, error), members in classes.items())
+
+    def lead_code(self, byte, length):
+        """``byte``'s lead code for ``length`` (see :meth:`lead_codes`), or 0."""
+        for index, (members, _, _) in enumerate(self.lead_codes(length)):
+            if byte in members:
+                return index + 1
+        return 0
+
+    def second_byte_table(self, length):
+        """``{(lead code, continuation code): (allowed, range_error)}`` for ``length``, for
+        every non-zero pair: whether a byte of the continuation range may follow a lead of the
+        class, and if not, the error the lone lead then is."""
+        table = {}
+        for code, (_, second, error) in enumerate(self.lead_codes(length), start=1):
+            for q, r in enumerate(self.continuation_ranges, start=1):
+                allowed = set(r) <= set(second)
+                assert allowed or not set(r) & set(second), "ranges are cut at every boundary"
+                table[code, q] = (allowed, None if allowed else error)
+        return table
+
+    def start_error(self, byte):
+        """The error of ``byte`` examined as a start, or ``ErrorKind.NONE``."""
+        for r, kind in self.start_errors:
+            if byte in r:
+                return kind
+        return ErrorKind.NONE
+
 
 #: Table 3-7's lead bytes.
 LEADS = (
@@ -85,81 +188,47 @@ START_ERRORS = (
     (range(0xFE, 0x100), ErrorKind.INVALID_BYTE),   # never part of any UTF-8 form
 )
 
+#: UTF-8: Table 3-7.
+UTF8 = ByteGrammar("utf-8", ASCII, LEADS, START_ERRORS)
+
+#: Generalized UTF-8 (the WTF-8 specification): ED allows every continuation byte, so the
+#: surrogate code points are 3-byte sequences.
+GENERALIZED = ByteGrammar(
+    "generalized utf-8", ASCII,
+    tuple(Lead(lead.bytes, 3, CONTINUATION) if lead.range_error is ErrorKind.SURROGATE else lead
+          for lead in LEADS),
+    START_ERRORS)
+
+#: CESU-8 (Unicode TR #26): generalized UTF-8 without 4-byte sequences.
+CESU8 = ByteGrammar(
+    "cesu-8", ASCII,
+    tuple(lead for lead in GENERALIZED.leads if lead.length < 4),
+    (*START_ERRORS, (range(0xF0, 0xF5), ErrorKind.INVALID_BYTE)))
+
+#: Java's Modified UTF-8: CESU-8 with U+0000 as C0 80 and no raw 00.
+MUTF8 = ByteGrammar(
+    "mutf-8", range(0x01, 0x80),
+    (Lead(range(0xC0, 0xC1), 2, range(0x80, 0x81), ErrorKind.OVERLONG), *CESU8.leads),
+    ((range(0x00, 0x01), ErrorKind.INVALID_BYTE),
+     (CONTINUATION, ErrorKind.UNEXPECTED_CONTINUATION),
+     (range(0xC1, 0xC2), ErrorKind.OVERLONG),
+     *CESU8.start_errors[2:]))
+
+#: The byte grammar of each decoder encoding.
+GRAMMARS = {"utf-8": UTF8, "utf-8-sig": UTF8, "cesu-8": CESU8, "mutf-8": MUTF8,
+            "wtf-8": GENERALIZED}
+
 #: The longest sequence.
-MAX_LENGTH = max(lead.length for lead in LEADS)
-
-
-def _check():
-    starts = [ASCII, *(lead.bytes for lead in LEADS), *(r for r, _ in START_ERRORS)]
-    covered = sorted(byte for r in starts for byte in r)
-    assert covered == list(range(256)), "every byte is exactly one kind of start"
-    for lead in LEADS:
-        assert set(lead.second) <= set(CONTINUATION)
-
-
-_check()
-
-
-def _cut(ranges, whole):
-    """``whole`` cut at every boundary of ``ranges`` (a list of adjacent ranges)."""
-    cuts = sorted({whole.start, whole.stop} |
-                  {bound for r in ranges for bound in (r.start, r.stop)
-                   if whole.start <= bound <= whole.stop})
-    return tuple(range(lo, hi) for lo, hi in zip(cuts, cuts[1:]))
-
+MAX_LENGTH = UTF8.max_length
 
 #: The continuation bytes in the ranges some lead's second byte needs: 80..8F, 90..9F, A0..BF.
-CONTINUATION_RANGES = _cut([lead.second for lead in LEADS], CONTINUATION)
+CONTINUATION_RANGES = UTF8.continuation_ranges
 
-
-def continuation_code(byte):
-    """1 + the index of ``byte``'s range in :data:`CONTINUATION_RANGES`, or 0."""
-    for index, r in enumerate(CONTINUATION_RANGES):
-        if byte in r:
-            return index + 1
-    return 0
-
-
-def lead_codes(length):
-    """The classes of leads of ``length``: a tuple of ``(byte set, second range, range
-    error)``, leads with the same second range and error merged. A lead's code for this length
-    is its class's index plus one."""
-    classes = {}
-    for lead in LEADS:
-        if lead.length == length:
-            key = (lead.second, lead.range_error)
-            classes.setdefault(key, set()).update(lead.bytes)
-    return tuple((frozenset(members), second, error)
-                 for (second, error), members in classes.items())
-
-
-def lead_code(byte, length):
-    """``byte``'s lead code for ``length`` (see :func:`lead_codes`), or 0."""
-    for index, (members, _, _) in enumerate(lead_codes(length)):
-        if byte in members:
-            return index + 1
-    return 0
-
-
-def second_byte_table(length):
-    """``{(lead code, continuation code): (allowed, range_error)}`` for ``length``, for every
-    non-zero pair: whether a byte of the continuation range may follow a lead of the class, and
-    if not, the error the lone lead then is."""
-    table = {}
-    for code, (_, second, error) in enumerate(lead_codes(length), start=1):
-        for q, r in enumerate(CONTINUATION_RANGES, start=1):
-            allowed = set(r) <= set(second)
-            assert allowed or not set(r) & set(second), "ranges are cut at every boundary"
-            table[code, q] = (allowed, None if allowed else error)
-    return table
-
-
-def start_error(byte):
-    """The error of ``byte`` examined as a start, or ``ErrorKind.NONE``."""
-    for r, kind in START_ERRORS:
-        if byte in r:
-            return kind
-    return ErrorKind.NONE
+continuation_code = UTF8.continuation_code
+lead_codes = UTF8.lead_codes
+lead_code = UTF8.lead_code
+second_byte_table = UTF8.second_byte_table
+start_error = UTF8.start_error
 
 
 def nibble_groups(members):

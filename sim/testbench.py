@@ -1,6 +1,10 @@
 """Stream drivers for Amaranth simulations: one source, sink and checker for every test.
 
-* :func:`stream_put` / :func:`stream_get` -- one transfer, for hand-written testbenches.
+* :func:`stream_put` / :func:`stream_get` -- one transfer, for hand-written testbenches;
+  :func:`put_and_collect` -- a list of inputs in, every output meanwhile and after.
+* :func:`run_full_rate` -- offer payloads back to back at full rate to a core whose sink is
+  always ready, and record when each went in and came out (throughput and latency tests; it
+  waits for no ``last``).
 * :func:`run_stream` -- push a list of payloads into a core's input stream (with optional random
   source gaps), take its output stream (with optional random sink stalls) until every message has
   ended, check the stream rules on the output port every cycle, and return what came out, when,
@@ -20,8 +24,8 @@ from pathlib import Path
 from amaranth.sim import Simulator
 
 
-__all__ = ["stream_put", "stream_get", "StreamRun", "StreamRuleError", "run_stream",
-           "run_simulation", "failure_dir"]
+__all__ = ["stream_put", "stream_get", "put_and_collect", "StreamRun", "StreamRuleError",
+           "run_stream", "run_full_rate", "run_simulation", "failure_dir"]
 
 
 async def stream_put(ctx, stream, payload):
@@ -44,6 +48,30 @@ async def stream_get(ctx, stream):
             break
     ctx.set(stream.ready, 0)
     return payload
+
+
+async def put_and_collect(ctx, dut, inputs, *, idle):
+    """Offer ``inputs`` (payloads) one after the other on ``dut.i``, each until taken, with
+    ``dut.o`` ready, then wait ``idle`` cycles; returns every payload ``dut.o`` gave meanwhile
+    (for hand-written testbenches, e.g. after a reset)."""
+    outputs = []
+    ctx.set(dut.o.ready, 1)
+    for item in inputs:
+        ctx.set(dut.i.valid, 1)
+        ctx.set(dut.i.payload, item)
+        while True:
+            _, _, ready, valid, payload = await ctx.tick().sample(
+                dut.i.ready, dut.o.valid, dut.o.payload)
+            if valid:
+                outputs.append(payload)
+            if ready:
+                break
+    ctx.set(dut.i.valid, 0)
+    for _ in range(idle):
+        _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
+        if valid:
+            outputs.append(payload)
+    return outputs
 
 
 class StreamRuleError(AssertionError):
@@ -234,3 +262,51 @@ def run_stream(dut, inputs, *, gap=0.0, stall=0.0, seed=0, idle=8, max_cycles=No
         if path.exists():
             _annotate(error, path)
         raise
+
+
+def run_full_rate(dut, inputs, *, idle, name):
+    """Offer the payloads ``inputs`` back to back to ``dut`` (streams ``i`` and ``o``), from
+    the first cycle ``i.ready`` is high, with the sink always ready, until ``idle`` cycles
+    after the last was taken. Returns a :class:`StreamRun` (``ready_low``: cycles in which an
+    input was offered and refused). Lighter than :func:`run_stream`: no gaps, stalls or rule
+    monitor, and no wait for a ``last`` per message. ``name`` names the waveform of a failure
+    (:func:`run_simulation`)."""
+    inputs = list(inputs)
+    run = StreamRun()
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+
+    async def testbench(ctx):
+        ctx.set(dut.o.ready, 1)
+        cycle = 0
+        while not ctx.get(dut.i.ready):
+            await ctx.tick()
+            cycle += 1
+            assert cycle < 16, "i.ready stays low"
+        index, quiet = 0, 0
+        while index < len(inputs) or quiet < idle:
+            assert cycle < 4 * len(inputs) + 100, f"only {index} of {len(inputs)} inputs taken"
+            if index < len(inputs):
+                ctx.set(dut.i.valid, 1)
+                ctx.set(dut.i.payload, inputs[index])
+            else:
+                ctx.set(dut.i.valid, 0)
+                quiet += 1
+            _, _, ready, valid, payload = await ctx.tick().sample(
+                dut.i.ready, dut.o.valid, dut.o.payload)
+            if index < len(inputs):
+                if ready:
+                    run.in_cycles.append(cycle)
+                    index += 1
+                else:
+                    run.ready_low += 1
+            if valid:
+                run.out_cycles.append(cycle)
+                run.outputs.append(payload)
+            cycle += 1
+        run.total_cycles = cycle
+
+    sim.add_testbench(testbench)
+    run_simulation(sim, name, traces=[dut.i.valid, dut.i.ready, dut.i.payload,
+                                      dut.o.valid, dut.o.ready, dut.o.payload])
+    return run

@@ -15,7 +15,8 @@ import corpora
 from utf8_gateware.hdl.decoder import DECODE_ERRORS, Utf8Decoder
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
-from utf8_gateware.sim.testbench import run_stream, run_simulation
+from utf8_gateware.sim.testbench import (put_and_collect, run_full_rate, run_simulation,
+                                         run_stream)
 
 
 MODES = DECODE_ERRORS
@@ -322,23 +323,9 @@ def test_reset_mid_stream(errors):
         ctx.set(rst, 1)
         await ctx.tick()
         ctx.set(rst, 0)
-        ctx.set(dut.o.ready, 1)
-        for k, byte in enumerate(fresh):
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload.data, byte)
-            ctx.set(dut.i.payload.last, int(k == len(fresh) - 1))
-            while True:
-                _, _, ready, valid, payload = await ctx.tick().sample(
-                    dut.i.ready, dut.o.valid, dut.o.payload)
-                if valid:
-                    outputs.append(as_tuple(payload))
-                if ready:
-                    break
-        ctx.set(dut.i.valid, 0)
-        for _ in range(3 * dut.LATENCY):
-            _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
-            if valid:
-                outputs.append(as_tuple(payload))
+        outputs.extend(as_tuple(payload) for payload in await put_and_collect(
+            ctx, dut, [{"data": byte, "last": int(k == len(fresh) - 1)}
+                       for k, byte in enumerate(fresh)], idle=3 * dut.LATENCY))
 
     sim.add_testbench(testbench)
     run_simulation(sim, f"decoder-reset-{errors}")
@@ -354,47 +341,11 @@ def timed_run(errors, data, *, last=True, idle=None):
     ready_low)``: the cycles of the transfers, and how often ``i.ready`` was low while a byte
     was offered."""
     dut = Utf8Decoder(errors)
-    idle = 4 * dut.LATENCY if idle is None else idle
-    result = ([], [], [], [0])
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-
-    async def testbench(ctx):
-        in_cycles, out_cycles, outputs, ready_low = result
-        ctx.set(dut.o.ready, 1)
-        cycle = 0
-        while not ctx.get(dut.i.ready):
-            await ctx.tick()
-            cycle += 1
-            assert cycle < 16, "i.ready stays low"
-        index, quiet = 0, 0
-        while index < len(data) or quiet < idle:
-            assert cycle < 4 * len(data) + 100, f"only {index} of {len(data)} bytes taken"
-            if index < len(data):
-                ctx.set(dut.i.valid, 1)
-                ctx.set(dut.i.payload.data, data[index])
-                ctx.set(dut.i.payload.last, int(last and index == len(data) - 1))
-            else:
-                ctx.set(dut.i.valid, 0)
-                quiet += 1
-            _, _, ready, valid, payload = await ctx.tick().sample(
-                dut.i.ready, dut.o.valid, dut.o.payload)
-            if index < len(data):
-                if ready:
-                    in_cycles.append(cycle)
-                    index += 1
-                else:
-                    ready_low[0] += 1
-            if valid:
-                out_cycles.append(cycle)
-                outputs.append(as_tuple(payload))
-            cycle += 1
-
-    sim.add_testbench(testbench)
-    run_simulation(sim, f"decoder-timed-{errors}",
-                   traces=[dut.i.valid, dut.i.ready, dut.i.payload,
-                           dut.o.valid, dut.o.ready, dut.o.payload])
-    return result[0], result[1], result[2], result[3][0]
+    inputs = [{"data": byte, "last": int(last and index == len(data) - 1)}
+              for index, byte in enumerate(data)]
+    run = run_full_rate(dut, inputs, idle=4 * dut.LATENCY if idle is None else idle,
+                        name=f"decoder-timed-{errors}")
+    return run.in_cycles, run.out_cycles, [as_tuple(p) for p in run.outputs], run.ready_low
 
 
 @pytest.mark.parametrize("errors", MODES)

@@ -75,7 +75,7 @@ def test_core_table_reads_the_cores_parameters():
     assert cores.parameter_choices("validator", "lanes") == LANES
     assert cores.core_parameters("lane_packer") == {"lanes": 1}
     core, params = synth.make_target("decoder", errors=None, lanes=4)
-    assert params == {"errors": "replace", "lanes": 4} and core.lanes == 4
+    assert params == {"errors": "replace", "lanes": 4, "encoding": "utf-8"} and core.lanes == 4
     harness = synth.PortHarness(core)
     # i: data 32 + count 3 + last + valid, o.ready in; i.ready, o: 4 x (21 + 3 + 1) + last +
     # valid out.

@@ -1,0 +1,287 @@
+# amaranth: UnusedElaboratable=no
+"""``Utf8Decoder(encoding=...)`` for the UTF-8 family (utf-8-sig, CESU-8, Modified UTF-8,
+WTF-8) in Amaranth's simulator, against the reference model ``utf8_gateware.sim.encodings``,
+and the byte grammars it is generated from against the model's."""
+
+import random
+
+import pytest
+from amaranth.hdl import ResetInserter, Signal
+from amaranth.sim import Simulator
+
+import corpora
+from utf8_gateware.hdl.decoder import Utf8Decoder
+from utf8_gateware.hdl.decoder_family import DECODER_ENCODINGS, decoder_policies
+from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.hdl.utf8_grammar import GRAMMARS
+from utf8_gateware.sim import encodings, reference
+from utf8_gateware.sim.encodings import cesu8, utf8
+from utf8_gateware.sim.testbench import (put_and_collect, run_full_rate, run_simulation,
+                                         run_stream)
+
+
+FAMILY = [encoding for encoding in DECODER_ENCODINGS if encoding != "utf-8"]
+CASES = [(encoding, errors) for encoding in FAMILY for errors in decoder_policies(encoding)]
+
+BOM = b"\xef\xbb\xbf"
+
+#: Pieces the random messages are made of: lone and paired surrogate sequences, the 4-byte
+#: forms, C0 80 and other C0/C1 forms, 00, byte order marks, and cut or broken sequences.
+PIECES = [bytes.fromhex(h) for h in (
+    "41", "00", "7f", "c0", "c080", "c081", "c1bf", "c3a9", "e282ac", "e08080", "e0a080",
+    "ed9fbf", "eda080", "edafbf", "edb080", "edbfbf", "eda0bdedb2a9", "edb080eda080", "eda080",
+    "eda0", "ed", "edb0", "f0", "f09f9880", "f4", "f48fbfbf", "f0908080", "f5", "ff", "80", "bf",
+    "efbbbf", "efbbbf", "efbb", "ef", "efbfbd")]
+
+
+def model(messages, encoding, errors):
+    """The reference outputs ``(codepoint, ErrorKind, last)`` of ``messages``, in order."""
+    out = []
+    for message in messages:
+        decoded = encodings.decode(message, encoding, errors)
+        out += [(d.codepoint, d.error, int(k == len(decoded) - 1))
+                for k, d in enumerate(decoded)]
+    return out
+
+
+def as_tuple(payload):
+    return (int(payload.codepoint), ErrorKind(payload.error), int(payload.last))
+
+
+def describe(outputs):
+    return " ".join(f"U+{c:04X}" + ("" if k is ErrorKind.NONE else f"!{k.label}") +
+                    ("$" if last else "") for c, k, last in outputs)
+
+
+def items(messages):
+    return [{"data": byte, "last": int(k == len(message) - 1)}
+            for message in messages for k, byte in enumerate(message)]
+
+
+def full_rate(dut, messages):
+    """``messages`` back to back at full rate into ``dut``, the sink always ready:
+    ``(outputs, in_cycles, out_cycles, ready_low)``."""
+    run = run_full_rate(dut, items(messages), idle=4 * dut.LATENCY,
+                        name=f"decoder-family-{dut.encoding}-{dut.errors}")
+    return [as_tuple(p) for p in run.outputs], run.in_cycles, run.out_cycles, run.ready_low
+
+
+def check(encoding, errors, messages, got):
+    want = model(messages, encoding, errors)
+    if got != want:
+        for k, (g, w) in enumerate(zip(got, want)):
+            assert g == w, (f"output {k}: got {describe(got[k:k + 6])}, "
+                            f"want {describe(want[k:k + 6])}")
+        assert got == want, f"{len(got)} outputs, {len(want)} expected"
+
+
+# --- parameters ----------------------------------------------------------------------------------
+
+def test_policies_come_from_the_model():
+    for encoding in DECODER_ENCODINGS:
+        assert set(decoder_policies(encoding)) <= set(encodings.DECODE_POLICIES[encoding])
+    assert decoder_policies("utf-8-sig") == ("replace", "surrogateescape")
+    assert decoder_policies("mutf-8") == decoder_policies("wtf-8") == ("replace",)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"encoding": "utf-16-le"}, ValueError, r"not decoded by Utf8Decoder; one of utf-8, "),
+    ({"encoding": "latin-1"}, ValueError, r"unknown encoding 'latin-1'"),
+    ({"encoding": 8}, TypeError, r"encoding must be a string"),
+    ({"encoding": "utf-8-rfc2279"}, ValueError, r"not offered in gateware yet \(values above"),
+    ({"encoding": "mutf-8", "errors": "surrogateescape"}, ValueError,
+     r"mutf-8 decodes in gateware with errors 'replace', not 'surrogateescape' \(lone "),
+    ({"encoding": "wtf-8", "lanes": 4}, ValueError, r"one lane at a time \(lanes=1\), not 4"),
+    ({"encoding": "utf-8-sig", "errors": "strict"}, ValueError, r"errors must be one of"),
+])
+def test_bad_parameters(kwargs, error, match):
+    with pytest.raises(error, match=match) as info:
+        Utf8Decoder(**kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_latency_adds_the_stage():
+    assert Utf8Decoder(encoding="utf-8").LATENCY == Utf8Decoder().LATENCY
+    assert Utf8Decoder(encoding="cesu-8").LATENCY == Utf8Decoder().LATENCY + 3
+    assert Utf8Decoder("surrogateescape", encoding="utf-8-sig").LATENCY == \
+        Utf8Decoder("surrogateescape").LATENCY + 4
+    assert Utf8Decoder("surrogateescape", encoding="cesu-8").LATENCY == \
+        Utf8Decoder("surrogateescape").LATENCY + 3 + 7
+
+
+# --- the byte grammars ---------------------------------------------------------------------------
+
+MODEL_GRAMMARS = {"utf-8": reference.UTF8, "wtf-8": utf8.GENERALIZED,
+                  "cesu-8": cesu8.CESU8_GRAMMAR, "mutf-8": cesu8.MUTF8_GRAMMAR}
+
+
+@pytest.mark.parametrize("encoding", MODEL_GRAMMARS)
+def test_grammar_equals_the_model(encoding):
+    # The gateware's grammar data against the reference model's (written on its own), byte by
+    # byte: what each byte starts, its second-byte range and range error, its start error.
+    ours, theirs = GRAMMARS[encoding], MODEL_GRAMMARS[encoding]
+    for byte in range(256):
+        lead = [lead for lead in ours.leads if byte in lead.bytes]
+        length = 1 if byte in ours.single else lead[0].length if lead else 0
+        assert length == theirs.length[byte], f"{byte:02X}"
+        if lead:
+            second = lead[0].second
+            assert (second.start, second.stop - 1) == (theirs.low[byte], theirs.high[byte])
+            if second != range(0x80, 0xC0):
+                assert lead[0].range_error is theirs.second_error[byte], f"{byte:02X}"
+        elif length == 0:
+            assert ours.start_error(byte) is theirs.start_error[byte], f"{byte:02X}"
+
+
+# --- against the model ---------------------------------------------------------------------------
+
+def random_messages(rng, count, encoding):
+    messages = []
+    while len(messages) < count:
+        if rng.random() < 0.15:
+            message = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 7)))
+        else:
+            message = b"".join(rng.choice(PIECES) for _ in range(rng.randrange(1, 7)))
+        if encoding == "utf-8-sig" and message == BOM:
+            continue        # no output at all: see test_bom_only_message
+        messages.append(message)
+    return messages
+
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+@pytest.mark.parametrize("seed", range(2))
+def test_random_streams(encoding, errors, seed):
+    # Messages rich in surrogate sequences, 4-byte forms, C0 80, 00 and byte order marks, with
+    # source gaps and sink stalls; the stream rules are checked every cycle.
+    rng = random.Random(f"{encoding}{errors}{seed}")
+    messages = random_messages(rng, 40, encoding)
+    gap, stall = [(0.3, 0.3), (0.6, 0.6)][seed]
+    dut = Utf8Decoder(errors, encoding=encoding)
+    run = run_stream(dut, items(messages), gap=gap, stall=stall, seed=seed,
+                     name=f"decoder-{encoding}-{errors}-random{seed}")
+    check(encoding, errors, messages, [as_tuple(p) for p in run.outputs])
+
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+def test_long_random_stream(encoding, errors):
+    # One long run at full rate: every piece after every piece, in random messages.
+    rng = random.Random(encoding)
+    messages = random_messages(rng, 200, encoding)
+    got, _, _, ready_low = full_rate(Utf8Decoder(errors, encoding=encoding), messages)
+    check(encoding, errors, messages, got)
+    assert ready_low == 0
+
+
+CORPUS_FOLDERS = {"cesu-8": "cesu8", "mutf-8": "mutf8", "wtf-8": "wtf8", "utf-8-sig": "bom"}
+
+
+def corpus_messages(folder, errors):
+    """Every byte string of a family folder's cases: inputs and expected encodings (and the
+    first 4 KB of the CESU-8 sample text with ``replace``)."""
+    corpora.require()
+    messages = []
+    for _, case in corpora.family_cases(folder):
+        for field in ("input_hex", "expected_hex"):
+            if isinstance(case.get(field), str) and corpora.hex_bytes(case[field]):
+                messages.append(corpora.hex_bytes(case[field]))
+    if folder == "cesu8" and errors == "replace":
+        messages.append(corpora.family_file("cesu8", "random.cesu8.txt")[:4096])
+    return messages
+
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+def test_corpora(encoding, errors):
+    messages = corpus_messages(CORPUS_FOLDERS[encoding], errors)
+    got, _, _, _ = full_rate(Utf8Decoder(errors, encoding=encoding), messages)
+    check(encoding, errors, messages, got)
+
+
+@pytest.mark.parametrize("errors", decoder_policies("utf-8-sig"))
+def test_bom_only_message(errors):
+    # A message of exactly EF BB BF has no output (nor `last`); the next starts clean, and a
+    # mark that is not first, cut, or escaped stays.
+    messages = [BOM, b"A", BOM + BOM, BOM, b"\xef\xbb", b"\xbb\xbf", BOM + b"\x80", b"\x80" + BOM]
+    got, _, _, _ = full_rate(Utf8Decoder(errors, encoding="utf-8-sig"), messages)
+    check("utf-8-sig", errors, messages, got)
+    assert got[0] == (0x41, ErrorKind.NONE, 1)
+
+
+# --- throughput ----------------------------------------------------------------------------------
+
+WORST = {
+    "lone-lead": "eda08041", "lone-trail": "edb080", "pair": "eda0bdedb2a9",
+    "swapped": "edb080eda080", "leads": "eda080", "nul": "c08000", "four-byte": "f09f9880",
+    "bom": "efbbbf41", "ascii": "41",
+    # A lone lead's escapes are only known at the next output: late escapes among dense
+    # outputs (the surrogate escaper's queue).
+    "leads-ascii": "eda080" * 4 + "41" * 8, "lead-invalid": "eda080f0f0f0",
+    "lead-cut": "eda080e18041", "leads-continuations": "eda080eda080" + "80" * 4,
+}
+
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+def test_throughput(encoding, errors):
+    # One byte every cycle on every worst case (one message each, back to back), and the last
+    # output within the latency of the last byte.
+    dut = Utf8Decoder(errors, encoding=encoding)
+    messages = [bytes.fromhex(h) * 16 for h in WORST.values()]
+    got, in_cycles, out_cycles, ready_low = full_rate(dut, messages)
+    check(encoding, errors, messages, got)
+    assert ready_low == 0
+    assert in_cycles == list(range(in_cycles[0], in_cycles[0] + len(in_cycles)))
+    assert out_cycles[-1] - in_cycles[-1] <= dut.LATENCY
+
+
+# --- message boundaries and reset ----------------------------------------------------------------
+
+#: Sequences whose halves must not meet across a message boundary: pairs, marks, C0 80.
+SPLIT = [bytes.fromhex(h) for h in ("eda0bdedb2a9", "efbbbf41", "c080", "eda080edb080",
+                                    "f09f9880")]
+
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+def test_nothing_crosses_a_message(encoding, errors):
+    # Every sequence cut at every position into two messages, after other bytes or not: a
+    # pair is not joined, a mark not dropped, a trail not rejected across `last`.
+    messages = []
+    for sequence in SPLIT:
+        for cut in range(1, len(sequence)):
+            for before in (b"", b"A", b"\xef\xbb", b"\xed\xa0\x80"):
+                messages += [before + sequence[:cut], sequence[cut:]]
+    messages = [m for m in messages if not (encoding == "utf-8-sig" and m == BOM)]
+    got, _, _, _ = full_rate(Utf8Decoder(errors, encoding=encoding), messages)
+    check(encoding, errors, messages, got)
+
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+def test_reset_mid_stream(encoding, errors):
+    # Reset (through ResetInserter) with a lead surrogate held, a mark's first bytes held, and
+    # outputs queued behind a stalled sink; a fresh message then decodes as if nothing came
+    # before.
+    rst = Signal()
+    dut = Utf8Decoder(errors, encoding=encoding)
+    top = ResetInserter(rst)(dut)
+    before = bytes.fromhex("eda080eda080edb0" "f0" "ed" "a0" "80")
+    # (A held lead must not join or reject the trail that starts the fresh message; the mark
+    # must be dropped there although the reset came mid-message.)
+    fresh = bytes.fromhex("efbbbf41" if encoding == "utf-8-sig" else "edb08041eda080")
+    outputs = []
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+
+    async def testbench(ctx):
+        ctx.set(dut.o.ready, 0)
+        for byte in before:              # as many as the stalled core takes
+            ctx.set(dut.i.valid, 1)
+            ctx.set(dut.i.payload, {"data": byte, "last": 0})
+            await ctx.tick()
+        ctx.set(dut.i.valid, 0)
+        ctx.set(rst, 1)
+        await ctx.tick()
+        ctx.set(rst, 0)
+        outputs.extend(as_tuple(payload) for payload in await put_and_collect(
+            ctx, dut, items([fresh]), idle=3 * dut.LATENCY))
+
+    sim.add_testbench(testbench)
+    run_simulation(sim, f"decoder-family-reset-{encoding}-{errors}")
+    assert outputs == model([fresh], encoding, errors), describe(outputs)
