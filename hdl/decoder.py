@@ -5,8 +5,8 @@ from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
-from .decoder_family import (back_stages, check_encoding, connect_back, connect_front,
-                             front_stages, stages_latency)
+from .decoder_family import (back_stages, check_family_parameters, connect_back,
+                             connect_front, front_stages, stages_latency)
 from .decoder_lane import (LaneTables, before, kind_of, lane_stages, stage_a, stage_align,
                            stage_b, stage_c, stage_d, stage_e)
 from .error_kind import DECODE_ERRORS, ErrorKind, check_policy
@@ -176,7 +176,7 @@ class Utf8Decoder(CheckedComponent):
     def check_parameters(cls, errors="replace", *, lanes=1, encoding="utf-8"):
         check_policy(errors, DECODE_ERRORS)
         check_lanes(lanes)
-        check_encoding(encoding, errors, lanes)
+        check_family_parameters(encoding, errors, lanes)
 
     def __init__(self, errors="replace", *, lanes=1, encoding="utf-8"):
         self._errors = errors

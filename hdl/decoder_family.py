@@ -51,7 +51,7 @@ from .surrogate_pair_rejecter import SurrogatePairRejecter
 from .utf8_grammar import GRAMMARS
 
 
-__all__ = ["DECODER_ENCODINGS", "NOT_YET", "decoder_policies", "check_encoding",
+__all__ = ["DECODER_ENCODINGS", "NOT_YET", "decoder_policies", "check_family_parameters",
            "front_stages", "back_stages", "stages_latency", "connect_front", "connect_back"]
 
 
@@ -71,7 +71,7 @@ def decoder_policies(encoding):
                  if policy in DECODE_ERRORS and (encoding, policy) not in NOT_YET)
 
 
-def check_encoding(encoding, errors, lanes):
+def check_family_parameters(encoding, errors, lanes):
     """Check ``encoding`` for a decoder with ``errors`` (one of ``DECODE_ERRORS``) and
     ``lanes``; one-line :class:`ValueError` / :class:`TypeError`."""
     lookup(encoding)             # a string, and an encoding of the family

@@ -2,7 +2,8 @@
 
 from .component import StreamStage, in_a_row
 from .decoder import Utf8Decoder
-from .error_kind import DECODE_ERRORS, check_encoding, check_policy
+from .decoder_family import DECODER_ENCODINGS, decoder_policies
+from .error_kind import check_encoding, check_policy
 from .layouts import ByteLayout, CodepointLayout
 from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
 from .utf16_units import SCHEMES, Utf16Units
@@ -11,11 +12,12 @@ from .utf16_units import SCHEMES, Utf16Units
 __all__ = ["DECODINGS", "TextDecoder"]
 
 
-#: The encodings the gateware decodes, and the error policies of each.
+#: The encodings the gateware decodes, and the error policies of each: the UTF-8 family's
+#: (:class:`~utf8_gateware.hdl.decoder.Utf8Decoder`), then UTF-16's.
 DECODINGS = {
-    "utf-8":     DECODE_ERRORS,
-    "utf-16-le": UTF16_DECODE_ERRORS,
-    "utf-16-be": UTF16_DECODE_ERRORS,
+    **{encoding: policies for encoding in DECODER_ENCODINGS
+       if (policies := decoder_policies(encoding))},
+    **{scheme: UTF16_DECODE_ERRORS for scheme in SCHEMES},
 }
 
 
@@ -25,9 +27,9 @@ class TextDecoder(StreamStage):
     It is the cores of the encoding in a row, so a transcoder or an engine can take the decoder
     of any encoding by name:
 
-    ``"utf-8"``
-        :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` (``errors``: ``"replace"`` or
-        ``"surrogateescape"``).
+    ``"utf-8"``, ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"``, ``"wtf-8"``
+        :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` with that ``encoding`` (``errors``:
+        ``"replace"``, and ``"surrogateescape"`` where the encoding has it).
     ``"utf-16-le"``, ``"utf-16-be"``
         :class:`~utf8_gateware.hdl.utf16_units.Utf16Units` (two bytes in the scheme's order per
         code unit; an odd trailing byte is ``TRUNCATED``), then the surrogate-joining
@@ -78,14 +80,14 @@ class TextDecoder(StreamStage):
     @staticmethod
     def latency(encoding="utf-8", errors="replace"):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
-        if encoding == "utf-8":
-            return Utf8Decoder.latency(errors)
-        return Utf16Units.LATENCY + Utf16Decoder.LATENCY
+        if encoding in SCHEMES:
+            return Utf16Units.LATENCY + Utf16Decoder.LATENCY
+        return Utf8Decoder.latency(errors, encoding=encoding)
 
     def elaborate(self, platform):
-        if self._encoding == "utf-8":
-            stages = [Utf8Decoder(self._errors)]
-        else:
+        if self._encoding in SCHEMES:
             stages = [Utf16Units(SCHEMES[self._encoding]), Utf16Decoder(self._errors)]
+        else:
+            stages = [Utf8Decoder(self._errors, encoding=self._encoding)]
         return in_a_row(stages, self)
 

@@ -46,6 +46,7 @@ import array
 import collections
 import functools
 import gc
+import itertools
 import re
 import sys
 from typing import NamedTuple, Optional
@@ -508,6 +509,24 @@ def _chunk_of(parts, errors):
     return DecodedChunk(b"".join(units), errs)
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _only_mark(chunks, encoding, engine):
+    """Whether the message ``chunks`` is exactly EF BB BF for a gateware engine decoding
+    ``utf-8-sig``, and the chunks again (read up to one byte past the mark). Such a message
+    decodes to nothing: no output carries its ``last``, so it is not simulated (as an empty
+    message is not)."""
+    if encoding != "utf-8-sig" or engine == "reference":
+        return False, chunks
+    head, rest = b"", iter(chunks)
+    for chunk in rest:
+        head += chunk
+        if len(head) > len(_BOM):
+            return False, itertools.chain([head], rest)
+    return head == _BOM, iter([head])
+
+
 def _model_decode(chunks, encoding, errors, progress):
     """The reference model of ``encoding`` (:mod:`.encodings`), chunk by chunk."""
     decoder = encodings.Decoder(encoding, errors)
@@ -625,6 +644,10 @@ def decode_stream(chunks, errors="replace", engine=None, *, lanes=1, encoding="u
     chunks = _chunks_of(chunks)
 
     def produce():
+        nonlocal chunks
+        only_mark, chunks = _only_mark(chunks, encoding, engine)
+        if only_mark:
+            return 0
         if engine == "reference":
             if encoding == "utf-8":
                 yield from _reference_decode(chunks, errors, progress)
@@ -1033,6 +1056,11 @@ def transcode_stream(chunks, source="utf-8", target="utf-8", errors="replace", e
     chunks = _chunks_of(chunks)
 
     def produce():
+        nonlocal chunks
+        only_mark, chunks = _only_mark(chunks, source, engine)
+        if only_mark:      # what the target writes for an empty message (a mark, or nothing)
+            yield TranscodedChunk(encodings.encode([], target, errors).data, [])
+            return 0
         if engine == "reference":
             yield from _reference_transcode(chunks, source, target, errors, progress)
             return None

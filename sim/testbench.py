@@ -18,6 +18,7 @@ file (plus a GTKWave save file) in the exception. The files go to ``$UTF8_GATEWA
 import os
 import random
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,7 +137,7 @@ def run_simulation(sim, name, traces=()):
 def _annotate(error, path):
     note = f"\nwaveform: {path.resolve()} (GTKWave: {path.with_suffix('.gtkw').resolve()})"
     error.args = ((str(error.args[0]) if error.args else "") + note, *error.args[1:])
-    print(note.strip())
+    print(note.strip(), file=sys.stderr)   # never into a command's output
 
 
 def _simulate(dut, inputs, *, i, o, gap, stall, seed, idle, max_cycles, extra, vcd):

@@ -107,8 +107,8 @@ def test_reference_family(tmp_path, capsys, source, target):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["transcode", "--from", "mutf-8", "--engine", "python"],
-     "the gateware has no transcoder from mutf-8 to utf-8 (the reference engine has)"),
+    (["transcode", "--from", "utf-8-rfc2279", "--engine", "python"],
+     "the gateware has no transcoder from utf-8-rfc2279 to utf-8 (the reference engine has)"),
     (["transcode", "--to", "utf-16-le", "--errors", "surrogateescape", "--engine", "python"],
      "transcoder from utf-8 to utf-16-le: errors must be one of 'replace', not "
      "'surrogateescape'"),

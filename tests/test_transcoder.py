@@ -13,6 +13,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.text_decoder import DECODINGS, TextDecoder
 from utf8_gateware.hdl.text_encoder import ENCODINGS, TextEncoder
 from utf8_gateware.hdl.transcoder import Transcoder, transcode_policies
+from utf8_gateware.hdl.utf16_units import SCHEMES
 from utf8_gateware.sim import encodings
 from utf8_gateware.sim.testbench import run_stream
 from test_sanitizer import random_message as random_utf8
@@ -39,12 +40,21 @@ def random_utf16(rng, size, byteorder, odd=True):
     return data + bytes([rng.randrange(256)]) if odd and rng.random() < 0.3 else data
 
 
+#: Byte sequences the UTF-8 family reads differently: a mark, surrogates alone and in pairs
+#: (CESU-8, MUTF-8, WTF-8), C0 80 and 00 (MUTF-8).
+FAMILY_PIECES = [b"\xef\xbb\xbf", b"\xed\xa0\x80", b"\xed\xb0\x80", b"\xed\xa0\xbd\xed\xb8\x80",
+                 b"\xc0\x80", b"\0"]
+
+
 def random_bytes(rng, encoding, errors, size):
-    if encoding == "utf-8":
-        return random_utf8(rng, size)
-    # The reference raises on an odd trailing byte with surrogatepass (the core reports it).
-    return random_utf16(rng, size, "little" if encoding == "utf-16-le" else "big",
-                        odd=errors != "surrogatepass")
+    if encoding in SCHEMES:
+        # The reference raises on an odd trailing byte with surrogatepass (the core reports it).
+        return random_utf16(rng, size, SCHEMES[encoding], odd=errors != "surrogatepass")
+    data = random_utf8(rng, size)
+    for _ in range(3):
+        cut = rng.randrange(len(data) + 1)
+        data = data[:cut] + rng.choice(FAMILY_PIECES) + data[cut:]
+    return rng.choice([b"", b"\xef\xbb\xbf"]) + data
 
 
 def messages_of(rng, encoding, errors, count=6, size=24):

@@ -11,6 +11,8 @@ import array
 import sys
 
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS
+from utf8_gateware.hdl.text_decoder import DECODINGS
+from utf8_gateware.hdl.text_encoder import ENCODINGS
 from utf8_gateware.sim import encodings, engines
 from utf8_gateware.sim.reference import count_errors, encode as reference_encode
 from .common import CommandError, InputFile, OutputFile, note, progress, write_json
@@ -26,8 +28,8 @@ _DECODE_CHOICES = tuple(dict.fromkeys(
     if policy != "strict"))
 _ENCODE_CHOICES = tuple(dict.fromkeys(
     policy for policies in encodings.ENCODE_POLICIES.values() for policy in policies))
-_ENCODING_HELP = ("the gateware engines have utf-8, utf-16-le and utf-16-be; the reference "
-                  "engine every encoding")
+_ENCODING_HELP = (f"the gateware engines decode {', '.join(DECODINGS)} and write "
+                  f"{', '.join(ENCODINGS)}; the reference engine has every encoding")
 
 
 def add_files(parser, what):
