@@ -1,5 +1,7 @@
 """Streaming UTF-8 encoder: UTF-32 code units in, UTF-8 bytes out."""
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
@@ -7,13 +9,10 @@ from amaranth.lib.wiring import In, Out
 from .component import CheckedComponent
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import EncodedByteLayout, UnitLayout
+from .pipeline import CE_FANOUT
 
 
 __all__ = ["ENCODE_ERRORS", "CarriedUnitLayout", "Utf8Encoder"]
-
-
-# The most flip-flops one copy of the pipeline's clock enable drives.
-CE_FANOUT = 15
 
 #: Input layout of :class:`Utf8Encoder` with ``carry_error=True``: a code unit and an error kind
 #: to report on the unit's first output beat.
@@ -119,106 +118,47 @@ class Utf8Encoder(CheckedComponent):
 
     def elaborate(self, platform):
         m = Module()
+        term = _Terms(m)
+        adv = _Advance(m)
+        a = _unit_register_signals(self._carry_error)
+        b = _byte_register_signals()
+        self._unit_register(m, term, adv, a, b)
+        on_adv = self._byte_register(term, adv, a, b)
+        self._output_slot(m, term, adv, b, on_adv)
+        return m
 
-        strict = self._errors == "strict"
-        escape = self._errors == "surrogateescape"
-        # The error bit: the low bits of EF (replace) or of the strict marker 00.
-        e = 0 if strict else 1
+    # The bytes of a unit u, by class (the first that matches):
+    #
+    #   class  condition                         bytes
+    #   C1     u < 0x80, or an escape            u[7:0]
+    #   C2     u < 0x800                         110 u[10:6], 10 u[5:0]
+    #   error  a surrogate (not an escape)       EF BF BD; strict: the marker beat 00
+    #   C3     u < 0x10000                       1110 u[15:12], 10 u[11:6], 10 u[5:0]
+    #   C4     u < 0x110000                      11110 u[20:18], 10 u[17:12], 10 u[11:6],
+    #                                            10 u[5:0]
+    #   error  u >= 0x110000                     as above
+    #
+    # The pipeline: the unit register (stage A: the unit and its class flags), the byte register
+    # (stage B: the character's lead byte and continuation payloads), the output slot and its
+    # skid register. Two LUT levels between flip-flops.
 
-        # The bytes of a unit u, by class (the first that matches):
-        #
-        #   class  condition                         bytes
-        #   C1     u < 0x80, or an escape            u[7:0]
-        #   C2     u < 0x800                         110 u[10:6], 10 u[5:0]
-        #   error  a surrogate (not an escape)       EF BF BD; strict: the marker beat 00
-        #   C3     u < 0x10000                       1110 u[15:12], 10 u[11:6], 10 u[5:0]
-        #   C4     u < 0x110000                      11110 u[20:18], 10 u[17:12], 10 u[11:6],
-        #                                            10 u[5:0]
-        #   error  u >= 0x110000                     as above
-        #
-        # Stage A, the unit register, holds u[20:0] and six flags that classify the unit. Each
-        # flag is a function of one of three bit fields of the unit (u[31:21], u[20:16],
-        # u[15:7]), written as an AND/OR of functions of at most four bits (two LUT levels):
-        #
-        #   z21  u[31:21] == 0
-        #   zl   u[20:16] == 0              z21 & zl: the unit is in the BMP (u[31:16] == 0)
-        #   r4   u[20:16] in 1..16          z21 & r4: C4
-        #   h0   u[15:11] == 0, or an escape (surrogateescape)
-        #   hs   a surrogate error; with strict also C1 (a single-beat unit)
-        #   lw   u[10:7] == 0, or (u[11] set) u[10:7] == 1001 (surrogateescape)
-        #
-        # In the BMP: C1 = h0 & lw, C2 = h0 & ~lw, C3 = ~h0 & ~hs, surrogate error = ~h0 & hs.
-        # Outside the BMP: C4 = z21 & r4, else TOO_LARGE.
-        a_valid = Signal()
-        a_last  = Signal()
-        a_u     = Signal(21)
-        a_z21   = Signal()
-        a_zl    = Signal()
-        a_r4    = Signal()
-        a_h0    = Signal()
-        a_hs    = Signal()
-        a_lw    = Signal()
-        a_error = Signal(ErrorKind)                      # carried from the input (carry_error)
+    def _classify(self, term, u):
+        """The six class flags of the unit ``u`` that the unit register holds, in two LUT levels.
 
-        # Stage B, the byte register, holds the character being output: its lead byte and the
-        # payloads of its continuation bytes (c0 = u[17:12], c1 = u[11:6], c2 = u[5:0]).
-        # `b_first` marks that the lead byte is still to go; `b_rem` is one-hot, the number of
-        # bytes left including the current one (bit 0: the current byte is the last). With a
-        # continuation byte current, b_rem picks its payload: 3 -> c0, 2 -> c1, 1 -> c2.
-        # Invariant: b_rem[0] is set whenever the register is empty.
-        b_valid = Signal()
-        b_last  = Signal()
-        b_lead  = Signal(8)
-        b_c0    = Signal(6)
-        b_c1    = Signal(6)
-        b_c2    = Signal(6)
-        b_error = Signal(ErrorKind)
-        b_first = Signal()
-        b_rem   = Signal(4, init=0b0001)
+        Each flag is a function of one of three bit fields of the unit (u[31:21], u[20:16],
+        u[15:7]), written as an AND/OR of functions of at most four bits (the ``term``\\ s, one
+        LUT each) combined by one more LUT::
 
-        # Two LUT levels between flip-flops: the first-level functions (of at most four bits) are
-        # `term`s, signals marked `keep` so that synthesis maps each to one LUT and does not
-        # restructure the logic across them (sharing sub-terms would cost a third level).
-        def term(name, value):
-            sig = Signal(name=name, attrs={"keep": 1})
-            m.d.comb += sig.eq(value)
-            return sig
+            z21  u[31:21] == 0
+            zl   u[20:16] == 0              z21 & zl: the unit is in the BMP (u[31:16] == 0)
+            r4   u[20:16] in 1..16          z21 & r4: C4
+            h0   u[15:11] == 0, or an escape (surrogateescape)
+            hs   a surrogate error; with strict also C1 (a single-beat unit)
+            lw   u[10:7] == 0, or (u[11] set) u[10:7] == 1001 (surrogateescape)
 
-        # Handshake. `adv` (a flip-flop) is high in the cycles in which the pipeline moves: the
-        # output slot takes the next byte, the byte register moves on or takes the next unit, and
-        # the unit register may take the next unit. It falls for the cycle after one in which the
-        # sink refused a byte; the skid register `k_p` keeps that byte and offers it while `adv` is
-        # low. So no clock enable depends on `o.ready` in the same cycle, and `i.ready` not at all.
-        # The clock enables come from copies of `adv`, each driving at most CE_FANOUT flip-flops
-        # (a net with more users is moved to a global buffer or routed far, which costs ns).
-        adv = Signal(init=1)
-        adv_copies = []
-
-        def advance(pairs, cond=lambda adv: adv):
-            """For each `(register, value)` of `pairs`: `register` takes `value` in the cycles in
-            which `cond(adv)`, with one copy of `adv` per CE_FANOUT flip-flops."""
-            groups, room = [], 0
-            for register, value in pairs:
-                register, value = Value.cast(register), Value.cast(value)
-                start = 0
-                while start < len(register):
-                    if not room:
-                        groups.append([])
-                        room = CE_FANOUT
-                    stop = min(len(register), start + room)
-                    groups[-1].append(register[start:stop].eq(value[start:stop]))
-                    room -= stop - start
-                    start = stop
-            for group in groups:
-                copy = Signal(init=1, name=f"adv_ce{len(adv_copies)}")
-                adv_copies.append(copy)
-                with m.If(cond(copy)):
-                    m.d.sync += group
-
-        # -- stage A ------------------------------------------------------------------------------
-        # Each flag is a function of groups of at most four bits (one LUT each), combined by one
-        # more LUT.
-        u = self.i.p.codepoint
+        In the BMP: C1 = h0 & lw, C2 = h0 & ~lw, C3 = ~h0 & ~hs, surrogate error = ~h0 & hs.
+        Outside the BMP: C4 = z21 & r4, else TOO_LARGE. Returns ``(z21, zl, r4, h0, hs, lw)``.
+        """
         u11    = u[11]
         hi0    = term("a_hi0",    u[12:16] == 0)          # u[15:12] == 0000
         hi1101 = term("a_hi1101", u[12:16] == 0b1101)     # u[15:12] == 1101
@@ -226,14 +166,14 @@ class Utf8Encoder(CheckedComponent):
         nz4    = term("a_nz4",    u[16:20] != 0)
         z21    = (term("a_z31", u[28:32] == 0) & term("a_z27", u[24:28] == 0) &
                   term("a_z23", u[21:24] == 0))
-        if escape:
+        if self._errors == "surrogateescape":
             # An escape is DC80..DCFF: u[15:11] == 11011 and u[10:7] == 1001. lw matters only
             # when h0 is set; u[11] tells a unit with u[15:11] == 00000 from an escape.
             low_esc = term("a_low_esc", u[7:11] == 0b1001)
             h0 = Mux(u11, hi1101 & low_esc, hi0)
             hs = u11 & hi1101 & ~low_esc
             lw = u11 | low0
-        elif strict:
+        elif self._errors == "strict":
             h0 = ~u11 & hi0
             hs = Mux(u11, hi1101, hi0 & low0)            # a surrogate, or C1
             lw = low0
@@ -241,109 +181,233 @@ class Utf8Encoder(CheckedComponent):
             h0 = ~u11 & hi0
             hs = u11 & hi1101
             lw = low0
-        # The unit register takes a unit when it is empty or its unit moves on.
-        m.d.comb += self.i.ready.eq(~a_valid | (adv & b_rem[0]))
-        advance([
-            (a_valid, self.i.valid),
-            (a_last, self.i.p.last),
-            (a_u, u[:21]),
-            (a_z21, z21),
-            (a_zl, ~nz4 & ~u[20]),
-            (a_r4, nz4 ^ u[20]),
-            (a_h0, h0),
-            (a_hs, hs),
-            (a_lw, lw),
-            *([(a_error, self.i.p.error)] if self._carry_error else []),
-        ], cond=lambda adv: ~a_valid | (adv & b_rem[0]))
+        return z21, ~nz4 & ~u[20], nz4 ^ u[20], h0, hs, lw
 
-        # -- stage B ------------------------------------------------------------------------------
-        # Every bit is a function of at most four terms (the `term`s, and A bits).
-        bmp   = term("b_bmp",  a_z21 & a_zl)                        # in the BMP
-        four  = term("b_four", a_z21 & a_r4)                        # C4
-        large = term("b_large", ~a_z21 | (~a_zl & ~a_r4))           # TOO_LARGE
+    def _unit_register(self, m, term, adv, a, b):
+        """Stage A, the unit register: u[20:0], the class flags (:meth:`_classify`) and, with
+        ``carry_error``, the carried error kind. It takes a unit when it is empty or its unit
+        moves on to the byte register."""
+        z21, zl, r4, h0, hs, lw = self._classify(term, self.i.p.codepoint)
+        m.d.comb += self.i.ready.eq(~a.valid | (adv.adv & b.rem[0]))
+        adv.load([
+            (a.valid, self.i.valid),
+            (a.last, self.i.p.last),
+            (a.u, self.i.p.codepoint[:21]),
+            (a.z21, z21),
+            (a.zl, zl),
+            (a.r4, r4),
+            (a.h0, h0),
+            (a.hs, hs),
+            (a.lw, lw),
+            *([(a.error, self.i.p.error)] if self._carry_error else []),
+        ], cond=lambda adv: ~a.valid | (adv & b.rem[0]))
+
+    def _byte_register(self, term, adv, a, b):
+        """Stage B, the byte register: the character of the unit in A, as its lead byte
+        (:meth:`_lead_byte`) and continuation payloads, its error kind and its byte count.
+
+        It takes the next unit (or a bubble) when its current byte is its last (or it is
+        empty), else it moves on to its next byte. Every bit is a function of at most four terms
+        (the ``term``\\ s, and A bits). Returns the ``(register, value)`` pairs loaded in every
+        step (``first``, ``rem``), for the output stage to add its own to.
+        """
+        strict = self._errors == "strict"
+        bmp   = term("b_bmp",  a.z21 & a.zl)                        # in the BMP
+        four  = term("b_four", a.z21 & a.r4)                        # C4
+        large = term("b_large", ~a.z21 | (~a.zl & ~a.r4))           # TOO_LARGE
         if strict:
-            single = term("b_single", (bmp & a_hs) | large)         # C1 or an error: one beat
-            sur    = a_z21 & a_zl & ~a_h0 & a_hs
-            n3     = term("b_n3", a_z21 & a_zl & ~a_h0 & ~a_hs)     # C3
+            single = term("b_single", (bmp & a.hs) | large)         # C1 or an error: one beat
+            sur    = a.z21 & a.zl & ~a.h0 & a.hs
+            n3     = term("b_n3", a.z21 & a.zl & ~a.h0 & ~a.hs)     # C3
         else:
-            single = term("b_single", a_z21 & a_zl & a_h0 & a_lw)   # C1
-            sur    = a_z21 & a_zl & a_hs
+            single = term("b_single", a.z21 & a.zl & a.h0 & a.lw)   # C1
+            sur    = a.z21 & a.zl & a.hs
             error  = term("b_error", sur | large)
-            n3     = term("b_n3", (a_z21 & a_zl & ~a_h0) | large)   # C3, or EF BF BD
-        n2 = term("b_n2", a_z21 & a_zl & a_h0 & ~a_lw)              # C2
+            n3     = term("b_n3", (a.z21 & a.zl & ~a.h0) | large)   # C3, or EF BF BD
+        n2 = term("b_n2", a.z21 & a.zl & a.h0 & ~a.lw)              # C2
+        lead = self._lead_byte(term, a, bmp, four)
 
-        # Lead byte. In the BMP: h0 ? (lw ? C1 : C2) : (hs ? error : C3); outside: C4 or error.
-        # Bits 0..4 in the BMP: t_c12 | t_c3s, t_c12 = h0 & (lw ? C1 : C2) and
-        # t_c3s = ~h0 & (hs ? e : C3).
+        if strict:
+            c1, c2 = a.u[6:12], a.u[0:6]
+        else:
+            c1     = Mux(error, 0x3F, a.u[6:12])         # BF
+            c2     = Mux(error, 0x3D, a.u[0:6])          # BD
+        adv.load([
+            (b.valid, a.valid),
+            (b.last, a.last),
+            (b.lead, lead),
+            (b.c0, a.u[12:18]),
+            (b.c1, c1),
+            (b.c2, c2),
+            (b.error, Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a.error))),
+        ], cond=lambda adv: adv & b.rem[0])
+        return [
+            (b.first, b.rem[0]),
+            (b.rem, Mux(b.rem[0], Cat(~a.valid | single, n2, n3, four), b.rem >> 1)),
+        ]
+
+    def _lead_byte(self, term, a, bmp, four):
+        """The lead byte of the character of the unit in A (the only byte of C1, EF for an
+        error, the marker beat's 00 with strict), two LUT levels of A.
+
+        In the BMP: h0 ? (lw ? C1 : C2) : (hs ? error : C3); outside: C4 or error. Bits 0..4 in
+        the BMP: t_c12 | t_c3s, t_c12 = h0 & (lw ? C1 : C2) and t_c3s = ~h0 & (hs ? e : C3),
+        where ``e``, the error bit, is the low bits of EF (replace) or of the strict marker 00.
+        """
+        e = 0 if self._errors == "strict" else 1
         lead = Signal(8)
         for j in range(5):
-            t_c12 = term(f"b_lead{j}_c12", a_h0 & Mux(a_lw, a_u[j], a_u[6 + j]))
+            t_c12 = term(f"b_lead{j}_c12", a.h0 & Mux(a.lw, a.u[j], a.u[6 + j]))
             if j < 3:
-                t_c3s = term(f"b_lead{j}_c3s", ~a_h0 & Mux(a_hs, e, a_u[12 + j]))
-                t_out = term(f"b_lead{j}_out", Mux(a_z21 & a_r4, a_u[18 + j], e))
+                t_c3s = term(f"b_lead{j}_c3s", ~a.h0 & Mux(a.hs, e, a.u[12 + j]))
+                t_out = term(f"b_lead{j}_out", Mux(a.z21 & a.r4, a.u[18 + j], e))
             elif j == 3:
-                t_c3s = term(f"b_lead{j}_c3s", ~a_h0 & Mux(a_hs, e, a_u[15]))
-                t_out = term(f"b_lead{j}_out", ~(a_z21 & a_r4) & e)
+                t_c3s = term(f"b_lead{j}_c3s", ~a.h0 & Mux(a.hs, e, a.u[15]))
+                t_out = term(f"b_lead{j}_out", ~(a.z21 & a.r4) & e)
             else:
                 t_c3s = 0                                               # 1110 xxxx, EF, 00
                 t_out = four
-            m.d.comb += lead[j].eq(Mux(bmp, t_c12 | t_c3s, t_out))
+            term.m.d.comb += lead[j].eq(Mux(bmp, t_c12 | t_c3s, t_out))
         for j in range(5, 8):
             # C1: u[j]; C2: 0 (bit 5) or 1; C3: 1; error: e.
-            t_bmp = term(f"b_lead{j}_bmp", Mux(a_h0, Mux(a_lw, a_u[j], int(j > 5)),
-                                                    Mux(a_hs, e, 1)))
-            m.d.comb += lead[j].eq(Mux(bmp, t_bmp, four | e))
+            t_bmp = term(f"b_lead{j}_bmp", Mux(a.h0, Mux(a.lw, a.u[j], int(j > 5)),
+                                                    Mux(a.hs, e, 1)))
+            term.m.d.comb += lead[j].eq(Mux(bmp, t_bmp, four | e))
+        return lead
 
-        if strict:
-            c1, c2 = a_u[6:12], a_u[0:6]
-        else:
-            c1     = Mux(error, 0x3F, a_u[6:12])         # BF
-            c2     = Mux(error, 0x3D, a_u[0:6])          # BD
-
-        # The byte register takes the next unit (or a bubble) when its current byte is its last
-        # (or it is empty), else it moves on to its next byte.
-        advance([
-            (b_valid, a_valid),
-            (b_last, a_last),
-            (b_lead, lead),
-            (b_c0, a_u[12:18]),
-            (b_c1, c1),
-            (b_c2, c2),
-            (b_error, Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a_error))),
-        ], cond=lambda adv: adv & b_rem[0])
-        on_adv = [
-            (b_first, b_rem[0]),
-            (b_rem, Mux(b_rem[0], Cat(~a_valid | single, n2, n3, four), b_rem >> 1)),
-        ]
-
-        # -- output register ----------------------------------------------------------------------
-        # The byte: the lead byte (b_first), else 10 and the payload b_rem picks.
+    def _output_slot(self, m, term, adv, b, on_adv):
+        """The output slot and its skid register: the current byte of B (the lead byte while
+        ``b.first``, else 10 and the continuation payload that ``b.rem`` picks), the error kind
+        on a unit's first beat, ``last`` on its last. Loads them and ``on_adv`` in every step,
+        and drives ``o`` (:meth:`_Advance.drive_output`)."""
         low6 = Signal(6)
         for j in range(6):
-            t_lead_c0 = term(f"o_data{j}_lead_c0", Mux(b_first, b_lead[j], b_c0[j]))
-            t_c1_c2   = term(f"o_data{j}_c1_c2",   Mux(b_rem[1], b_c1[j], b_c2[j]))
-            m.d.comb += low6[j].eq(Mux(b_first | b_rem[2], t_lead_c0, t_c1_c2))
-        high2 = Mux(b_first, b_lead[6:8], 0b10)
+            t_lead_c0 = term(f"o_data{j}_lead_c0", Mux(b.first, b.lead[j], b.c0[j]))
+            t_c1_c2   = term(f"o_data{j}_c1_c2",   Mux(b.rem[1], b.c1[j], b.c2[j]))
+            m.d.comb += low6[j].eq(Mux(b.first | b.rem[2], t_lead_c0, t_c1_c2))
+        high2 = Mux(b.first, b.lead[6:8], 0b10)
         s_valid = Signal()
         s_p     = Signal(EncodedByteLayout)
         k_p     = Signal(EncodedByteLayout)
         on_adv += [
-            (s_valid, b_valid),
+            (s_valid, b.valid),
             (s_p.data, Cat(low6, high2)),
-            (s_p.error, Mux(b_first, b_error, ErrorKind.NONE)),
-            (s_p.last, b_last & b_rem[0]),
+            (s_p.error, Mux(b.first, b.error, ErrorKind.NONE)),
+            (s_p.last, b.last & b.rem[0]),
         ]
         # The skid register takes the slot in every cycle that `adv` is high; it is offered (and
         # keeps its byte) while `adv` is low.
         on_adv += [(k_p, s_p)]
-        advance(on_adv)
-        for reg in (adv, *adv_copies):
+        adv.load(on_adv)
+        adv.drive_output(self.o, s_valid, s_p, k_p)
+
+
+class _Terms:
+    """Makes the first-level functions of the encoder's two LUT levels between flip-flops.
+
+    ``term(name, value)`` is ``value`` (of at most four bits) as a signal marked ``keep``, so that
+    synthesis maps it to one LUT and does not restructure the logic across it (sharing sub-terms
+    would cost a third level).
+    """
+
+    def __init__(self, m):
+        self.m = m
+
+    def __call__(self, name, value):
+        sig = Signal(name=name, attrs={"keep": 1})
+        self.m.d.comb += sig.eq(value)
+        return sig
+
+
+class _Advance:
+    """The encoder's handshake: ``adv`` and the copies of it that drive the clock enables.
+
+    ``adv`` (a flip-flop) is high in the cycles in which the pipeline moves: the output slot takes
+    the next byte, the byte register moves on or takes the next unit, and the unit register may
+    take the next unit. It falls for the cycle after one in which the sink refused a byte; the
+    skid register keeps that byte and offers it while ``adv`` is low. So no clock enable depends
+    on ``o.ready`` in the same cycle, and ``i.ready`` not at all. The clock enables come from
+    copies of ``adv``, each driving at most :data:`CE_FANOUT` flip-flops (a net with more users
+    is moved to a global buffer or routed far, which costs ns).
+
+    (:class:`~utf8_gateware.hdl.pipeline.Pipeline` does the same for the flushed pipelines; this
+    one starts running, with ``adv`` and its copies 1 after reset, and packs the registers of
+    each :meth:`load` call onto copies of their own.)
+    """
+
+    def __init__(self, m):
+        self.m = m
+        self.adv = Signal(init=1, name="adv")
+        self.copies = []
+
+    def load(self, pairs, cond=lambda adv: adv):
+        """For each ``(register, value)`` of ``pairs``: ``register`` takes ``value`` in the
+        cycles in which ``cond(adv)``, with one copy of ``adv`` per CE_FANOUT flip-flops."""
+        groups, room = [], 0
+        for register, value in pairs:
+            register, value = Value.cast(register), Value.cast(value)
+            start = 0
+            while start < len(register):
+                if not room:
+                    groups.append([])
+                    room = CE_FANOUT
+                stop = min(len(register), start + room)
+                groups[-1].append(register[start:stop].eq(value[start:stop]))
+                room -= stop - start
+                start = stop
+        for group in groups:
+            copy = Signal(init=1, name=f"adv_ce{len(self.copies)}")
+            self.copies.append(copy)
+            with self.m.If(cond(copy)):
+                self.m.d.sync += group
+
+    def drive_output(self, port, s_valid, s_p, k_p):
+        """Drive ``port`` from the output slot (``s_valid``, ``s_p``) or, while ``adv`` is low,
+        the skid register ``k_p``, and make the next state of ``adv`` and its copies."""
+        for reg in (self.adv, *self.copies):
             # Each copy is computed from its own value, which also keeps synthesis from merging
             # the copies.
-            m.d.sync += reg.eq(self.o.ready | (reg & ~s_valid))
-        m.d.comb += [
-            self.o.valid.eq(~adv | s_valid),
-            self.o.payload.eq(Mux(adv, s_p, k_p)),
+            self.m.d.sync += reg.eq(port.ready | (reg & ~s_valid))
+        self.m.d.comb += [
+            port.valid.eq(~self.adv | s_valid),
+            port.payload.eq(Mux(self.adv, s_p, k_p)),
         ]
 
-        return m
+
+def _unit_register_signals(carry_error):
+    """The unit register (stage A): u[20:0], its class flags (:meth:`Utf8Encoder._classify`)
+    and the error kind carried from the input (a constant ``NONE`` without ``carry_error``)."""
+    a_valid = Signal()
+    a_last  = Signal()
+    a_u     = Signal(21)
+    a_z21   = Signal()
+    a_zl    = Signal()
+    a_r4    = Signal()
+    a_h0    = Signal()
+    a_hs    = Signal()
+    a_lw    = Signal()
+    a_error = Signal(ErrorKind)
+    return SimpleNamespace(valid=a_valid, last=a_last, u=a_u, z21=a_z21, zl=a_zl, r4=a_r4,
+                           h0=a_h0, hs=a_hs, lw=a_lw, error=a_error)
+
+
+def _byte_register_signals():
+    """The byte register (stage B): the character being output, as its lead byte and the
+    payloads of its continuation bytes (c0 = u[17:12], c1 = u[11:6], c2 = u[5:0]).
+
+    ``first`` marks that the lead byte is still to go; ``rem`` is one-hot, the number of bytes
+    left including the current one (bit 0: the current byte is the last). With a continuation
+    byte current, ``rem`` picks its payload: 3 -> c0, 2 -> c1, 1 -> c2. Invariant: ``rem[0]``
+    is set whenever the register is empty.
+    """
+    b_valid = Signal()
+    b_last  = Signal()
+    b_lead  = Signal(8)
+    b_c0    = Signal(6)
+    b_c1    = Signal(6)
+    b_c2    = Signal(6)
+    b_error = Signal(ErrorKind)
+    b_first = Signal()
+    b_rem   = Signal(4, init=0b0001)
+    return SimpleNamespace(valid=b_valid, last=b_last, lead=b_lead, c0=b_c0, c1=b_c1, c2=b_c2,
+                           error=b_error, first=b_first, rem=b_rem)
