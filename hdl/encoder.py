@@ -1,18 +1,40 @@
-"""Streaming UTF-8 encoder: UTF-32 code units in, UTF-8 bytes out."""
+"""Streaming UTF-8 encoders: UTF-32 code units in, bytes of the UTF-8 family out.
+
+:class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its 1..4 bytes);
+:class:`Utf8Encoder` is the public core: for ``encoding="utf-8"`` the byte pipeline itself,
+for the other encodings of the family the byte pipeline composed with a stage before it
+(:class:`~utf8_gateware.hdl.surrogate_split.SurrogateSplitter`,
+:class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`) or after it
+(:class:`~utf8_gateware.hdl.bom_writer.ByteOrderMarkWriter`).
+"""
 
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
-from amaranth.lib import data, stream
+from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from utf8_gateware.sim.encodings import ENCODE_POLICIES, check as check_encoding
+from .bom_writer import ByteOrderMarkWriter
 from .component import CheckedComponent
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import EncodedByteLayout, UnitLayout
 from .pipeline import CE_FANOUT
+from .surrogate_join import SurrogateJoiner
+from .surrogate_split import SplitUnitLayout, SurrogateSplitter
 
 
-__all__ = ["ENCODE_ERRORS", "CarriedUnitLayout", "Utf8Encoder"]
+__all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
+           "Utf8Encoder"]
+
+#: The encodings :class:`Utf8Encoder` offers in gateware (the reference model has more:
+#: ``utf-8-rfc2279`` is not offered yet; UTF-16 is :class:`~utf8_gateware.hdl.utf16_encoder.
+#: Utf16Encoder` and :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`).
+ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
+
+#: The byte rules :class:`Utf8ByteEncoder` offers (``encoding``), and its error policies.
+BYTE_ENCODINGS = ("utf-8", "cesu-8", "mutf-8", "wtf-8")
+BYTE_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 #: Input layout of :class:`Utf8Encoder` with ``carry_error=True``: a code unit and an error kind
 #: to report on the unit's first output beat.
@@ -23,81 +45,62 @@ CarriedUnitLayout = data.StructLayout({
 })
 
 
-class Utf8Encoder(CheckedComponent):
-    """Streaming UTF-8 encoder.
+class Utf8ByteEncoder(CheckedComponent):
+    """The byte pipeline of the UTF-8 encoders: each code unit on its own to its bytes.
 
-    Accepts a stream of UTF-32 code units (any 32-bit value) and produces their UTF-8 encoding
-    as a stream of bytes, one byte per cycle. The output equals
-    :func:`utf8_gateware.sim.reference.encode` for every input.
+    :class:`Utf8Encoder` with ``encoding="utf-8"`` is this pipeline (see its documentation for
+    ports, latency, throughput and timing); the other encodings use it as their byte stage,
+    with the byte rules of ``encoding``:
 
-    Parameters
-    ----------
-    errors : ``"replace"``, ``"strict"`` or ``"surrogateescape"``
-        What to do with an invalid unit (see below).
-    carry_error : bool
-        If set, the input payload has an extra ``error`` field
-        (:data:`CarriedUnitLayout`) which is reported on the first output beat of its unit
-        (unless the unit is itself invalid). :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`
-        uses it to pass the decoder's errors on.
+    ``"utf-8"``
+        Table 3-7; a surrogate is an error (with ``"surrogatepass"`` written as its 3-byte
+        form).
+    ``"cesu-8"``
+        The input is :data:`~utf8_gateware.hdl.surrogate_split.SplitUnitLayout`: a surrogate
+        with ``pair`` set (half of a split supplementary code point) is written as its 3-byte
+        form; a lone one is an error as in UTF-8.
+    ``"mutf-8"``, ``"wtf-8"``
+        Every surrogate is written as its 3-byte form (no error); Modified UTF-8 writes U+0000
+        as C0 80 (the 2-byte class).
 
-    Ports
-    -----
-    ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
-    ``o``: :data:`~utf8_gateware.hdl.layouts.EncodedByteLayout` stream (``data: 8``,
-    ``error: ErrorKind``, ``last``). ``error`` is ``SURROGATE`` or ``TOO_LARGE`` on the *first*
-    beat produced for an invalid unit and ``NONE`` on every other beat. ``last`` is set on the
-    final beat produced for a unit with ``last``: exactly one ``last`` beat per message.
-
-    Error policy
-    ------------
-    ``"replace"``
-        A surrogate U+D800..U+DFFF (``SURROGATE``) or a value of 0x110000 or more
-        (``TOO_LARGE``) becomes EF BF BD (U+FFFD); the error is flagged on the EF beat.
-    ``"strict"``
-        An invalid unit produces no bytes but one *marker beat*: ``error`` set, ``data`` 0. The
-        marker beat is not an output byte (consumers drop it); it makes the error visible and
-        carries ``last`` if the invalid unit ends its message.
-    ``"surrogateescape"``
-        U+DC80..U+DCFF become the single raw byte 0x80..0xFF (not an error: the inverse of the
-        decoder's escapes); every other invalid unit as with ``"replace"``.
-
-    Latency and throughput
-    ----------------------
-    The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 3 cycles after the cycle in
-    which the unit was transferred on ``i`` (unit register, byte register, output slot). Once the
-    source stops, everything the encoder holds is out after at most :attr:`DRAIN` cycles with
-    the sink ready. An n-byte character takes
-    n cycles on ``o`` with no idle cycle between characters: the next unit moves up while the
-    last byte of the current one goes to the output slot. The sustained rate is one byte per
-    cycle whenever input is available and the sink is ready; a new unit is accepted every n
-    cycles (every cycle for ASCII). After the sink refuses a byte, the pipeline pauses for one
-    cycle (the byte waits in a skid register); nothing is lost, duplicated or reordered.
-
-    Timing
-    ------
-    The pipeline moves in the cycles in which ``adv``, a flip-flop, is high; it falls for the
-    cycle after one in which the sink refused a byte. So no logic depends on ``o.ready`` in the
-    same cycle: ``i.ready`` is one LUT of three flip-flops, ``o.valid`` and ``o.payload`` are one
-    LUT (a 2:1 multiplexer: the output slot, or the skid register) of flip-flops, and the clock
-    enables come from copies of ``adv`` that drive at most 15 flip-flops each. Between
-    flip-flops there are at most two LUT levels: the unit register holds six class flags of the
-    unit (functions of groups of four bits), the byte register the precomputed lead byte and
-    continuation payloads of the character, and the output slot the byte selected from them.
+    ``errors``: ``"replace"``, ``"strict"``, ``"surrogateescape"`` as for :class:`Utf8Encoder`;
+    ``"surrogatepass"`` writes surrogates and gives a value of 0x110000 or more a marker beat
+    (as ``"strict"``). LUT depth: two levels between flip-flops, three for the unit register's
+    flags of ``"cesu-8"`` with ``"surrogateescape"`` and of ``"mutf-8"``.
     """
 
     @classmethod
-    def check_parameters(cls, errors="replace", *, carry_error=False):
-        check_policy(errors, ENCODE_ERRORS)
+    def check_parameters(cls, errors="replace", *, encoding="utf-8", carry_error=False):
+        if encoding not in BYTE_ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(map(repr, BYTE_ENCODINGS))}, "
+                             f"not {encoding!r}")
+        check_policy(errors, BYTE_ERRORS)
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
 
-    def __init__(self, errors="replace", *, carry_error=False):
+    def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
         self._errors = errors
+        self._encoding = encoding
         self._carry_error = carry_error
         super().__init__({
-            "i": In(stream.Signature(CarriedUnitLayout if carry_error else UnitLayout)),
+            "i": In(stream.Signature(self._input_layout())),
             "o": Out(stream.Signature(EncodedByteLayout)),
         })
+
+    @property
+    def _markers(self):
+        """Whether an invalid unit gives a marker beat (else EF BF BD)."""
+        return self._errors in ("strict", "surrogatepass")
+
+    @property
+    def _writes_surrogates(self):
+        """Whether every surrogate is written as its 3-byte form (none is an error)."""
+        return self._errors == "surrogatepass" or self._encoding in ("mutf-8", "wtf-8")
+
+    def _input_layout(self):
+        if self._carry_error:
+            return CarriedUnitLayout
+        return SplitUnitLayout if self._encoding in ("cesu-8", "mutf-8") else UnitLayout
 
     #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
     LATENCY = 3
@@ -108,8 +111,13 @@ class Utf8Encoder(CheckedComponent):
 
     @property
     def errors(self):
-        """The error policy (``"replace"``, ``"strict"`` or ``"surrogateescape"``)."""
+        """The error policy."""
         return self._errors
+
+    @property
+    def encoding(self):
+        """The encoding (see :data:`ENCODER_ENCODINGS`)."""
+        return self._encoding
 
     @property
     def carry_error(self):
@@ -153,11 +161,14 @@ class Utf8Encoder(CheckedComponent):
             zl   u[20:16] == 0              z21 & zl: the unit is in the BMP (u[31:16] == 0)
             r4   u[20:16] in 1..16          z21 & r4: C4
             h0   u[15:11] == 0, or an escape (surrogateescape)
-            hs   a surrogate error; with strict also C1 (a single-beat unit)
-            lw   u[10:7] == 0, or (u[11] set) u[10:7] == 1001 (surrogateescape)
+            hs   a surrogate error; with marker beats (strict) also C1 (a single-beat unit)
+            lw   u[10:7] == 0 (mutf-8: and u[6:0] != 0), or (u[11] set) u[10:7] == 1001
+                 (surrogateescape)
 
         In the BMP: C1 = h0 & lw, C2 = h0 & ~lw, C3 = ~h0 & ~hs, surrogate error = ~h0 & hs.
-        Outside the BMP: C4 = z21 & r4, else TOO_LARGE. Returns ``(z21, zl, r4, h0, hs, lw)``.
+        Outside the BMP: C4 = z21 & r4, else TOO_LARGE. Where surrogates are written (not
+        errors), hs is never set for one (a surrogate is C3); a CESU-8 surrogate with ``pair``
+        is not an error. Returns ``(z21, zl, r4, h0, hs, lw)``.
         """
         u11    = u[11]
         hi0    = term("a_hi0",    u[12:16] == 0)          # u[15:12] == 0000
@@ -166,21 +177,33 @@ class Utf8Encoder(CheckedComponent):
         nz4    = term("a_nz4",    u[16:20] != 0)
         z21    = (term("a_z31", u[28:32] == 0) & term("a_z27", u[24:28] == 0) &
                   term("a_z23", u[21:24] == 0))
+        # `sur_hi`: with u[11] set, the unit is a surrogate that is an error (None: none is).
+        if self._writes_surrogates:
+            sur_hi = None
+        elif self._encoding == "cesu-8":
+            sur_hi = hi1101 & ~self.i.p.pair                # a lone surrogate
+        else:
+            sur_hi = hi1101
+        lw = low0
+        if self._encoding == "mutf-8":
+            # U+0000 is C2 (C0 80): lw also needs u[6:0] != 0.
+            lw = low0 & (term("a_nz_lo", u[0:4] != 0) | term("a_nz_mid", u[4:7] != 0))
         if self._errors == "surrogateescape":
             # An escape is DC80..DCFF: u[15:11] == 11011 and u[10:7] == 1001. lw matters only
             # when h0 is set; u[11] tells a unit with u[15:11] == 00000 from an escape.
             low_esc = term("a_low_esc", u[7:11] == 0b1001)
-            h0 = Mux(u11, hi1101 & low_esc, hi0)
-            hs = u11 & hi1101 & ~low_esc
+            h0 = Mux(u11, sur_hi & low_esc, hi0)
+            hs = u11 & sur_hi & ~low_esc
             lw = u11 | low0
-        elif self._errors == "strict":
+        elif self._markers:
             h0 = ~u11 & hi0
-            hs = Mux(u11, hi1101, hi0 & low0)            # a surrogate, or C1
-            lw = low0
+            if sur_hi is None:
+                hs = h0 & lw                                # C1
+            else:
+                hs = Mux(u11, sur_hi, hi0 & lw)             # a surrogate, or C1
         else:
             h0 = ~u11 & hi0
-            hs = u11 & hi1101
-            lw = low0
+            hs = 0 if sur_hi is None else u11 & sur_hi
         return z21, ~nz4 & ~u[20], nz4 ^ u[20], h0, hs, lw
 
     def _unit_register(self, m, term, adv, a, b):
@@ -211,11 +234,11 @@ class Utf8Encoder(CheckedComponent):
         (the ``term``\\ s, and A bits). Returns the ``(register, value)`` pairs loaded in every
         step (``first``, ``rem``), for the output stage to add its own to.
         """
-        strict = self._errors == "strict"
+        markers = self._markers
         bmp   = term("b_bmp",  a.z21 & a.zl)                        # in the BMP
         four  = term("b_four", a.z21 & a.r4)                        # C4
         large = term("b_large", ~a.z21 | (~a.zl & ~a.r4))           # TOO_LARGE
-        if strict:
+        if markers:
             single = term("b_single", (bmp & a.hs) | large)         # C1 or an error: one beat
             sur    = a.z21 & a.zl & ~a.h0 & a.hs
             n3     = term("b_n3", a.z21 & a.zl & ~a.h0 & ~a.hs)     # C3
@@ -227,7 +250,7 @@ class Utf8Encoder(CheckedComponent):
         n2 = term("b_n2", a.z21 & a.zl & a.h0 & ~a.lw)              # C2
         lead = self._lead_byte(term, a, bmp, four)
 
-        if strict:
+        if markers:
             c1, c2 = a.u[6:12], a.u[0:6]
         else:
             c1     = Mux(error, 0x3F, a.u[6:12])         # BF
@@ -254,7 +277,7 @@ class Utf8Encoder(CheckedComponent):
         the BMP: t_c12 | t_c3s, t_c12 = h0 & (lw ? C1 : C2) and t_c3s = ~h0 & (hs ? e : C3),
         where ``e``, the error bit, is the low bits of EF (replace) or of the strict marker 00.
         """
-        e = 0 if self._errors == "strict" else 1
+        e = 0 if self._markers else 1
         lead = Signal(8)
         for j in range(5):
             t_c12 = term(f"b_lead{j}_c12", a.h0 & Mux(a.lw, a.u[j], a.u[6 + j]))
@@ -300,6 +323,163 @@ class Utf8Encoder(CheckedComponent):
         on_adv += [(k_p, s_p)]
         adv.load(on_adv)
         adv.drive_output(self.o, s_valid, s_p, k_p)
+
+
+class Utf8Encoder(Utf8ByteEncoder):
+    """Streaming UTF-8 encoder (and the rest of the UTF-8 family).
+
+    Accepts a stream of UTF-32 code units (any 32-bit value) and produces their encoding as a
+    stream of bytes, one byte per cycle. The output equals the reference model,
+    :func:`utf8_gateware.sim.encodings.encode` with the same ``encoding`` and ``errors``, for
+    every input (each message: the units up to one with ``last``).
+
+    Parameters
+    ----------
+    errors : str
+        What to do with an invalid unit (see below): one of the policies that the reference
+        model offers for ``encoding`` (``ENCODE_POLICIES``); any other pair is a one-line
+        :class:`ValueError` before construction.
+    encoding : str
+        One of :data:`ENCODER_ENCODINGS` (see *Encodings*; ``"utf-8-rfc2279"`` is not offered
+        in gateware yet: a one-line :class:`ValueError`).
+    carry_error : bool
+        If set, the input payload has an extra ``error`` field
+        (:data:`CarriedUnitLayout`) which is reported on the first output beat of its unit
+        (unless the unit is itself invalid). :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`
+        uses it to pass the decoder's errors on. Only with ``encoding="utf-8"``.
+
+    Ports
+    -----
+    ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
+    ``o``: :data:`~utf8_gateware.hdl.layouts.EncodedByteLayout` stream (``data: 8``,
+    ``error: ErrorKind``, ``last``). ``error`` is ``SURROGATE`` or ``TOO_LARGE`` on the *first*
+    beat produced for an invalid unit and ``NONE`` on every other beat. ``last`` is set on the
+    final beat produced for a unit with ``last``: exactly one ``last`` beat per message.
+
+    Error policy
+    ------------
+    ``"replace"``
+        A surrogate U+D800..U+DFFF (``SURROGATE``) or a value of 0x110000 or more
+        (``TOO_LARGE``) becomes EF BF BD (U+FFFD); the error is flagged on the EF beat.
+    ``"strict"``
+        An invalid unit produces no bytes but one *marker beat*: ``error`` set, ``data`` 0. The
+        marker beat is not an output byte (consumers drop it); it makes the error visible and
+        carries ``last`` if the invalid unit ends its message.
+    ``"surrogateescape"``
+        U+DC80..U+DCFF become the single raw byte 0x80..0xFF (not an error: the inverse of the
+        decoder's escapes); every other invalid unit as with ``"replace"``.
+    ``"surrogatepass"``
+        A surrogate is written as its 3-byte form, not flagged; a value of 0x110000 or more
+        gives a marker beat as with ``"strict"``.
+
+    Encodings
+    ---------
+    ``"utf-8"``
+        The byte pipeline (:class:`Utf8ByteEncoder`) alone; everything below about latency and
+        timing is about it.
+    ``"utf-8-sig"``
+        The byte pipeline, then :class:`~utf8_gateware.hdl.bom_writer.ByteOrderMarkWriter`:
+        EF BB BF before the first beat of every message (three more cycles per message). The
+        mark is added to bytes, so the byte pipeline stays that of ``"utf-8"``.
+    ``"cesu-8"``, ``"mutf-8"``
+        :class:`~utf8_gateware.hdl.surrogate_split.SurrogateSplitter`, then the byte pipeline
+        in its CESU-8 / Modified UTF-8 rules: a supplementary code point becomes its surrogate
+        pair, each half written as 3 bytes; Modified UTF-8 also writes U+0000 as C0 80 and every
+        lone surrogate as 3 bytes (a Java ``char``), CESU-8 flags a lone surrogate
+        (``SURROGATE``) as UTF-8 does. The split lies before the byte pipeline, at code points,
+        so the byte pipeline keeps its one-unit-at-a-time classes and its speed.
+    ``"wtf-8"``
+        :class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`, then the byte pipeline
+        writing every surrogate: a lead surrogate directly followed by a trail surrogate (in one
+        message) is written as the pair's 4-byte form, a lone surrogate as 3 bytes. (A lead
+        surrogate that is not the last unit of its message waits for the next unit.)
+
+    Every invalid unit is one error on the first beat of its own output (a split or joined pair
+    is never one), so error indices are those of the reference model.
+
+    Latency and throughput
+    ----------------------
+    The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 3 cycles after the cycle in
+    which the unit was transferred on ``i`` (unit register, byte register, output slot); for
+    the other encodings the stages' latencies add up (``LATENCY`` of the instance: 5 for
+    ``"cesu-8"`` and ``"mutf-8"``, 6 for ``"wtf-8"``, 4 for ``"utf-8-sig"``, where the first
+    output of a message is the first byte of its mark). Once the
+    source stops, everything the encoder holds is out after at most :attr:`DRAIN` cycles with
+    the sink ready. An n-byte character takes
+    n cycles on ``o`` with no idle cycle between characters: the next unit moves up while the
+    last byte of the current one goes to the output slot. The sustained rate is one byte per
+    cycle whenever input is available and the sink is ready; a new unit is accepted every n
+    cycles (every cycle for ASCII). After the sink refuses a byte, the pipeline pauses for one
+    cycle (the byte waits in a skid register); nothing is lost, duplicated or reordered.
+
+    Timing
+    ------
+    The pipeline moves in the cycles in which ``adv``, a flip-flop, is high; it falls for the
+    cycle after one in which the sink refused a byte. So no logic depends on ``o.ready`` in the
+    same cycle: ``i.ready`` is one LUT of three flip-flops, ``o.valid`` and ``o.payload`` are one
+    LUT (a 2:1 multiplexer: the output slot, or the skid register) of flip-flops, and the clock
+    enables come from copies of ``adv`` that drive at most 15 flip-flops each. Between
+    flip-flops there are at most two LUT levels: the unit register holds six class flags of the
+    unit (functions of groups of four bits), the byte register the precomputed lead byte and
+    continuation payloads of the character, and the output slot the byte selected from them.
+    """
+
+    @classmethod
+    def check_parameters(cls, errors="replace", *, encoding="utf-8", carry_error=False):
+        if encoding not in ENCODER_ENCODINGS:
+            check_encoding(encoding, "replace", "encode")      # an unknown name: its own message
+            raise ValueError(f"encoding {encoding!r} is not offered in gateware yet; one of "
+                             f"{', '.join(ENCODER_ENCODINGS)}")
+        if encoding == "utf-8":
+            check_policy(errors, ENCODE_POLICIES[encoding])
+        else:
+            check_encoding(encoding, errors, "encode")
+        if not isinstance(carry_error, bool):
+            raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
+        if carry_error and encoding != "utf-8":
+            raise ValueError(f"carry_error is offered with encoding 'utf-8' only, not {encoding!r}")
+
+    def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
+        super().__init__(errors, encoding=encoding, carry_error=carry_error)
+        if encoding != "utf-8":
+            #: Of this instance: the stage before or after the byte pipeline adds its own.
+            self.LATENCY = Utf8ByteEncoder.LATENCY + _EXTRA_LATENCY[encoding]
+            self.DRAIN = Utf8ByteEncoder.DRAIN + _EXTRA_LATENCY[encoding]
+
+    def _input_layout(self):
+        return CarriedUnitLayout if self._carry_error else UnitLayout
+
+    def elaborate(self, platform):
+        if self._encoding == "utf-8":
+            return super().elaborate(platform)
+        m = Module()
+        byte_encoding = "utf-8" if self._encoding == "utf-8-sig" else self._encoding
+        m.submodules.bytes = encoder = Utf8ByteEncoder(self._errors, encoding=byte_encoding)
+        first, last = encoder.i, encoder.o
+        if self._encoding in ("cesu-8", "mutf-8"):
+            m.submodules.split = split = SurrogateSplitter()
+            wiring.connect(m, split.o, encoder.i)
+            first = split.i
+        elif self._encoding == "wtf-8":
+            m.submodules.join = join = SurrogateJoiner()
+            wiring.connect(m, join.o, encoder.i)
+            first = join.i
+        else:
+            m.submodules.bom = bom = ByteOrderMarkWriter()
+            wiring.connect(m, encoder.o, bom.i)
+            last = bom.o
+        wiring.connect(m, wiring.flipped(self.i), first)
+        wiring.connect(m, last, wiring.flipped(self.o))
+        return m
+
+
+#: The latency of the stage that each encoding adds to the byte pipeline.
+_EXTRA_LATENCY = {
+    "utf-8-sig": ByteOrderMarkWriter.LATENCY,
+    "cesu-8":    SurrogateSplitter.LATENCY,
+    "mutf-8":    SurrogateSplitter.LATENCY,
+    "wtf-8":     SurrogateJoiner.LATENCY,
+}
 
 
 class _Terms:
