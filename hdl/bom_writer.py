@@ -55,21 +55,28 @@ class ByteOrderMarkWriter(CheckedComponent):
     def elaborate(self, platform):
         m = Module()
         pipe = Pipeline(m, flush_steps=1)
-        # How many bytes of the mark the current message has had (3: all, its beats pass).
-        written = pipe.register("written", range(4))
-        passing = written == 3
+        # One-hot: `mark[k]`, the mark's byte k is next; `passing`, the message's beats pass.
+        # (One-hot, so that each next state is one LUT of four inputs: the input's valid, its
+        # `last`, two state bits; flushing is the flip-flops' synchronous set/reset.)
+        mark = [pipe.register(f"mark{k}") for k in range(3)]
+        passing = pipe.register("passing")
         m.d.comb += self.i.ready.eq(pipe.adv & passing & ~pipe.flushing)
         p = self.i.p
-        offered = self.i.valid & ~pipe.flushing
-        with m.If(pipe.enable(2)):
-            with m.If(pipe.flushing | (offered & passing & p.last)):
-                m.d.sync += written.eq(0)
-            with m.Elif(offered & ~passing):
-                m.d.sync += written.eq(written + 1)
+        offered = self.i.valid
+        with m.If(pipe.enable(4)):
+            with m.If(pipe.flushing):
+                m.d.sync += [mark[0].eq(1), mark[1].eq(0), mark[2].eq(0), passing.eq(0)]
+            with m.Elif(offered):
+                m.d.sync += [
+                    mark[0].eq(passing & p.last),
+                    mark[1].eq(mark[0]),
+                    mark[2].eq(mark[1]),
+                    passing.eq(mark[2] | (passing & ~p.last)),
+                ]
         first, second, third = BYTE_ORDER_MARK_UTF8
-        mark = Mux(written[1], third, Mux(written[0], second, first))
+        byte = Mux(mark[0], first, Mux(mark[1], second, third))
         s_valid = pipe.fact("s_valid", offered, pipe.flushing)
-        s_data  = pipe.data("s_data", Mux(passing, p.data, mark), 8)
+        s_data  = pipe.data("s_data", Mux(passing, p.data, byte), 8)
         s_error = pipe.data("s_error", Mux(passing, p.error, ErrorKind.NONE), ErrorKind)
         s_last  = pipe.data("s_last", passing & p.last)
         pipe.drive_output(self.o, s_valid, Cat(s_data, s_error, s_last))

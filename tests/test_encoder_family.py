@@ -13,6 +13,7 @@ import pytest
 from utf8_gateware.hdl.bom_writer import BYTE_ORDER_MARK_UTF8, ByteOrderMarkWriter
 from utf8_gateware.hdl.encoder import ENCODER_ENCODINGS, Utf8Encoder
 from utf8_gateware.hdl.error_kind import ENCODE_ERRORS, ErrorKind
+from utf8_gateware.hdl.layouts import EncodedByteLayout
 from utf8_gateware.hdl.surrogate_join import SurrogateJoiner
 from utf8_gateware.hdl.surrogate_split import SurrogateSplitter
 from utf8_gateware.sim.encodings import (
@@ -252,3 +253,29 @@ def test_bom_writer():
         expected += [(byte, kind, int(index == len(out) - 1))
                      for index, (byte, kind) in enumerate(out)]
     assert [(int(p.data), ErrorKind(p.error), int(p.last)) for p in run.outputs] == expected
+
+
+# -- every code point, compiled -------------------------------------------------------------------
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("encoding, errors", [
+    (encoding, errors) for encoding in ENCODER_ENCODINGS if encoding != "utf-8"
+    for errors in ENCODE_POLICIES[encoding][:2]] + [("utf-8", "surrogatepass")])
+def test_every_code_point_compiled(encoding, errors):
+    """Every value 0..0x10FFFF (surrogates too: for WTF-8, DBFF DC00 is the one pair) and the
+    values around 2**k above, as one message, on the compiled engine against the model."""
+    from utf8_gateware.sim.compiled import build_stream_model    # needs a C++ compiler
+    units = list(range(0x110000)) + [2**k + d for k in range(21, 32) for d in (-1, 0, 1)] + \
+        [0xFFFFFFFF, 0x41]
+    model = build_stream_model(Utf8Encoder(errors, encoding=encoding),
+                               f"encoder-{encoding}-{errors}")
+    raw = model.run(b"".join(unit.to_bytes(4, "little") for unit in units), in_bytes=4).data
+    fields = [(EncodedByteLayout[name].offset, (1 << EncodedByteLayout[name].width) - 1)
+              for name in ("data", "error", "last")]
+    beats = [(value >> fields[0][0] & fields[0][1], ErrorKind(value >> fields[1][0] & fields[1][1]),
+              value >> fields[2][0] & fields[2][1])
+             for value in (int.from_bytes(raw[k:k + 2], "little") for k in range(0, len(raw), 2))]
+    [(data, kinds)] = encoded_messages(beats)
+    want = encode(units, encoding, errors)
+    assert data == want.data
+    assert kinds == [kind for _, kind in want.errors]
