@@ -138,9 +138,11 @@ class Utf8ByteEncoder(CheckedComponent):
     # The bytes of a unit u, by class (the first that matches):
     #
     #   class  condition                         bytes
-    #   C1     u < 0x80, or an escape            u[7:0]
+    #   C1     u < 0x80 (mutf-8: 0 < u), or an   u[7:0]
+    #          escape (surrogateescape)
     #   C2     u < 0x800                         110 u[10:6], 10 u[5:0]
-    #   error  a surrogate (not an escape)       EF BF BD; strict: the marker beat 00
+    #   error  a surrogate (not an escape), but  EF BF BD; strict, surrogatepass: the marker
+    #          where surrogates are written      beat 00
     #   C3     u < 0x10000                       1110 u[15:12], 10 u[11:6], 10 u[5:0]
     #   C4     u < 0x110000                      11110 u[20:18], 10 u[17:12], 10 u[11:6],
     #                                            10 u[5:0]
@@ -405,7 +407,9 @@ class Utf8Encoder(Utf8ByteEncoder):
     ``"cesu-8"`` and ``"mutf-8"``, 6 for ``"wtf-8"``, 4 for ``"utf-8-sig"``, where the first
     output of a message is the first byte of its mark). Once the
     source stops, everything the encoder holds is out after at most :attr:`DRAIN` cycles with
-    the sink ready. An n-byte character takes
+    the sink ready (``"utf-8"``; ``None`` for the other encodings: not bounded yet, and with
+    ``"wtf-8"`` a lead surrogate that does not end its message waits for the next unit). An
+    n-byte character takes
     n cycles on ``o`` with no idle cycle between characters: the next unit moves up while the
     last byte of the current one goes to the output slot. The sustained rate is one byte per
     cycle whenever input is available and the sink is ready; a new unit is accepted every n
@@ -444,7 +448,8 @@ class Utf8Encoder(Utf8ByteEncoder):
         if encoding != "utf-8":
             #: Of this instance: the stage before or after the byte pipeline adds its own.
             self.LATENCY = Utf8ByteEncoder.LATENCY + _EXTRA_LATENCY[encoding]
-            self.DRAIN = Utf8ByteEncoder.DRAIN + _EXTRA_LATENCY[encoding]
+            #: Stated (and proven) for ``"utf-8"`` only.
+            self.DRAIN = None
 
     def _input_layout(self):
         return CarriedUnitLayout if self._carry_error else UnitLayout

@@ -8,6 +8,7 @@ from amaranth.lib.wiring import In, Out
 from .component import CheckedComponent
 from .layouts import UnitLayout
 from .pipeline import Pipeline, keep
+from .utf16_encoder import plane_minus_one
 
 
 __all__ = ["SplitUnitLayout", "SurrogateSplitter"]
@@ -72,22 +73,15 @@ class SurrogateSplitter(CheckedComponent):
         m.d.comb += self.i.ready.eq(pipe.adv & take)
 
         # -- the unit register: the unit, its plane minus one, and whether it is supplementary --
-        def unit_register(name, value, shape=1):
-            reg = pipe.register(f"a_{name}", shape)
-            with m.If(pipe.enable(reg.shape().width)):
-                m.d.sync += reg.eq(keep(take, value, reg))
-            return reg
-
+        # (Loaded while `take`, kept by the LUT rather than the clock enable.)
         a_valid = pipe.register("a_valid")
         with m.If(pipe.enable()):
             m.d.sync += a_valid.eq(keep(take, self.i.valid, a_valid) & ~pipe.flushing)
-        a_last = unit_register("last", self.i.p.last)
-        a_u    = unit_register("u", u, 32)
-        # (u - 0x10000) >> 16 for a supplementary u, bit by bit (no carry chain).
-        a_plane = unit_register("plane", Cat(*(u[16 + k] ^ (u[16:16 + k] == 0) for k in range(4))),
-                                4)
+        a_last  = pipe.held("a_last", self.i.p.last, take)
+        a_u     = pipe.held("a_u", u, take, 32)
+        a_plane = pipe.held("a_plane", plane_minus_one(u), take, 4)
         # 0x10000 <= u < 0x110000: u[31:21] == 0 and u[20:16] in 1..16.
-        a_supp = unit_register("supp", (u[21:32] == 0) & ((u[16:20] != 0) ^ u[20]))
+        a_supp  = pipe.held("a_supp", (u[21:32] == 0) & ((u[16:20] != 0) ^ u[20]), take)
 
         # -- the output slot ----------------------------------------------------------------------
         trail = pipe.register("trail", 10)

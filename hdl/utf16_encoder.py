@@ -10,7 +10,7 @@ from .layouts import CodeUnitLayout, UnitLayout
 from .pipeline import Pipeline, keep
 
 
-__all__ = ["UTF16_ENCODE_ERRORS", "Utf16Encoder"]
+__all__ = ["UTF16_ENCODE_ERRORS", "Utf16Encoder", "plane_minus_one"]
 
 
 #: Error policies of :class:`Utf16Encoder` (those of the reference model's ``utf-16`` encoders).
@@ -18,6 +18,12 @@ UTF16_ENCODE_ERRORS = ("replace", "strict", "surrogatepass")
 
 #: The code unit of U+FFFD.
 _REPLACEMENT = 0xFFFD
+
+
+def plane_minus_one(u):
+    """``(u - 0x10000) >> 16`` (4 bits) for a supplementary code point ``u``, written bit by bit
+    (no carry chain): the plane bits of its lead surrogate's payload."""
+    return Cat(*(u[16 + k] ^ (u[16:16 + k] == 0) for k in range(4)))
 
 
 class Utf16Encoder(CheckedComponent):
@@ -88,10 +94,7 @@ class Utf16Encoder(CheckedComponent):
         def unit_register(name, value, shape=1):
             # `keep` in the LUT rather than `take` in the clock enable: the enable stays a
             # flip-flop (a LUT in front of an enable costs a second route).
-            reg = pipe.register(f"a_{name}", shape)
-            with m.If(pipe.enable(reg.shape().width)):
-                m.d.sync += reg.eq(keep(take, value, reg))
-            return reg
+            return pipe.held(f"a_{name}", value, take, shape)
 
         a_valid = pipe.register("a_valid")
         with m.If(pipe.enable()):
@@ -100,8 +103,7 @@ class Utf16Encoder(CheckedComponent):
         a_low   = unit_register("low", u[:16], 16)
         # The lead surrogate's payload: (u - 0x10000) >> 10, four bits of plane (u[20:16] - 1,
         # written bit by bit: no carry chain) and six.
-        a_plane = unit_register("plane", Cat(*(u[16 + k] ^ (u[16:16 + k] == 0) for k in range(4))),
-                                4)
+        a_plane = unit_register("plane", plane_minus_one(u), 4)
         # Flags of groups of at most four bits (one LUT each), combined below.
         a_g31   = unit_register("g31", u[28:32] == 0)
         a_g27   = unit_register("g27", u[24:28] == 0)
