@@ -7,6 +7,7 @@ codecs as oracles where they have the encoding.
 
 import random
 
+import corpora
 import mutf8
 import numpy as np
 import pytest
@@ -198,6 +199,24 @@ def test_parameters():
         Utf8Encoder(encoding=8)
     with pytest.raises(ValueError, match="^carry_error is offered with encoding 'utf-8' only"):
         Utf8Encoder(encoding="cesu-8", carry_error=True)
+
+
+@pytest.mark.parametrize("folder, encoding", [
+    ("cesu8", "cesu-8"), ("mutf8", "mutf-8"), ("wtf8", "wtf-8"), ("bom", "utf-8-sig")])
+def test_corpora(folder, encoding):
+    """The family corpora's encoding cases (../shared/corpora: ICU, Rust std, the mutf8 crates,
+    ...), one message each, in one stream: the bytes they expect (which the model gives, see
+    tests/test_encodings_corpora.py). Cases with no input have no beat to send."""
+    corpora.require()
+    cases = [case for _, case in corpora.family_cases(folder)
+             if case["op"] in ("encode", "roundtrip", "pair", "from_utf16", "pair_utf16")
+             and case.get("encoding", "utf-8+addBOM") == "utf-8+addBOM"
+             and "expected_hex" in case and case.get("input_utf16", case.get("input_codepoints"))]
+    assert cases
+    messages = [case.get("input_utf16", case.get("input_codepoints")) for case in cases]
+    beats, _ = run_encoder(messages, encoding, "replace", stall=0.2, seed=7)
+    assert [data for data, _ in encoded_messages(beats)] == \
+        [corpora.hex_bytes(case["expected_hex"]) for case in cases]
 
 
 # -- the stages on their own ----------------------------------------------------------------------
