@@ -56,12 +56,15 @@ class Utf8ByteEncoder(CheckedComponent):
         Table 3-7; a surrogate is an error (with ``"surrogatepass"`` written as its 3-byte
         form).
     ``"cesu-8"``
-        The input is :data:`~utf8_gateware.hdl.surrogate_split.SplitUnitLayout`: a surrogate
-        with ``pair`` set (half of a split supplementary code point) is written as its 3-byte
-        form; a lone one is an error as in UTF-8.
+        A surrogate with ``pair`` set (half of a split supplementary code point) is written as
+        its 3-byte form; a lone one is an error as in UTF-8.
     ``"mutf-8"``, ``"wtf-8"``
         Every surrogate is written as its 3-byte form (no error); Modified UTF-8 writes U+0000
         as C0 80 (the 2-byte class).
+
+    With an encoding other than ``"utf-8"`` the input is
+    :data:`~utf8_gateware.hdl.surrogate_split.SplitUnitLayout` (the output of the stage before:
+    the unit's low 21 bits and ``large`` for u[31:21] != 0).
 
     ``errors``: ``"replace"``, ``"strict"``, ``"surrogateescape"`` as for :class:`Utf8Encoder`;
     ``"surrogatepass"`` writes surrogates and gives a value of 0x110000 or more a marker beat
@@ -100,7 +103,7 @@ class Utf8ByteEncoder(CheckedComponent):
     def _input_layout(self):
         if self._carry_error:
             return CarriedUnitLayout
-        return SplitUnitLayout if self._encoding in ("cesu-8", "mutf-8") else UnitLayout
+        return UnitLayout if self._encoding == "utf-8" else SplitUnitLayout
 
     #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
     LATENCY = 3
@@ -177,8 +180,11 @@ class Utf8ByteEncoder(CheckedComponent):
         hi1101 = term("a_hi1101", u[12:16] == 0b1101)     # u[15:12] == 1101
         low0   = term("a_low0",   u[7:11] == 0)           # u[10:7] == 0000
         nz4    = term("a_nz4",    u[16:20] != 0)
-        z21    = (term("a_z31", u[28:32] == 0) & term("a_z27", u[24:28] == 0) &
-                  term("a_z23", u[21:24] == 0))
+        if self._encoding == "utf-8":
+            z21 = (term("a_z31", u[28:32] == 0) & term("a_z27", u[24:28] == 0) &
+                   term("a_z23", u[21:24] == 0))
+        else:
+            z21 = ~self.i.p.large                      # the stage before has classified u[31:21]
         # `sur_hi`: with u[11] set, the unit is a surrogate that is an error (None: none is).
         if self._writes_surrogates:
             sur_hi = None

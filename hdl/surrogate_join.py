@@ -8,6 +8,7 @@ from amaranth.lib.wiring import In, Out
 from .component import CheckedComponent
 from .layouts import UnitLayout
 from .pipeline import Pipeline, keep
+from .surrogate_split import SplitUnitLayout
 
 
 __all__ = ["SurrogateJoiner"]
@@ -29,8 +30,10 @@ class SurrogateJoiner(CheckedComponent):
 
     Ports
     -----
-    ``i``, ``o``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` streams (``codepoint: 32``,
-    ``last``); ``last`` on the output that holds a unit with ``last``.
+    ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
+    ``o``: :data:`~utf8_gateware.hdl.surrogate_split.SplitUnitLayout` stream (``codepoint``:
+    the unit's low 21 bits, ``large``: u[31:21] != 0, ``pair`` clear); ``last`` on the output
+    that holds a unit with ``last``.
 
     Latency and throughput
     ----------------------
@@ -52,7 +55,7 @@ class SurrogateJoiner(CheckedComponent):
     def __init__(self):
         super().__init__({
             "i": In(stream.Signature(UnitLayout)),
-            "o": Out(stream.Signature(UnitLayout)),
+            "o": Out(stream.Signature(SplitUnitLayout)),
         })
 
     def elaborate(self, platform):
@@ -64,28 +67,32 @@ class SurrogateJoiner(CheckedComponent):
         u = self.i.p.codepoint
         surrogate = u[11:32] == 0b11011
         x_valid = pipe.fact("x_valid", self.i.valid, pipe.flushing)
-        x_unit  = pipe.data("x_unit", u, 32)
+        x_unit  = pipe.data("x_unit", u[:21], 21)
+        x_large = pipe.data("x_large", u[21:32] != 0)
         x_last  = pipe.data("x_last", self.i.p.last)
         x_trail = pipe.data("x_trail", surrogate & u[10])
         x_waits = pipe.data("x_waits", surrogate & ~u[10] & ~self.i.p.last)   # may begin a pair
 
         # -- the held unit: shifted in every step, but while a lead waits for the next unit -------
         h_valid, h_wait = pipe.register("h_valid"), pipe.register("h_wait")
-        h_unit, h_last = pipe.register("h_unit", 32), pipe.register("h_last")
+        h_unit, h_last = pipe.register("h_unit", 21), pipe.register("h_last")
+        h_large = pipe.register("h_large")
         shift = ~h_wait | x_valid
         pair = h_wait & x_valid & x_trail          # x completes the held lead's pair
-        with m.If(pipe.enable(2 + 32 + 1)):
+        with m.If(pipe.enable(2 + 21 + 1 + 1)):
             m.d.sync += [
                 h_valid.eq(keep(shift, x_valid & ~pair, h_valid) & ~pipe.flushing),
                 h_wait.eq(keep(shift, x_valid & x_waits & ~pair, h_wait) & ~pipe.flushing),
                 h_unit.eq(keep(shift, x_unit, h_unit)),
                 h_last.eq(keep(shift, x_last, h_last)),
+                h_large.eq(keep(shift, x_large, h_large)),
             ]
 
         # -- the output slot: the held unit alone, or joined with x ---------------------------------
-        joined = Cat(x_unit[:10], h_unit[:6], h_unit[6:10] + 1, Const(0, 11))
+        joined = Cat(x_unit[:10], h_unit[:6], h_unit[6:10] + 1)
         s_valid = pipe.fact("s_valid", h_valid & shift, pipe.flushing)
-        s_unit  = pipe.data("s_unit", keep(pair, joined, h_unit), 32)
+        s_unit  = pipe.data("s_unit", keep(pair, joined, h_unit), 21)
+        s_large = pipe.data("s_large", h_large)          # (a lead that pairs is not large)
         s_last  = pipe.data("s_last", keep(pair, x_last, h_last))
-        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_last))
+        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_large, Const(0, 1), s_last))
         return m

@@ -14,11 +14,15 @@ from .utf16_encoder import plane_minus_one
 __all__ = ["SplitUnitLayout", "SurrogateSplitter"]
 
 
-#: Output layout of :class:`SurrogateSplitter`: a code unit, ``pair`` set on the two halves of
-#: a split supplementary code point (the byte encoder writes them even where a lone surrogate is
-#: an error), and ``last``.
+#: Output layout of :class:`SurrogateSplitter` and
+#: :class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`, the input of the byte pipeline
+#: behind them: a code unit's low 21 bits, ``large`` for a unit with u[31:21] != 0 (so that
+#: neither the stage nor the byte pipeline carries the 11 bits that only say "too large"),
+#: ``pair`` set on the two halves of a split supplementary code point (the byte encoder writes
+#: them even where a lone surrogate is an error), and ``last``.
 SplitUnitLayout = data.StructLayout({
-    "codepoint": 32,
+    "codepoint": 21,
+    "large":     1,
     "pair":      1,
     "last":      1,
 })
@@ -39,7 +43,8 @@ class SurrogateSplitter(CheckedComponent):
     Ports
     -----
     ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
-    ``o``: :data:`SplitUnitLayout` stream; ``last`` on the trail of a split unit with ``last``.
+    ``o``: :data:`SplitUnitLayout` stream (``codepoint``: the unit's low 21 bits, ``large``:
+    u[31:21] != 0); ``last`` on the trail of a split unit with ``last``.
 
     Latency and throughput
     ----------------------
@@ -78,7 +83,8 @@ class SurrogateSplitter(CheckedComponent):
         with m.If(pipe.enable()):
             m.d.sync += a_valid.eq(keep(take, self.i.valid, a_valid) & ~pipe.flushing)
         a_last  = pipe.held("a_last", self.i.p.last, take)
-        a_u     = pipe.held("a_u", u, take, 32)
+        a_u     = pipe.held("a_u", u[:21], take, 21)
+        a_large = pipe.held("a_large", u[21:32] != 0, take)
         a_plane = pipe.held("a_plane", plane_minus_one(u), take, 4)
         # 0x10000 <= u < 0x110000: u[31:21] == 0 and u[20:16] in 1..16.
         a_supp  = pipe.held("a_supp", (u[21:32] == 0) & ((u[16:20] != 0) ^ u[20]), take)
@@ -91,11 +97,12 @@ class SurrogateSplitter(CheckedComponent):
         supp = a_valid & a_supp
         with m.If(pipe.enable()):
             m.d.sync += pending.eq(~pending & supp & ~pipe.flushing)
-        lead = Cat(a_u[10:16], a_plane, Const(0b110110, 6), Const(0, 16))
+        lead = Cat(a_u[10:16], a_plane, Const(0b110110, 6), Const(0, 5))
         s_valid = pipe.fact("s_valid", pending | a_valid, pipe.flushing)
-        s_unit  = pipe.data("s_unit", keep(pending, Cat(trail, Const(0b110111, 6), Const(0, 16)),
-                                           keep(a_supp, lead, a_u)), 32)
+        s_unit  = pipe.data("s_unit", keep(pending, Cat(trail, Const(0b110111, 6), Const(0, 5)),
+                                           keep(a_supp, lead, a_u)), 21)
+        s_large = pipe.data("s_large", a_large & ~pending)
         s_pair  = pipe.data("s_pair", pending | a_supp)
         s_last  = pipe.data("s_last", keep(pending, trail_last, a_last & ~a_supp))
-        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_pair, s_last))
+        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_large, s_pair, s_last))
         return m

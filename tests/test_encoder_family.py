@@ -227,6 +227,11 @@ def _units_run(dut, messages, **kwargs):
     return run_stream(dut, items, **kwargs)
 
 
+def narrow(unit):
+    """``(codepoint, large)`` of :data:`SplitUnitLayout` for ``unit``."""
+    return unit & 0x1FFFFF, int(unit >> 21 != 0)
+
+
 def test_splitter():
     """Supplementary code points become pairs (``pair`` set), everything else passes."""
     rng = random.Random("split")
@@ -236,9 +241,10 @@ def test_splitter():
     for units in messages:
         out = [(part, int(0x10000 <= unit < 0x110000)) for unit in units
                for part in (utf16_units([unit]) if 0x10000 <= unit < 0x110000 else [unit])]
-        expected += [(unit, pair, int(index == len(out) - 1))
+        expected += [narrow(unit) + (pair, int(index == len(out) - 1))
                      for index, (unit, pair) in enumerate(out)]
-    assert [(int(p.codepoint), int(p.pair), int(p.last)) for p in run.outputs] == expected
+    assert [(int(p.codepoint), int(p.large), int(p.pair), int(p.last))
+            for p in run.outputs] == expected
 
 
 def test_joiner():
@@ -250,8 +256,10 @@ def test_joiner():
     expected = []
     for units in messages:
         out = codepoints_from_utf16(units)
-        expected += [(unit, int(index == len(out) - 1)) for index, unit in enumerate(out)]
-    assert [(int(p.codepoint), int(p.last)) for p in run.outputs] == expected
+        expected += [narrow(unit) + (0, int(index == len(out) - 1))
+                     for index, unit in enumerate(out)]
+    assert [(int(p.codepoint), int(p.large), int(p.pair), int(p.last))
+            for p in run.outputs] == expected
 
 
 def test_bom_writer():
