@@ -26,7 +26,7 @@ class SurrogateJoiner(CheckedComponent):
     large values. The boundary lies at code units, not bytes: the byte encoder needs no
     look-back (a joined pair is its 4-byte class), and :class:`~utf8_gateware.hdl.utf16_decoder.
     Utf16Decoder` is not reused because its units are 16 bits wide and it flags lone
-    surrogates; this stage carries any 32-bit value.
+    surrogates; this stage takes any 32-bit value (and passes its low 21 bits and ``large``).
 
     Ports
     -----
