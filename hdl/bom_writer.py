@@ -43,14 +43,11 @@ class ByteOrderMarkWriter(CheckedComponent):
     cycle but the pipeline's advance flip-flops. LUT depth: one level.
     """
 
+    i: In(stream.Signature(EncodedByteLayout))
+    o: Out(stream.Signature(EncodedByteLayout))
+
     #: Cycles from the transfer of a beat to its being valid on ``o``.
     LATENCY = 1
-
-    def __init__(self):
-        super().__init__({
-            "i": In(stream.Signature(EncodedByteLayout)),
-            "o": Out(stream.Signature(EncodedByteLayout)),
-        })
 
     def elaborate(self, platform):
         m = Module()

@@ -49,14 +49,11 @@ class SurrogateJoiner(CheckedComponent):
     flip-flops. LUT depth: two levels (the pair test, then the output multiplexer).
     """
 
+    i: In(stream.Signature(UnitLayout))
+    o: Out(stream.Signature(SplitUnitLayout))
+
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
     LATENCY = 3
-
-    def __init__(self):
-        super().__init__({
-            "i": In(stream.Signature(UnitLayout)),
-            "o": Out(stream.Signature(SplitUnitLayout)),
-        })
 
     def elaborate(self, platform):
         m = Module()

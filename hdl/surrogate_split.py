@@ -58,14 +58,11 @@ class SurrogateSplitter(CheckedComponent):
     supplementary flag, and the output multiplexer).
     """
 
+    i: In(stream.Signature(UnitLayout))
+    o: Out(stream.Signature(SplitUnitLayout))
+
     #: Cycles from the transfer of a unit to its first output being valid on ``o``.
     LATENCY = 2
-
-    def __init__(self):
-        super().__init__({
-            "i": In(stream.Signature(UnitLayout)),
-            "o": Out(stream.Signature(SplitUnitLayout)),
-        })
 
     def elaborate(self, platform):
         m = Module()
