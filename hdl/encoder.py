@@ -69,7 +69,9 @@ class Utf8ByteEncoder(CheckedComponent):
     ``errors``: ``"replace"``, ``"strict"``, ``"surrogateescape"`` as for :class:`Utf8Encoder`;
     ``"surrogatepass"`` writes surrogates and gives a value of 0x110000 or more a marker beat
     (as ``"strict"``). LUT depth: two levels between flip-flops, three for the unit register's
-    flags of ``"cesu-8"`` with ``"surrogateescape"`` and of ``"mutf-8"``.
+    flags of ``"cesu-8"`` with ``"surrogateescape"`` and of ``"mutf-8"`` with ``"strict"``;
+    behind a stage (:class:`Utf8Encoder`'s composed encodings) the stage's output multiplexer
+    adds one in front of the flags (the critical path of those encodings).
     """
 
     @classmethod
