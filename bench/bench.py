@@ -257,7 +257,7 @@ def bench_verilator(size, results):
     same core and input: simulated cycles per second of processor time."""
     import subprocess
     from amaranth.back import rtlil
-    from utf8_gateware.sim import compiled, engines
+    from utf8_gateware.sim import engines
     from utf8_gateware.toolchain import ToolError, run_tool, tool_environment, tool_path
 
     data = host_inputs(size, random.Random(7))[0][1]

@@ -31,7 +31,6 @@ from .checks import (EncoderEquivalence, Proof, Scoreboard, StreamRules, Togethe
                      assert_decoded_item, assert_stream_rules, drive_sink, drive_source)
 from .decoder_invariants import DecoderInvariants
 from .invariants import EncoderInvariants, PipelineInvariants, Probe
-from .spec_encoder import SpecEncoder
 
 
 __all__ = ["TrackingScoreboard", "EncoderEquivalenceForever",

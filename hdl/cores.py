@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from .decoder import DECODE_ERRORS, LANES, Utf8Decoder
 from .decoder_family import DECODER_ENCODINGS
-from .encoder import ENCODE_ERRORS, Utf8Encoder
+from .encoder import ENCODE_ERRORS, ENCODER_ENCODINGS, Utf8Encoder
 from .lane_packer import LanePacker
 from .layouts import CodepointLaneLayout
 from .sanitizer import SANITIZE_ERRORS, Utf8Sanitizer
@@ -58,7 +58,7 @@ class CoreSpec:
 BUILDABLE = {
     "decoder":     CoreSpec(Utf8Decoder, DECODE_ERRORS,
                             choices={"encoding": DECODER_ENCODINGS}),
-    "encoder":     CoreSpec(Utf8Encoder, ENCODE_ERRORS),
+    "encoder":     CoreSpec(Utf8Encoder, ENCODE_ERRORS, choices={"encoding": ENCODER_ENCODINGS}),
     "sanitizer":   CoreSpec(Utf8Sanitizer, SANITIZE_ERRORS),
     "validator":   CoreSpec(Utf8Validator, choices={"lanes": LANES}, axi_stream=False),
     "lane_packer": CoreSpec(LanePacker, fixed={"lane": CodepointLaneLayout},

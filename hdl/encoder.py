@@ -1,45 +1,355 @@
-"""Streaming UTF-8 encoder: UTF-32 code units in, UTF-8 bytes out."""
+"""Streaming UTF-8 encoders: UTF-32 code units in, bytes of the UTF-8 family out.
+
+:class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its 1..4 bytes);
+:class:`Utf8Encoder` is the public core: for ``encoding="utf-8"`` the byte pipeline itself,
+for the other encodings of the family the byte pipeline composed with a stage before it
+(:class:`~utf8_gateware.hdl.surrogate_split.SurrogateSplitter`,
+:class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`) or after it
+(:class:`~utf8_gateware.hdl.bom_writer.ByteOrderMarkWriter`).
+"""
+
+from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
-from amaranth.lib import data, stream
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from utf8_gateware.sim.encodings import ENCODE_POLICIES, check as check_encoding
+from .bom_writer import ByteOrderMarkWriter
 from .component import CheckedComponent
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
-from .layouts import EncodedByteLayout, UnitLayout
+from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
+from .pipeline import CE_FANOUT
+from .surrogate_join import SurrogateJoiner
+from .surrogate_split import SplitUnitLayout, SurrogateSplitter
 
 
-__all__ = ["ENCODE_ERRORS", "CarriedUnitLayout", "Utf8Encoder"]
+__all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
+           "Utf8Encoder"]
+
+#: The encodings :class:`Utf8Encoder` offers in gateware (the reference model has more:
+#: ``utf-8-rfc2279`` is not offered yet; UTF-16 is :class:`~utf8_gateware.hdl.utf16_encoder.
+#: Utf16Encoder` and :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`).
+ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
+
+#: The byte rules :class:`Utf8ByteEncoder` offers (``encoding``), and its error policies.
+BYTE_ENCODINGS = ("utf-8", "cesu-8", "mutf-8", "wtf-8")
+BYTE_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 
-# The most flip-flops one copy of the pipeline's clock enable drives.
-CE_FANOUT = 15
 
-#: Input layout of :class:`Utf8Encoder` with ``carry_error=True``: a code unit and an error kind
-#: to report on the unit's first output beat.
-CarriedUnitLayout = data.StructLayout({
-    "codepoint": 32,
-    "error":     ErrorKind,
-    "last":      1,
-})
+class Utf8ByteEncoder(CheckedComponent):
+    """The byte pipeline of the UTF-8 encoders: each code unit on its own to its bytes.
+
+    :class:`Utf8Encoder` with ``encoding="utf-8"`` is this pipeline (see its documentation for
+    ports, latency, throughput and timing); the other encodings use it as their byte stage,
+    with the byte rules of ``encoding``:
+
+    ``"utf-8"``
+        Table 3-7; a surrogate is an error (with ``"surrogatepass"`` written as its 3-byte
+        form).
+    ``"cesu-8"``
+        A surrogate with ``pair`` set (half of a split supplementary code point) is written as
+        its 3-byte form; a lone one is an error as in UTF-8.
+    ``"mutf-8"``, ``"wtf-8"``
+        Every surrogate is written as its 3-byte form (no error); Modified UTF-8 writes U+0000
+        as C0 80 (the 2-byte class).
+
+    With an encoding other than ``"utf-8"`` the input is
+    :data:`~utf8_gateware.hdl.surrogate_split.SplitUnitLayout` (the output of the stage before:
+    the unit's low 21 bits and ``large`` for u[31:21] != 0).
+
+    ``errors``: ``"replace"``, ``"strict"``, ``"surrogateescape"`` as for :class:`Utf8Encoder`;
+    ``"surrogatepass"`` writes surrogates and gives a value of 0x110000 or more a marker beat
+    (as ``"strict"``). LUT depth: two levels between flip-flops, three for the unit register's
+    flags of ``"cesu-8"`` with ``"surrogateescape"`` and of ``"mutf-8"`` with ``"strict"``;
+    behind a stage (:class:`Utf8Encoder`'s composed encodings) the stage's output multiplexer
+    adds one in front of the flags (the critical path of those encodings).
+    """
+
+    @classmethod
+    def check_parameters(cls, errors="replace", *, encoding="utf-8", carry_error=False):
+        if encoding not in BYTE_ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(map(repr, BYTE_ENCODINGS))}, "
+                             f"not {encoding!r}")
+        check_policy(errors, BYTE_ERRORS)
+        if not isinstance(carry_error, bool):
+            raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
+
+    def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
+        self._errors = errors
+        self._encoding = encoding
+        self._carry_error = carry_error
+        super().__init__({
+            "i": In(stream.Signature(self._input_layout())),
+            "o": Out(stream.Signature(EncodedByteLayout)),
+        })
+
+    @property
+    def _markers(self):
+        """Whether an invalid unit gives a marker beat (else EF BF BD)."""
+        return self._errors in ("strict", "surrogatepass")
+
+    @property
+    def _writes_surrogates(self):
+        """Whether every surrogate is written as its 3-byte form (none is an error)."""
+        return self._errors == "surrogatepass" or self._encoding in ("mutf-8", "wtf-8")
+
+    def _input_layout(self):
+        if self._carry_error:
+            return CarriedUnitLayout
+        return UnitLayout if self._encoding == "utf-8" else SplitUnitLayout
+
+    #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
+    LATENCY = 3
+
+    #: Cycles with the sink ready and no input after which the encoder holds nothing: the
+    #: latency, the beats of the two units it can hold (4 each) and the output register.
+    DRAIN = LATENCY + 2 * 4 + 1
+
+    @property
+    def errors(self):
+        """The error policy."""
+        return self._errors
+
+    @property
+    def encoding(self):
+        """The encoding (see :data:`ENCODER_ENCODINGS`)."""
+        return self._encoding
+
+    @property
+    def carry_error(self):
+        """Whether the input carries an error kind for the first output beat of its unit."""
+        return self._carry_error
+
+    def elaborate(self, platform):
+        m = Module()
+        term = _Terms(m)
+        adv = _Advance(m)
+        a = _unit_register_signals(self._carry_error)
+        b = _byte_register_signals()
+        self._unit_register(m, term, adv, a, b)
+        on_adv = self._byte_register(term, adv, a, b)
+        self._output_slot(m, term, adv, b, on_adv)
+        return m
+
+    # The bytes of a unit u, by class (the first that matches):
+    #
+    #   class  condition                         bytes
+    #   C1     u < 0x80 (mutf-8: 0 < u), or an   u[7:0]
+    #          escape (surrogateescape)
+    #   C2     u < 0x800                         110 u[10:6], 10 u[5:0]
+    #   error  a surrogate (not an escape), but  EF BF BD; strict, surrogatepass: the marker
+    #          where surrogates are written      beat 00
+    #   C3     u < 0x10000                       1110 u[15:12], 10 u[11:6], 10 u[5:0]
+    #   C4     u < 0x110000                      11110 u[20:18], 10 u[17:12], 10 u[11:6],
+    #                                            10 u[5:0]
+    #   error  u >= 0x110000                     as above
+    #
+    # The pipeline: the unit register (stage A: the unit and its class flags), the byte register
+    # (stage B: the character's lead byte and continuation payloads), the output slot and its
+    # skid register. Two LUT levels between flip-flops.
+
+    def _classify(self, term, u):
+        """The six class flags of the unit ``u`` that the unit register holds, in two LUT levels.
+
+        Each flag is a function of one of three bit fields of the unit (u[31:21], u[20:16],
+        u[15:7]), written as an AND/OR of functions of at most four bits (the ``term``\\ s, one
+        LUT each) combined by one more LUT::
+
+            z21  u[31:21] == 0
+            zl   u[20:16] == 0              z21 & zl: the unit is in the BMP (u[31:16] == 0)
+            r4   u[20:16] in 1..16          z21 & r4: C4
+            h0   u[15:11] == 0, or an escape (surrogateescape)
+            hs   a surrogate error; with marker beats (strict) also C1 (a single-beat unit)
+            lw   u[10:7] == 0 (mutf-8: and u[6:0] != 0), or (u[11] set) u[10:7] == 1001
+                 (surrogateescape)
+
+        In the BMP: C1 = h0 & lw, C2 = h0 & ~lw, C3 = ~h0 & ~hs, surrogate error = ~h0 & hs.
+        Outside the BMP: C4 = z21 & r4, else TOO_LARGE. Where surrogates are written (not
+        errors), hs is never set for one (a surrogate is C3); a CESU-8 surrogate with ``pair``
+        is not an error. Returns ``(z21, zl, r4, h0, hs, lw)``.
+        """
+        u11    = u[11]
+        hi0    = term("a_hi0",    u[12:16] == 0)          # u[15:12] == 0000
+        hi1101 = term("a_hi1101", u[12:16] == 0b1101)     # u[15:12] == 1101
+        low0   = term("a_low0",   u[7:11] == 0)           # u[10:7] == 0000
+        nz4    = term("a_nz4",    u[16:20] != 0)
+        if self._encoding == "utf-8":
+            z21 = (term("a_z31", u[28:32] == 0) & term("a_z27", u[24:28] == 0) &
+                   term("a_z23", u[21:24] == 0))
+        else:
+            z21 = ~self.i.p.large                      # the stage before has classified u[31:21]
+        # `sur_hi`: with u[11] set, the unit is a surrogate that is an error (None: none is).
+        if self._writes_surrogates:
+            sur_hi = None
+        elif self._encoding == "cesu-8":
+            sur_hi = hi1101 & ~self.i.p.pair                # a lone surrogate
+        else:
+            sur_hi = hi1101
+        lw = low0
+        if self._encoding == "mutf-8":
+            # U+0000 is C2 (C0 80): lw also needs u[6:0] != 0.
+            lw = low0 & (term("a_nz_lo", u[0:4] != 0) | term("a_nz_mid", u[4:7] != 0))
+        if self._errors == "surrogateescape":
+            # An escape is DC80..DCFF: u[15:11] == 11011 and u[10:7] == 1001. lw matters only
+            # when h0 is set; u[11] tells a unit with u[15:11] == 00000 from an escape.
+            low_esc = term("a_low_esc", u[7:11] == 0b1001)
+            h0 = Mux(u11, sur_hi & low_esc, hi0)
+            hs = u11 & sur_hi & ~low_esc
+            lw = u11 | low0
+        elif self._markers:
+            h0 = ~u11 & hi0
+            if sur_hi is None:
+                hs = h0 & lw                                # C1
+            else:
+                hs = Mux(u11, sur_hi, hi0 & lw)             # a surrogate, or C1
+        else:
+            h0 = ~u11 & hi0
+            hs = 0 if sur_hi is None else u11 & sur_hi
+        return z21, ~nz4 & ~u[20], nz4 ^ u[20], h0, hs, lw
+
+    def _unit_register(self, m, term, adv, a, b):
+        """Stage A, the unit register: u[20:0], the class flags (:meth:`_classify`) and, with
+        ``carry_error``, the carried error kind. It takes a unit when it is empty or its unit
+        moves on to the byte register."""
+        z21, zl, r4, h0, hs, lw = self._classify(term, self.i.p.codepoint)
+        m.d.comb += self.i.ready.eq(~a.valid | (adv.adv & b.rem[0]))
+        adv.load([
+            (a.valid, self.i.valid),
+            (a.last, self.i.p.last),
+            (a.u, self.i.p.codepoint[:21]),
+            (a.z21, z21),
+            (a.zl, zl),
+            (a.r4, r4),
+            (a.h0, h0),
+            (a.hs, hs),
+            (a.lw, lw),
+            *([(a.error, self.i.p.error)] if self._carry_error else []),
+        ], cond=lambda adv: ~a.valid | (adv & b.rem[0]))
+
+    def _byte_register(self, term, adv, a, b):
+        """Stage B, the byte register: the character of the unit in A, as its lead byte
+        (:meth:`_lead_byte`) and continuation payloads, its error kind and its byte count.
+
+        It takes the next unit (or a bubble) when its current byte is its last (or it is
+        empty), else it moves on to its next byte. Every bit is a function of at most four terms
+        (the ``term``\\ s, and A bits). Returns the ``(register, value)`` pairs loaded in every
+        step (``first``, ``rem``), for the output stage to add its own to.
+        """
+        markers = self._markers
+        bmp   = term("b_bmp",  a.z21 & a.zl)                        # in the BMP
+        four  = term("b_four", a.z21 & a.r4)                        # C4
+        large = term("b_large", ~a.z21 | (~a.zl & ~a.r4))           # TOO_LARGE
+        if markers:
+            single = term("b_single", (bmp & a.hs) | large)         # C1 or an error: one beat
+            sur    = a.z21 & a.zl & ~a.h0 & a.hs
+            n3     = term("b_n3", a.z21 & a.zl & ~a.h0 & ~a.hs)     # C3
+        else:
+            single = term("b_single", a.z21 & a.zl & a.h0 & a.lw)   # C1
+            sur    = a.z21 & a.zl & a.hs
+            error  = term("b_error", sur | large)
+            n3     = term("b_n3", (a.z21 & a.zl & ~a.h0) | large)   # C3, or EF BF BD
+        n2 = term("b_n2", a.z21 & a.zl & a.h0 & ~a.lw)              # C2
+        lead = self._lead_byte(term, a, bmp, four)
+
+        if markers:
+            c1, c2 = a.u[6:12], a.u[0:6]
+        else:
+            c1     = Mux(error, 0x3F, a.u[6:12])         # BF
+            c2     = Mux(error, 0x3D, a.u[0:6])          # BD
+        adv.load([
+            (b.valid, a.valid),
+            (b.last, a.last),
+            (b.lead, lead),
+            (b.c0, a.u[12:18]),
+            (b.c1, c1),
+            (b.c2, c2),
+            (b.error, Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a.error))),
+        ], cond=lambda adv: adv & b.rem[0])
+        return [
+            (b.first, b.rem[0]),
+            (b.rem, Mux(b.rem[0], Cat(~a.valid | single, n2, n3, four), b.rem >> 1)),
+        ]
+
+    def _lead_byte(self, term, a, bmp, four):
+        """The lead byte of the character of the unit in A (the only byte of C1, EF for an
+        error, the marker beat's 00 with strict), two LUT levels of A.
+
+        In the BMP: h0 ? (lw ? C1 : C2) : (hs ? error : C3); outside: C4 or error. Bits 0..4 in
+        the BMP: t_c12 | t_c3s, t_c12 = h0 & (lw ? C1 : C2) and t_c3s = ~h0 & (hs ? e : C3),
+        where ``e``, the error bit, is the low bits of EF (replace) or of the strict marker 00.
+        """
+        e = 0 if self._markers else 1
+        lead = Signal(8)
+        for j in range(5):
+            t_c12 = term(f"b_lead{j}_c12", a.h0 & Mux(a.lw, a.u[j], a.u[6 + j]))
+            if j < 3:
+                t_c3s = term(f"b_lead{j}_c3s", ~a.h0 & Mux(a.hs, e, a.u[12 + j]))
+                t_out = term(f"b_lead{j}_out", Mux(a.z21 & a.r4, a.u[18 + j], e))
+            elif j == 3:
+                t_c3s = term(f"b_lead{j}_c3s", ~a.h0 & Mux(a.hs, e, a.u[15]))
+                t_out = term(f"b_lead{j}_out", ~(a.z21 & a.r4) & e)
+            else:
+                t_c3s = 0                                               # 1110 xxxx, EF, 00
+                t_out = four
+            term.m.d.comb += lead[j].eq(Mux(bmp, t_c12 | t_c3s, t_out))
+        for j in range(5, 8):
+            # C1: u[j]; C2: 0 (bit 5) or 1; C3: 1; error: e.
+            t_bmp = term(f"b_lead{j}_bmp", Mux(a.h0, Mux(a.lw, a.u[j], int(j > 5)),
+                                                    Mux(a.hs, e, 1)))
+            term.m.d.comb += lead[j].eq(Mux(bmp, t_bmp, four | e))
+        return lead
+
+    def _output_slot(self, m, term, adv, b, on_adv):
+        """The output slot and its skid register: the current byte of B (the lead byte while
+        ``b.first``, else 10 and the continuation payload that ``b.rem`` picks), the error kind
+        on a unit's first beat, ``last`` on its last. Loads them and ``on_adv`` in every step,
+        and drives ``o`` (:meth:`_Advance.drive_output`)."""
+        low6 = Signal(6)
+        for j in range(6):
+            t_lead_c0 = term(f"o_data{j}_lead_c0", Mux(b.first, b.lead[j], b.c0[j]))
+            t_c1_c2   = term(f"o_data{j}_c1_c2",   Mux(b.rem[1], b.c1[j], b.c2[j]))
+            m.d.comb += low6[j].eq(Mux(b.first | b.rem[2], t_lead_c0, t_c1_c2))
+        high2 = Mux(b.first, b.lead[6:8], 0b10)
+        s_valid = Signal()
+        s_p     = Signal(EncodedByteLayout)
+        k_p     = Signal(EncodedByteLayout)
+        on_adv += [
+            (s_valid, b.valid),
+            (s_p.data, Cat(low6, high2)),
+            (s_p.error, Mux(b.first, b.error, ErrorKind.NONE)),
+            (s_p.last, b.last & b.rem[0]),
+        ]
+        # The skid register takes the slot in every cycle that `adv` is high; it is offered (and
+        # keeps its byte) while `adv` is low.
+        on_adv += [(k_p, s_p)]
+        adv.load(on_adv)
+        adv.drive_output(self.o, s_valid, s_p, k_p)
 
 
-class Utf8Encoder(CheckedComponent):
-    """Streaming UTF-8 encoder.
+class Utf8Encoder(Utf8ByteEncoder):
+    """Streaming UTF-8 encoder (and the rest of the UTF-8 family).
 
-    Accepts a stream of UTF-32 code units (any 32-bit value) and produces their UTF-8 encoding
-    as a stream of bytes, one byte per cycle. The output equals
-    :func:`utf8_gateware.sim.reference.encode` for every input.
+    Accepts a stream of UTF-32 code units (any 32-bit value) and produces their encoding as a
+    stream of bytes, one byte per cycle. The output equals the reference model,
+    :func:`utf8_gateware.sim.encodings.encode` with the same ``encoding`` and ``errors``, for
+    every input (each message: the units up to one with ``last``).
 
     Parameters
     ----------
-    errors : ``"replace"``, ``"strict"`` or ``"surrogateescape"``
-        What to do with an invalid unit (see below).
+    errors : str
+        What to do with an invalid unit (see below): one of the policies that the reference
+        model offers for ``encoding`` (``ENCODE_POLICIES``); any other pair is a one-line
+        :class:`ValueError` before construction.
+    encoding : str
+        One of :data:`ENCODER_ENCODINGS` (see *Encodings*; ``"utf-8-rfc2279"`` is not offered
+        in gateware yet: a one-line :class:`ValueError`).
     carry_error : bool
         If set, the input payload has an extra ``error`` field
         (:data:`CarriedUnitLayout`) which is reported on the first output beat of its unit
         (unless the unit is itself invalid). :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`
-        uses it to pass the decoder's errors on.
+        uses it to pass the decoder's errors on. Only with ``encoding="utf-8"``.
 
     Ports
     -----
@@ -61,13 +371,46 @@ class Utf8Encoder(CheckedComponent):
     ``"surrogateescape"``
         U+DC80..U+DCFF become the single raw byte 0x80..0xFF (not an error: the inverse of the
         decoder's escapes); every other invalid unit as with ``"replace"``.
+    ``"surrogatepass"``
+        A surrogate is written as its 3-byte form, not flagged; a value of 0x110000 or more
+        gives a marker beat as with ``"strict"``.
+
+    Encodings
+    ---------
+    ``"utf-8"``
+        The byte pipeline (:class:`Utf8ByteEncoder`) alone; everything below about latency and
+        timing is about it.
+    ``"utf-8-sig"``
+        The byte pipeline, then :class:`~utf8_gateware.hdl.bom_writer.ByteOrderMarkWriter`:
+        EF BB BF before the first beat of every message (three more cycles per message). The
+        mark is added to bytes, so the byte pipeline stays that of ``"utf-8"``.
+    ``"cesu-8"``, ``"mutf-8"``
+        :class:`~utf8_gateware.hdl.surrogate_split.SurrogateSplitter`, then the byte pipeline
+        in its CESU-8 / Modified UTF-8 rules: a supplementary code point becomes its surrogate
+        pair, each half written as 3 bytes; Modified UTF-8 also writes U+0000 as C0 80 and every
+        lone surrogate as 3 bytes (a Java ``char``), CESU-8 flags a lone surrogate
+        (``SURROGATE``) as UTF-8 does. The split lies before the byte pipeline, at code points,
+        so the byte pipeline keeps its one-unit-at-a-time classes and its speed.
+    ``"wtf-8"``
+        :class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`, then the byte pipeline
+        writing every surrogate: a lead surrogate directly followed by a trail surrogate (in one
+        message) is written as the pair's 4-byte form, a lone surrogate as 3 bytes. (A lead
+        surrogate that is not the last unit of its message waits for the next unit.)
+
+    Every invalid unit is one error on the first beat of its own output (a split or joined pair
+    is never one), so error indices are those of the reference model.
 
     Latency and throughput
     ----------------------
     The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 3 cycles after the cycle in
-    which the unit was transferred on ``i`` (unit register, byte register, output slot). Once the
+    which the unit was transferred on ``i`` (unit register, byte register, output slot); for
+    the other encodings the stages' latencies add up (``LATENCY`` of the instance: 5 for
+    ``"cesu-8"`` and ``"mutf-8"``, 6 for ``"wtf-8"``, 4 for ``"utf-8-sig"``, where the first
+    output of a message is the first byte of its mark). Once the
     source stops, everything the encoder holds is out after at most :attr:`DRAIN` cycles with
-    the sink ready. An n-byte character takes
+    the sink ready (``"utf-8"``; ``None`` for the other encodings: not bounded yet, and with
+    ``"wtf-8"`` a lead surrogate that does not end its message waits for the next unit). An
+    n-byte character takes
     n cycles on ``o`` with no idle cycle between characters: the next unit moves up while the
     last byte of the current one goes to the output slot. The sustained rate is one byte per
     cycle whenever input is available and the sink is ready; a new unit is accepted every n
@@ -87,263 +430,175 @@ class Utf8Encoder(CheckedComponent):
     """
 
     @classmethod
-    def check_parameters(cls, errors="replace", *, carry_error=False):
-        check_policy(errors, ENCODE_ERRORS)
+    def check_parameters(cls, errors="replace", *, encoding="utf-8", carry_error=False):
+        if encoding not in ENCODER_ENCODINGS:
+            check_encoding(encoding, "replace", "encode")      # an unknown name: its own message
+            raise ValueError(f"encoding {encoding!r} is not offered in gateware yet; one of "
+                             f"{', '.join(ENCODER_ENCODINGS)}")
+        if encoding == "utf-8":
+            check_policy(errors, ENCODE_POLICIES[encoding])
+        else:
+            check_encoding(encoding, errors, "encode")
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
+        if carry_error and encoding != "utf-8":
+            raise ValueError(f"carry_error is offered with encoding 'utf-8' only, not {encoding!r}")
 
-    def __init__(self, errors="replace", *, carry_error=False):
-        self._errors = errors
-        self._carry_error = carry_error
-        super().__init__({
-            "i": In(stream.Signature(CarriedUnitLayout if carry_error else UnitLayout)),
-            "o": Out(stream.Signature(EncodedByteLayout)),
-        })
+    def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
+        super().__init__(errors, encoding=encoding, carry_error=carry_error)
+        if encoding != "utf-8":
+            #: Of this instance: the stage before or after the byte pipeline adds its own.
+            self.LATENCY = self.latency(encoding)
+            #: Stated (and proven) for ``"utf-8"`` only.
+            self.DRAIN = None
 
-    #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
-    LATENCY = 3
+    @staticmethod
+    def latency(encoding="utf-8"):
+        """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
+        return Utf8ByteEncoder.LATENCY + _EXTRA_LATENCY.get(encoding, 0)
 
-    #: Cycles with the sink ready and no input after which the encoder holds nothing: the
-    #: latency, the beats of the two units it can hold (4 each) and the output register.
-    DRAIN = LATENCY + 2 * 4 + 1
-
-    @property
-    def errors(self):
-        """The error policy (``"replace"``, ``"strict"`` or ``"surrogateescape"``)."""
-        return self._errors
-
-    @property
-    def carry_error(self):
-        """Whether the input carries an error kind for the first output beat of its unit."""
-        return self._carry_error
+    def _input_layout(self):
+        return CarriedUnitLayout if self._carry_error else UnitLayout
 
     def elaborate(self, platform):
+        if self._encoding == "utf-8":
+            return super().elaborate(platform)
         m = Module()
-
-        strict = self._errors == "strict"
-        escape = self._errors == "surrogateescape"
-        # The error bit: the low bits of EF (replace) or of the strict marker 00.
-        e = 0 if strict else 1
-
-        # The bytes of a unit u, by class (the first that matches):
-        #
-        #   class  condition                         bytes
-        #   C1     u < 0x80, or an escape            u[7:0]
-        #   C2     u < 0x800                         110 u[10:6], 10 u[5:0]
-        #   error  a surrogate (not an escape)       EF BF BD; strict: the marker beat 00
-        #   C3     u < 0x10000                       1110 u[15:12], 10 u[11:6], 10 u[5:0]
-        #   C4     u < 0x110000                      11110 u[20:18], 10 u[17:12], 10 u[11:6],
-        #                                            10 u[5:0]
-        #   error  u >= 0x110000                     as above
-        #
-        # Stage A, the unit register, holds u[20:0] and six flags that classify the unit. Each
-        # flag is a function of one of three bit fields of the unit (u[31:21], u[20:16],
-        # u[15:7]), written as an AND/OR of functions of at most four bits (two LUT levels):
-        #
-        #   z21  u[31:21] == 0
-        #   zl   u[20:16] == 0              z21 & zl: the unit is in the BMP (u[31:16] == 0)
-        #   r4   u[20:16] in 1..16          z21 & r4: C4
-        #   h0   u[15:11] == 0, or an escape (surrogateescape)
-        #   hs   a surrogate error; with strict also C1 (a single-beat unit)
-        #   lw   u[10:7] == 0, or (u[11] set) u[10:7] == 1001 (surrogateescape)
-        #
-        # In the BMP: C1 = h0 & lw, C2 = h0 & ~lw, C3 = ~h0 & ~hs, surrogate error = ~h0 & hs.
-        # Outside the BMP: C4 = z21 & r4, else TOO_LARGE.
-        a_valid = Signal()
-        a_last  = Signal()
-        a_u     = Signal(21)
-        a_z21   = Signal()
-        a_zl    = Signal()
-        a_r4    = Signal()
-        a_h0    = Signal()
-        a_hs    = Signal()
-        a_lw    = Signal()
-        a_error = Signal(ErrorKind)                      # carried from the input (carry_error)
-
-        # Stage B, the byte register, holds the character being output: its lead byte and the
-        # payloads of its continuation bytes (c0 = u[17:12], c1 = u[11:6], c2 = u[5:0]).
-        # `b_first` marks that the lead byte is still to go; `b_rem` is one-hot, the number of
-        # bytes left including the current one (bit 0: the current byte is the last). With a
-        # continuation byte current, b_rem picks its payload: 3 -> c0, 2 -> c1, 1 -> c2.
-        # Invariant: b_rem[0] is set whenever the register is empty.
-        b_valid = Signal()
-        b_last  = Signal()
-        b_lead  = Signal(8)
-        b_c0    = Signal(6)
-        b_c1    = Signal(6)
-        b_c2    = Signal(6)
-        b_error = Signal(ErrorKind)
-        b_first = Signal()
-        b_rem   = Signal(4, init=0b0001)
-
-        # Two LUT levels between flip-flops: the first-level functions (of at most four bits) are
-        # `term`s, signals marked `keep` so that synthesis maps each to one LUT and does not
-        # restructure the logic across them (sharing sub-terms would cost a third level).
-        def term(name, value):
-            sig = Signal(name=name, attrs={"keep": 1})
-            m.d.comb += sig.eq(value)
-            return sig
-
-        # Handshake. `adv` (a flip-flop) is high in the cycles in which the pipeline moves: the
-        # output slot takes the next byte, the byte register moves on or takes the next unit, and
-        # the unit register may take the next unit. It falls for the cycle after one in which the
-        # sink refused a byte; the skid register `k_p` keeps that byte and offers it while `adv` is
-        # low. So no clock enable depends on `o.ready` in the same cycle, and `i.ready` not at all.
-        # The clock enables come from copies of `adv`, each driving at most CE_FANOUT flip-flops
-        # (a net with more users is moved to a global buffer or routed far, which costs ns).
-        adv = Signal(init=1)
-        adv_copies = []
-
-        def advance(pairs, cond=lambda adv: adv):
-            """For each `(register, value)` of `pairs`: `register` takes `value` in the cycles in
-            which `cond(adv)`, with one copy of `adv` per CE_FANOUT flip-flops."""
-            groups, room = [], 0
-            for register, value in pairs:
-                register, value = Value.cast(register), Value.cast(value)
-                start = 0
-                while start < len(register):
-                    if not room:
-                        groups.append([])
-                        room = CE_FANOUT
-                    stop = min(len(register), start + room)
-                    groups[-1].append(register[start:stop].eq(value[start:stop]))
-                    room -= stop - start
-                    start = stop
-            for group in groups:
-                copy = Signal(init=1, name=f"adv_ce{len(adv_copies)}")
-                adv_copies.append(copy)
-                with m.If(cond(copy)):
-                    m.d.sync += group
-
-        # -- stage A ------------------------------------------------------------------------------
-        # Each flag is a function of groups of at most four bits (one LUT each), combined by one
-        # more LUT.
-        u = self.i.p.codepoint
-        u11    = u[11]
-        hi0    = term("a_hi0",    u[12:16] == 0)          # u[15:12] == 0000
-        hi1101 = term("a_hi1101", u[12:16] == 0b1101)     # u[15:12] == 1101
-        low0   = term("a_low0",   u[7:11] == 0)           # u[10:7] == 0000
-        nz4    = term("a_nz4",    u[16:20] != 0)
-        z21    = (term("a_z31", u[28:32] == 0) & term("a_z27", u[24:28] == 0) &
-                  term("a_z23", u[21:24] == 0))
-        if escape:
-            # An escape is DC80..DCFF: u[15:11] == 11011 and u[10:7] == 1001. lw matters only
-            # when h0 is set; u[11] tells a unit with u[15:11] == 00000 from an escape.
-            low_esc = term("a_low_esc", u[7:11] == 0b1001)
-            h0 = Mux(u11, hi1101 & low_esc, hi0)
-            hs = u11 & hi1101 & ~low_esc
-            lw = u11 | low0
-        elif strict:
-            h0 = ~u11 & hi0
-            hs = Mux(u11, hi1101, hi0 & low0)            # a surrogate, or C1
-            lw = low0
+        byte_encoding = "utf-8" if self._encoding == "utf-8-sig" else self._encoding
+        m.submodules.bytes = encoder = Utf8ByteEncoder(self._errors, encoding=byte_encoding)
+        first, last = encoder.i, encoder.o
+        if self._encoding in ("cesu-8", "mutf-8"):
+            m.submodules.split = split = SurrogateSplitter()
+            wiring.connect(m, split.o, encoder.i)
+            first = split.i
+        elif self._encoding == "wtf-8":
+            m.submodules.join = join = SurrogateJoiner()
+            wiring.connect(m, join.o, encoder.i)
+            first = join.i
         else:
-            h0 = ~u11 & hi0
-            hs = u11 & hi1101
-            lw = low0
-        # The unit register takes a unit when it is empty or its unit moves on.
-        m.d.comb += self.i.ready.eq(~a_valid | (adv & b_rem[0]))
-        advance([
-            (a_valid, self.i.valid),
-            (a_last, self.i.p.last),
-            (a_u, u[:21]),
-            (a_z21, z21),
-            (a_zl, ~nz4 & ~u[20]),
-            (a_r4, nz4 ^ u[20]),
-            (a_h0, h0),
-            (a_hs, hs),
-            (a_lw, lw),
-            *([(a_error, self.i.p.error)] if self._carry_error else []),
-        ], cond=lambda adv: ~a_valid | (adv & b_rem[0]))
+            m.submodules.bom = bom = ByteOrderMarkWriter()
+            wiring.connect(m, encoder.o, bom.i)
+            last = bom.o
+        wiring.connect(m, wiring.flipped(self.i), first)
+        wiring.connect(m, last, wiring.flipped(self.o))
+        return m
 
-        # -- stage B ------------------------------------------------------------------------------
-        # Every bit is a function of at most four terms (the `term`s, and A bits).
-        bmp   = term("b_bmp",  a_z21 & a_zl)                        # in the BMP
-        four  = term("b_four", a_z21 & a_r4)                        # C4
-        large = term("b_large", ~a_z21 | (~a_zl & ~a_r4))           # TOO_LARGE
-        if strict:
-            single = term("b_single", (bmp & a_hs) | large)         # C1 or an error: one beat
-            sur    = a_z21 & a_zl & ~a_h0 & a_hs
-            n3     = term("b_n3", a_z21 & a_zl & ~a_h0 & ~a_hs)     # C3
-        else:
-            single = term("b_single", a_z21 & a_zl & a_h0 & a_lw)   # C1
-            sur    = a_z21 & a_zl & a_hs
-            error  = term("b_error", sur | large)
-            n3     = term("b_n3", (a_z21 & a_zl & ~a_h0) | large)   # C3, or EF BF BD
-        n2 = term("b_n2", a_z21 & a_zl & a_h0 & ~a_lw)              # C2
 
-        # Lead byte. In the BMP: h0 ? (lw ? C1 : C2) : (hs ? error : C3); outside: C4 or error.
-        # Bits 0..4 in the BMP: t_c12 | t_c3s, t_c12 = h0 & (lw ? C1 : C2) and
-        # t_c3s = ~h0 & (hs ? e : C3).
-        lead = Signal(8)
-        for j in range(5):
-            t_c12 = term(f"b_lead{j}_c12", a_h0 & Mux(a_lw, a_u[j], a_u[6 + j]))
-            if j < 3:
-                t_c3s = term(f"b_lead{j}_c3s", ~a_h0 & Mux(a_hs, e, a_u[12 + j]))
-                t_out = term(f"b_lead{j}_out", Mux(a_z21 & a_r4, a_u[18 + j], e))
-            elif j == 3:
-                t_c3s = term(f"b_lead{j}_c3s", ~a_h0 & Mux(a_hs, e, a_u[15]))
-                t_out = term(f"b_lead{j}_out", ~(a_z21 & a_r4) & e)
-            else:
-                t_c3s = 0                                               # 1110 xxxx, EF, 00
-                t_out = four
-            m.d.comb += lead[j].eq(Mux(bmp, t_c12 | t_c3s, t_out))
-        for j in range(5, 8):
-            # C1: u[j]; C2: 0 (bit 5) or 1; C3: 1; error: e.
-            t_bmp = term(f"b_lead{j}_bmp", Mux(a_h0, Mux(a_lw, a_u[j], int(j > 5)),
-                                                    Mux(a_hs, e, 1)))
-            m.d.comb += lead[j].eq(Mux(bmp, t_bmp, four | e))
+#: The latency of the stage that each encoding adds to the byte pipeline.
+_EXTRA_LATENCY = {
+    "utf-8-sig": ByteOrderMarkWriter.LATENCY,
+    "cesu-8":    SurrogateSplitter.LATENCY,
+    "mutf-8":    SurrogateSplitter.LATENCY,
+    "wtf-8":     SurrogateJoiner.LATENCY,
+}
 
-        if strict:
-            c1, c2 = a_u[6:12], a_u[0:6]
-        else:
-            c1     = Mux(error, 0x3F, a_u[6:12])         # BF
-            c2     = Mux(error, 0x3D, a_u[0:6])          # BD
 
-        # The byte register takes the next unit (or a bubble) when its current byte is its last
-        # (or it is empty), else it moves on to its next byte.
-        advance([
-            (b_valid, a_valid),
-            (b_last, a_last),
-            (b_lead, lead),
-            (b_c0, a_u[12:18]),
-            (b_c1, c1),
-            (b_c2, c2),
-            (b_error, Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a_error))),
-        ], cond=lambda adv: adv & b_rem[0])
-        on_adv = [
-            (b_first, b_rem[0]),
-            (b_rem, Mux(b_rem[0], Cat(~a_valid | single, n2, n3, four), b_rem >> 1)),
-        ]
+class _Terms:
+    """Makes the first-level functions of the encoder's two LUT levels between flip-flops.
 
-        # -- output register ----------------------------------------------------------------------
-        # The byte: the lead byte (b_first), else 10 and the payload b_rem picks.
-        low6 = Signal(6)
-        for j in range(6):
-            t_lead_c0 = term(f"o_data{j}_lead_c0", Mux(b_first, b_lead[j], b_c0[j]))
-            t_c1_c2   = term(f"o_data{j}_c1_c2",   Mux(b_rem[1], b_c1[j], b_c2[j]))
-            m.d.comb += low6[j].eq(Mux(b_first | b_rem[2], t_lead_c0, t_c1_c2))
-        high2 = Mux(b_first, b_lead[6:8], 0b10)
-        s_valid = Signal()
-        s_p     = Signal(EncodedByteLayout)
-        k_p     = Signal(EncodedByteLayout)
-        on_adv += [
-            (s_valid, b_valid),
-            (s_p.data, Cat(low6, high2)),
-            (s_p.error, Mux(b_first, b_error, ErrorKind.NONE)),
-            (s_p.last, b_last & b_rem[0]),
-        ]
-        # The skid register takes the slot in every cycle that `adv` is high; it is offered (and
-        # keeps its byte) while `adv` is low.
-        on_adv += [(k_p, s_p)]
-        advance(on_adv)
-        for reg in (adv, *adv_copies):
+    ``term(name, value)`` is ``value`` (of at most four bits) as a signal marked ``keep``, so that
+    synthesis maps it to one LUT and does not restructure the logic across it (sharing sub-terms
+    would cost a third level).
+    """
+
+    def __init__(self, m):
+        self.m = m
+
+    def __call__(self, name, value):
+        sig = Signal(name=name, attrs={"keep": 1})
+        self.m.d.comb += sig.eq(value)
+        return sig
+
+
+class _Advance:
+    """The encoder's handshake: ``adv`` and the copies of it that drive the clock enables.
+
+    ``adv`` (a flip-flop) is high in the cycles in which the pipeline moves: the output slot takes
+    the next byte, the byte register moves on or takes the next unit, and the unit register may
+    take the next unit. It falls for the cycle after one in which the sink refused a byte; the
+    skid register keeps that byte and offers it while ``adv`` is low. So no clock enable depends
+    on ``o.ready`` in the same cycle, and ``i.ready`` not at all. The clock enables come from
+    copies of ``adv``, each driving at most :data:`CE_FANOUT` flip-flops (a net with more users
+    is moved to a global buffer or routed far, which costs ns).
+
+    (:class:`~utf8_gateware.hdl.pipeline.Pipeline` does the same for the flushed pipelines; this
+    one starts running, with ``adv`` and its copies 1 after reset, and packs the registers of
+    each :meth:`load` call onto copies of their own.)
+    """
+
+    def __init__(self, m):
+        self.m = m
+        self.adv = Signal(init=1, name="adv")
+        self.copies = []
+
+    def load(self, pairs, cond=lambda adv: adv):
+        """For each ``(register, value)`` of ``pairs``: ``register`` takes ``value`` in the
+        cycles in which ``cond(adv)``, with one copy of ``adv`` per CE_FANOUT flip-flops."""
+        groups, room = [], 0
+        for register, value in pairs:
+            register, value = Value.cast(register), Value.cast(value)
+            start = 0
+            while start < len(register):
+                if not room:
+                    groups.append([])
+                    room = CE_FANOUT
+                stop = min(len(register), start + room)
+                groups[-1].append(register[start:stop].eq(value[start:stop]))
+                room -= stop - start
+                start = stop
+        for group in groups:
+            copy = Signal(init=1, name=f"adv_ce{len(self.copies)}")
+            self.copies.append(copy)
+            with self.m.If(cond(copy)):
+                self.m.d.sync += group
+
+    def drive_output(self, port, s_valid, s_p, k_p):
+        """Drive ``port`` from the output slot (``s_valid``, ``s_p``) or, while ``adv`` is low,
+        the skid register ``k_p``, and make the next state of ``adv`` and its copies."""
+        for reg in (self.adv, *self.copies):
             # Each copy is computed from its own value, which also keeps synthesis from merging
             # the copies.
-            m.d.sync += reg.eq(self.o.ready | (reg & ~s_valid))
-        m.d.comb += [
-            self.o.valid.eq(~adv | s_valid),
-            self.o.payload.eq(Mux(adv, s_p, k_p)),
+            self.m.d.sync += reg.eq(port.ready | (reg & ~s_valid))
+        self.m.d.comb += [
+            port.valid.eq(~self.adv | s_valid),
+            port.payload.eq(Mux(self.adv, s_p, k_p)),
         ]
 
-        return m
+
+def _unit_register_signals(carry_error):
+    """The unit register (stage A): u[20:0], its class flags (:meth:`Utf8Encoder._classify`)
+    and the error kind carried from the input (a constant ``NONE`` without ``carry_error``)."""
+    a_valid = Signal()
+    a_last  = Signal()
+    a_u     = Signal(21)
+    a_z21   = Signal()
+    a_zl    = Signal()
+    a_r4    = Signal()
+    a_h0    = Signal()
+    a_hs    = Signal()
+    a_lw    = Signal()
+    a_error = Signal(ErrorKind)
+    return SimpleNamespace(valid=a_valid, last=a_last, u=a_u, z21=a_z21, zl=a_zl, r4=a_r4,
+                           h0=a_h0, hs=a_hs, lw=a_lw, error=a_error)
+
+
+def _byte_register_signals():
+    """The byte register (stage B): the character being output, as its lead byte and the
+    payloads of its continuation bytes (c0 = u[17:12], c1 = u[11:6], c2 = u[5:0]).
+
+    ``first`` marks that the lead byte is still to go; ``rem`` is one-hot, the number of bytes
+    left including the current one (bit 0: the current byte is the last). With a continuation
+    byte current, ``rem`` picks its payload: 3 -> c0, 2 -> c1, 1 -> c2. Invariant: ``rem[0]``
+    is set whenever the register is empty.
+    """
+    b_valid = Signal()
+    b_last  = Signal()
+    b_lead  = Signal(8)
+    b_c0    = Signal(6)
+    b_c1    = Signal(6)
+    b_c2    = Signal(6)
+    b_error = Signal(ErrorKind)
+    b_first = Signal()
+    b_rem   = Signal(4, init=0b0001)
+    return SimpleNamespace(valid=b_valid, last=b_last, lead=b_lead, c0=b_c0, c1=b_c1, c2=b_c2,
+                           error=b_error, first=b_first, rem=b_rem)

@@ -34,8 +34,8 @@ from amaranth.lib import data
 from .error_kind import ErrorKind
 
 
-__all__ = ["ByteLayout", "CodepointLayout", "UnitLayout", "EncodedByteLayout", "CodeUnitLayout",
-           "CodepointLaneLayout", "byte_beat_layout", "codepoint_beat_layout"]
+__all__ = ["ByteLayout", "CodepointLayout", "UnitLayout", "CarriedUnitLayout", "EncodedByteLayout",
+           "CodeUnitLayout", "CodepointLaneLayout", "byte_beat_layout", "codepoint_beat_layout"]
 
 
 ByteLayout = data.StructLayout({
@@ -56,6 +56,15 @@ CodepointLayout = data.StructLayout({
 
 UnitLayout = data.StructLayout({
     "codepoint": 32,
+    "last":      1,
+})
+
+#: Input of an encoder with ``carry_error=True`` (:class:`~utf8_gateware.hdl.encoder.Utf8Encoder`,
+#: :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder`): a code unit and an error kind to
+#: report on the unit's first output beat.
+CarriedUnitLayout = data.StructLayout({
+    "codepoint": 32,
+    "error":     ErrorKind,
     "last":      1,
 })
 

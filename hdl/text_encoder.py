@@ -1,23 +1,31 @@
 """Code points in, bytes of an encoding out: the encoder for an encoding chosen by name."""
 
 from .component import StreamStage, in_a_row
-from .encoder import CarriedUnitLayout, Utf8Encoder
+from utf8_gateware.sim.encodings import ENCODE_POLICIES
+from .encoder import ENCODER_ENCODINGS, Utf8Encoder
 from .error_kind import ENCODE_ERRORS, check_encoding, check_policy
-from .layouts import EncodedByteLayout, UnitLayout
+from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .utf16_bytes import Utf16Bytes
-from .utf16_units import SCHEMES
 from .utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
+from .utf16_units import SCHEMES
 
 
-__all__ = ["ENCODINGS", "TextEncoder"]
+__all__ = ["ENCODINGS", "CARRYING", "TextEncoder"]
 
 
-#: The encodings the gateware writes, and the error policies of each.
+#: The encodings the gateware writes, and the error policies of each: the UTF-8 family's
+#: (:class:`~utf8_gateware.hdl.encoder.Utf8Encoder`, the model's policies; UTF-8 keeps its own
+#: three), then UTF-16's.
 ENCODINGS = {
-    "utf-8":     ENCODE_ERRORS,
-    "utf-16-le": UTF16_ENCODE_ERRORS,
-    "utf-16-be": UTF16_ENCODE_ERRORS,
+    "utf-8": ENCODE_ERRORS,
+    **{encoding: ENCODE_POLICIES[encoding] for encoding in ENCODER_ENCODINGS
+       if encoding != "utf-8"},
+    **{scheme: UTF16_ENCODE_ERRORS for scheme in SCHEMES},
 }
+
+#: The encodings whose encoder can carry a decoder's error kind (``carry_error``): the targets
+#: of a transcoder.
+CARRYING = ("utf-8", *SCHEMES)
 
 
 class TextEncoder(StreamStage):
@@ -26,9 +34,9 @@ class TextEncoder(StreamStage):
     It is the cores of the encoding in a row, so a transcoder or an engine can take the encoder
     of any encoding by name:
 
-    ``"utf-8"``
-        :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` (``errors``: ``"replace"``,
-        ``"strict"`` or ``"surrogateescape"``).
+    ``"utf-8"``, ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"``, ``"wtf-8"``
+        :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` with that ``encoding`` (``errors``:
+        the policies of :data:`ENCODINGS`).
     ``"utf-16-le"``, ``"utf-16-be"``
         :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` (``errors``: ``"replace"``,
         ``"strict"`` or ``"surrogatepass"``), then
@@ -40,7 +48,8 @@ class TextEncoder(StreamStage):
     unit is one *marker beat* (``data`` 0, ``error`` set) that is not an output byte.
     ``carry_error``: the input has an ``error`` field
     (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`) reported on the first beat of its
-    unit (unless the unit is itself invalid), as a transcoder needs.
+    unit (unless the unit is itself invalid), as a transcoder needs: for the encodings of
+    :data:`CARRYING`.
 
     Ports
     -----
@@ -62,6 +71,9 @@ class TextEncoder(StreamStage):
         check_policy(errors, ENCODINGS[encoding])
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
+        if carry_error and encoding not in CARRYING:
+            raise ValueError(f"carry_error is offered for {', '.join(CARRYING)}, not "
+                             f"{encoding!r}")
 
     def __init__(self, encoding="utf-8", errors="replace", *, carry_error=False):
         self._encoding, self._errors, self._carry_error = encoding, errors, carry_error
@@ -84,14 +96,15 @@ class TextEncoder(StreamStage):
     @staticmethod
     def latency(encoding="utf-8"):
         """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
-        if encoding == "utf-8":
-            return Utf8Encoder.LATENCY
-        return Utf16Encoder.LATENCY + Utf16Bytes.LATENCY
+        if encoding in SCHEMES:
+            return Utf16Encoder.LATENCY + Utf16Bytes.LATENCY
+        return Utf8Encoder.latency(encoding)
 
     def elaborate(self, platform):
-        if self._encoding == "utf-8":
-            stages = [Utf8Encoder(self._errors, carry_error=self._carry_error)]
-        else:
+        if self._encoding in SCHEMES:
             stages = [Utf16Encoder(self._errors, carry_error=self._carry_error),
                       Utf16Bytes(SCHEMES[self._encoding])]
+        else:
+            stages = [Utf8Encoder(self._errors, encoding=self._encoding,
+                                  carry_error=self._carry_error)]
         return in_a_row(stages, self)

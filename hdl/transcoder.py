@@ -7,7 +7,7 @@ from .component import StreamStage
 from .error_kind import check_encoding
 from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
 from .text_decoder import DECODINGS, TextDecoder
-from .text_encoder import ENCODINGS, TextEncoder
+from .text_encoder import CARRYING, ENCODINGS, TextEncoder
 
 
 __all__ = ["TRANSCODE_ERRORS", "transcode_policies", "carry_register", "Transcoder"]
@@ -16,7 +16,11 @@ __all__ = ["TRANSCODE_ERRORS", "transcode_policies", "carry_register", "Transcod
 def transcode_policies(source, target):
     """The error policies of a :class:`Transcoder` from ``source`` to ``target``: those both the
     decoder of ``source`` and the encoder of ``target`` have (the same policy runs on both
-    sides: ``surrogateescape`` escapes on one side and writes the bytes back on the other)."""
+    sides: ``surrogateescape`` escapes on one side and writes the bytes back on the other);
+    none where the target's encoder cannot carry the decoder's errors
+    (:data:`~utf8_gateware.hdl.text_encoder.CARRYING`)."""
+    if target not in CARRYING:
+        return ()
     return tuple(policy for policy in DECODINGS[source] if policy in ENCODINGS[target])
 
 

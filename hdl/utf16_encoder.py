@@ -4,12 +4,11 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
 from .component import PolicyStage
 from .error_kind import ErrorKind
-from .encoder import CarriedUnitLayout
-from .layouts import CodeUnitLayout, UnitLayout
+from .layouts import CarriedUnitLayout, CodeUnitLayout, UnitLayout
 from .pipeline import Pipeline, keep
 
 
-__all__ = ["UTF16_ENCODE_ERRORS", "Utf16Encoder"]
+__all__ = ["UTF16_ENCODE_ERRORS", "Utf16Encoder", "plane_minus_one"]
 
 
 #: Error policies of :class:`Utf16Encoder` (those of the reference model's ``utf-16`` encoders).
@@ -17,6 +16,12 @@ UTF16_ENCODE_ERRORS = ("replace", "strict", "surrogatepass")
 
 #: The code unit of U+FFFD.
 _REPLACEMENT = 0xFFFD
+
+
+def plane_minus_one(u):
+    """``(u - 0x10000) >> 16`` (4 bits) for a supplementary code point ``u``, written bit by bit
+    (no carry chain): the plane bits of its lead surrogate's payload."""
+    return Cat(*(u[16 + k] ^ (u[16:16 + k] == 0) for k in range(4)))
 
 
 class Utf16Encoder(PolicyStage):
@@ -37,7 +42,7 @@ class Utf16Encoder(PolicyStage):
         a value of 0x110000 or more gives a marker beat.
     carry_error : bool
         If set, the input payload has an ``error`` field
-        (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`), reported on the first code unit
+        (:data:`~utf8_gateware.hdl.layouts.CarriedUnitLayout`), reported on the first code unit
         of its code point unless the code point is itself invalid (as
         :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` does; a transcoder passes a decoder's
         errors on with it).
@@ -97,10 +102,7 @@ class Utf16Encoder(PolicyStage):
         def unit_register(name, value, shape=1):
             # `keep` in the LUT rather than `take` in the clock enable: the enable stays a
             # flip-flop (a LUT in front of an enable costs a second route).
-            reg = pipe.register(f"a_{name}", shape)
-            with m.If(pipe.enable(reg.shape().width)):
-                m.d.sync += reg.eq(keep(take, value, reg))
-            return reg
+            return pipe.held(f"a_{name}", value, take, shape)
 
         a_valid = pipe.register("a_valid")
         with m.If(pipe.enable()):
@@ -109,8 +111,7 @@ class Utf16Encoder(PolicyStage):
         a_low   = unit_register("low", u[:16], 16)
         # The lead surrogate's payload: (u - 0x10000) >> 10, four bits of plane (u[20:16] - 1,
         # written bit by bit: no carry chain) and six.
-        a_plane = unit_register("plane", Cat(*(u[16 + k] ^ (u[16:16 + k] == 0) for k in range(4))),
-                                4)
+        a_plane = unit_register("plane", plane_minus_one(u), 4)
         # Flags of groups of at most four bits (one LUT each), combined below.
         a_g31   = unit_register("g31", u[28:32] == 0)
         a_g27   = unit_register("g27", u[24:28] == 0)

@@ -1,6 +1,6 @@
 """UTF-16 byte order stage: bytes in, UTF-16 code units out."""
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux
 
 from .component import StreamStage
 from .error_kind import ErrorKind

@@ -24,7 +24,6 @@ stream rules (once ``m_axis_tvalid`` is high it and the payload hold until the t
 no breach.
 """
 
-import itertools
 import json
 import random
 

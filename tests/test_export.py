@@ -233,7 +233,8 @@ def test_core_parameters_and_checks():
     assert core_parameters("utf16_decoder") == {"errors": "replace"}
     assert parameter_choices("decoder", "lanes") == (1, 2, 4, 8, 16)
     assert parameter_choices("encoder", "errors") == ("replace", "strict", "surrogateescape")
-    assert core_parameters("encoder") == {"errors": "replace"}   # carry_error is internal
+    # (carry_error is internal)
+    assert core_parameters("encoder") == {"errors": "replace", "encoding": "utf-8"}
     with pytest.raises(ValueError, match="core must be one of decoder, encoder"):
         make_core("multiplier")
     with pytest.raises(ValueError, match="decoder takes no parameter 'width'"):
@@ -273,7 +274,7 @@ def test_export_command(tmp_path, capsys):
     (["decoder", "--name", "reg"], "module name 'reg' is a Verilog keyword"),
     (["decoder", "--name", "a.b"], "module name must be a Verilog identifier"),
     (["decoder", "-o", "/nonexistent/dir/x.v"], "cannot write"),
-    (["encoder", "--lanes", "4"], "encoder takes no parameter 'lanes' (it takes errors)"),
+    (["encoder", "--lanes", "4"], "encoder takes no parameter 'lanes' (it takes errors, encoding)"),
 ])
 def test_export_command_errors(capsys, argv, message):
     status, out, err = run(capsys, "export", *argv)

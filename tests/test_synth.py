@@ -39,7 +39,7 @@ def test_harness_registers_every_port_bit():
     harness = synth.PortHarness(core)
     # i: payload 33 + valid, o.ready in; i.ready, o: payload 12 + valid out.
     assert (harness.in_bits, harness.out_bits) == (35, 14)
-    assert params == {"errors": "strict"}
+    assert params == {"errors": "strict", "encoding": "utf-8"}
     rtlil.convert(harness, ports=harness.ports)  # elaborated: no UnusedElaboratable warning
 
 

@@ -8,7 +8,6 @@ Run by ``tests/test_examples.py``, or by hand with cocotb's runner (see ``README
 file).
 """
 
-import itertools
 import random
 
 import cocotb

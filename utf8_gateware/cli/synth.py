@@ -7,7 +7,7 @@ checked by the library, so a bad one is a one-line error (exit status 2).
 """
 
 from utf8_gateware.hdl import synth
-from utf8_gateware.hdl.cores import BUILDABLE, parameter_choices, parameter_table
+from utf8_gateware.hdl.cores import BUILDABLE, parameter_table
 from .common import CommandError, at_least, parameter_help, write_json
 
 

@@ -1,0 +1,304 @@
+# amaranth: UnusedElaboratable=no
+"""The encoder's other encodings (:class:`utf8_gateware.hdl.encoder.Utf8Encoder` with
+``encoding=``) and their stages, in Amaranth's Python simulator, beat by beat against the
+reference model (:mod:`utf8_gateware.sim.encodings`), with CPython's and the ``mutf8`` package's
+codecs as oracles where they have the encoding.
+"""
+
+import random
+
+import corpora
+import mutf8
+import numpy as np
+import pytest
+
+from utf8_gateware.hdl.bom_writer import BYTE_ORDER_MARK_UTF8, ByteOrderMarkWriter
+from utf8_gateware.hdl.encoder import ENCODER_ENCODINGS, Utf8Encoder
+from utf8_gateware.hdl.error_kind import ENCODE_ERRORS, ErrorKind
+from utf8_gateware.hdl.layouts import EncodedByteLayout
+from utf8_gateware.hdl.surrogate_join import SurrogateJoiner
+from utf8_gateware.hdl.surrogate_split import SurrogateSplitter
+from utf8_gateware.sim.encodings import (
+    ENCODE_POLICIES, codepoints_from_utf16, encode, lookup, utf16_units)
+from utf8_gateware.sim.testbench import run_stream
+
+from test_encoder import BOUNDARIES, random_unit as encoder_random_unit
+
+
+#: Every (encoding, policy) pair of the gateware but those of tests/test_encoder.py.
+CASES = [(encoding, errors) for encoding in ENCODER_ENCODINGS
+         for errors in ENCODE_POLICIES[encoding]
+         if not (encoding == "utf-8" and errors in ENCODE_ERRORS)]
+
+#: Lead, trail and escape surrogates, NUL, and units around them.
+SPECIALS = [0x0, 0xD800, 0xDBFF, 0xDC00, 0xDC7F, 0xDC80, 0xDCFF, 0xDD00, 0xDFFF, 0xFEFF,
+            0x10000, 0x10FFFF, 0x110000, 0xFFFFFFFF]
+
+
+def random_unit(rng):
+    """A code unit of tests/test_encoder.py's classes, or a lead, a trail, NUL, a special."""
+    return rng.choice([
+        lambda: encoder_random_unit(rng),
+        lambda: rng.randrange(0xD800, 0xDC00),
+        lambda: rng.randrange(0xDC00, 0xE000),
+        lambda: rng.choice(SPECIALS),
+        lambda: 0,
+    ])()
+
+
+def random_message(rng, length):
+    """``length`` or more units, with surrogate pairs (a lead directly before a trail)."""
+    units = []
+    while len(units) < length:
+        if rng.random() < 0.2:
+            units += [rng.randrange(0xD800, 0xDC00), rng.randrange(0xDC00, 0xE000)]
+        else:
+            units.append(random_unit(rng))
+    return units
+
+
+def expected_beats(messages, encoding, errors):
+    """The beats ``(data, error, last)`` the encoder must produce for ``messages`` (lists of
+    units), from the reference model's rules for one unit (``Encoding.encode_unit``, the
+    prefix, pairs joined as the model's encoder joins them)."""
+    model = lookup(encoding)
+    beats = []
+    for units in messages:
+        message = [(byte, ErrorKind.NONE) for byte in model.prefix]
+        for unit in codepoints_from_utf16(units) if model.join_pairs else units:
+            data, kind = model.encode_unit(unit, errors)
+            if kind is not ErrorKind.NONE and not data:
+                message.append((0, kind))                        # the marker beat
+            else:
+                message += [(byte, kind if index == 0 else ErrorKind.NONE)
+                            for index, byte in enumerate(data)]
+        beats += [(byte, kind, int(index == len(message) - 1))
+                  for index, (byte, kind) in enumerate(message)]
+    return beats
+
+
+def encoded_messages(beats):
+    """Per message: the bytes (marker beats left out) and the error kinds, in order."""
+    out, data, kinds = [], bytearray(), []
+    for byte, kind, last in beats:
+        if kind is ErrorKind.NONE or byte:              # not a marker beat
+            data.append(byte)
+        if kind is not ErrorKind.NONE:
+            kinds.append(kind)
+        if last:
+            out.append((bytes(data), kinds))
+            data, kinds = bytearray(), []
+    return out
+
+
+def run_encoder(messages, encoding, errors, **kwargs):
+    """Run ``messages`` through ``Utf8Encoder(errors, encoding=encoding)``; returns the beats
+    and the :class:`StreamRun`."""
+    items = [{"codepoint": unit, "last": int(index == len(units) - 1)}
+             for units in messages for index, unit in enumerate(units)]
+    total = sum(len(units) for units in messages)
+    run = run_stream(Utf8Encoder(errors, encoding=encoding), items,
+                     max_cycles=200 + 40 * total, **kwargs)
+    beats = [(int(p.data), ErrorKind(p.error), int(p.last)) for p in run.outputs]
+    return beats, run
+
+
+def check_against_model(messages, encoding, errors, **kwargs):
+    beats, run = run_encoder(messages, encoding, errors, **kwargs)
+    assert beats == expected_beats(messages, encoding, errors)
+    # The same through the model's entry point: the bytes and the kinds of its errors.
+    for units, (data, kinds) in zip(messages, encoded_messages(beats), strict=True):
+        model = encode(units, encoding, errors)
+        assert data == model.data
+        assert kinds == [kind for _, kind in model.errors]
+    return beats, run
+
+
+# -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+def test_boundaries(encoding, errors):
+    """Every range boundary, each surrogate kind alone, in pairs and swapped, NUL; the messages
+    end on a lead surrogate, on a trail, on an invalid unit."""
+    messages = [BOUNDARIES, SPECIALS, [0xD800, 0xDC00, 0xDBFF, 0xDFFF, 0xDC00, 0xD800],
+                [0x41, 0xD83D], [0xDE00], [0xD83D, 0xDE00], [0], [0xFFFFFFFF], [0xD800, 0],
+                [0xD800, 0x110000], [0xD800, 0xD800, 0xDC00]]
+    check_against_model(messages, encoding, errors)
+
+
+@pytest.mark.parametrize("encoding, errors", CASES)
+def test_random_streams(encoding, errors):
+    """Random units (lone surrogates, pairs, NUL, too large values) in random messages, with
+    source gaps and sink stalls."""
+    rng = random.Random(f"family-{encoding}-{errors}")
+    messages = [random_message(rng, rng.choice([1, 1, 2, 3, 5, 8, 13]))
+                for _ in range(60)]
+    gap, stall = rng.choice([(0.3, 0.3), (0.1, 0.6), (0.6, 0.1)])
+    check_against_model(messages, encoding, errors, gap=gap, stall=stall, seed=len(messages))
+
+
+@pytest.mark.parametrize("encoding", ENCODER_ENCODINGS)
+def test_pace(encoding):
+    """With input always available and the sink always ready, the bytes of a message come out
+    one per cycle with no idle cycle (the stages add latency, not bubbles)."""
+    rng = random.Random(f"pace-{encoding}")
+    units = [rng.choice([rng.randrange(0x80), rng.randrange(0x80, 0x800),
+                         rng.randrange(0x800, 0xD800), rng.randrange(0x10000, 0x110000)])
+             for _ in range(100)]
+    if encoding == "wtf-8":
+        units = utf16_units(units)                   # pairs, to be joined
+    beats, run = check_against_model([units], encoding, "replace")
+    start = run.out_cycles[0]
+    assert run.out_cycles == list(range(start, start + len(beats)))
+    encoder = Utf8Encoder(encoding=encoding)
+    assert start - run.in_cycles[0] == encoder.LATENCY    # utf-8-sig: to the mark's first byte
+
+
+def test_cpython_and_mutf8_oracles():
+    """Scalar values and surrogates against CPython (``utf-8-sig``; ``surrogatepass``, which
+    writes surrogates as WTF-8 and Modified UTF-8 do) and the ``mutf8`` package (CESU-8 and
+    Modified UTF-8 of a Java string)."""
+    rng = random.Random("oracles")
+    scalars = [u for u in BOUNDARIES + [rng.randrange(0x110000) for _ in range(40)]
+               if u < 0x110000 and not 0xD800 <= u <= 0xDFFF]
+    lone = [0xDC00, 0xDFFF, 0xDC80, 0xD800, 0x41, 0xDBFF]      # no lead directly before a trail
+    text, java = "".join(map(chr, scalars)), "".join(map(chr, scalars + lone))
+
+    def data(messages, encoding, errors="replace"):
+        return [message for message, _ in encoded_messages(
+            run_encoder(messages, encoding, errors)[0])]
+
+    assert data([scalars], "utf-8-sig") == [text.encode("utf-8-sig")]
+    assert data([scalars + lone], "utf-8", "surrogatepass") == \
+        [java.encode("utf-8", "surrogatepass")]
+    assert data([utf16_units(scalars) + lone], "wtf-8") == [java.encode("utf-8", "surrogatepass")]
+    assert data([scalars + lone], "mutf-8") == [mutf8.encode_modified_utf8(java)]
+    # CESU-8 is Modified UTF-8 but for U+0000.
+    nonzero = [u for u in scalars if u]
+    assert data([nonzero], "cesu-8") == [mutf8.encode_modified_utf8("".join(map(chr, nonzero)))]
+
+
+def test_parameters():
+    """Only the pairs the reference model offers; one-line errors before construction."""
+    for encoding in ENCODER_ENCODINGS:
+        for errors in ENCODE_POLICIES[encoding]:
+            encoder = Utf8Encoder(errors, encoding=encoding)
+            assert (encoder.errors, encoder.encoding) == (errors, encoding)
+    with pytest.raises(ValueError, match=r"^mutf-8 encodes with errors 'replace', 'strict', "
+                                         r"not 'surrogateescape' \(lone surrogates"):
+        Utf8Encoder("surrogateescape", encoding="mutf-8")
+    with pytest.raises(ValueError, match="^wtf-8 encodes with errors .* not 'surrogatepass'"):
+        Utf8Encoder("surrogatepass", encoding="wtf-8")
+    with pytest.raises(ValueError, match="^encoding 'utf-8-rfc2279' is not offered in gateware"):
+        Utf8Encoder(encoding="utf-8-rfc2279")
+    with pytest.raises(ValueError, match="^encoding 'utf-16-le' is not offered in gateware"):
+        Utf8Encoder(encoding="utf-16-le")
+    with pytest.raises(ValueError, match="^unknown encoding 'latin-1'"):
+        Utf8Encoder(encoding="latin-1")
+    with pytest.raises(TypeError, match="^encoding must be a string"):
+        Utf8Encoder(encoding=8)
+    with pytest.raises(ValueError, match="^carry_error is offered with encoding 'utf-8' only"):
+        Utf8Encoder(encoding="cesu-8", carry_error=True)
+
+
+@pytest.mark.parametrize("folder, encoding", [
+    ("cesu8", "cesu-8"), ("mutf8", "mutf-8"), ("wtf8", "wtf-8"), ("bom", "utf-8-sig")])
+def test_corpora(folder, encoding):
+    """The family corpora's encoding cases (../shared/corpora: ICU, Rust std, the mutf8 crates,
+    ...), one message each, in one stream: the bytes they expect (which the model gives, see
+    tests/test_encodings_corpora.py). Cases with no input have no beat to send."""
+    corpora.require()
+    cases = [case for _, case in corpora.family_cases(folder)
+             if case["op"] in ("encode", "roundtrip", "pair", "from_utf16", "pair_utf16")
+             and case.get("encoding", "utf-8+addBOM") == "utf-8+addBOM"
+             and "expected_hex" in case and case.get("input_utf16", case.get("input_codepoints"))]
+    assert cases
+    messages = [case.get("input_utf16", case.get("input_codepoints")) for case in cases]
+    beats, _ = run_encoder(messages, encoding, "replace", stall=0.2, seed=7)
+    assert [data for data, _ in encoded_messages(beats)] == \
+        [corpora.hex_bytes(case["expected_hex"]) for case in cases]
+
+
+# -- the stages on their own ----------------------------------------------------------------------
+
+def _units_run(dut, messages, **kwargs):
+    items = [{"codepoint": unit, "last": int(index == len(units) - 1)}
+             for units in messages for index, unit in enumerate(units)]
+    return run_stream(dut, items, **kwargs)
+
+
+def narrow(unit):
+    """``(codepoint, large)`` of :data:`SplitUnitLayout` for ``unit``."""
+    return unit & 0x1FFFFF, int(unit >> 21 != 0)
+
+
+def test_splitter():
+    """Supplementary code points become pairs (``pair`` set), everything else passes."""
+    rng = random.Random("split")
+    messages = [random_message(rng, rng.randrange(1, 6)) for _ in range(80)]
+    run = _units_run(SurrogateSplitter(), messages, gap=0.3, stall=0.3, seed=3)
+    expected = []
+    for units in messages:
+        out = [(part, int(0x10000 <= unit < 0x110000)) for unit in units
+               for part in (utf16_units([unit]) if 0x10000 <= unit < 0x110000 else [unit])]
+        expected += [narrow(unit) + (pair, int(index == len(out) - 1))
+                     for index, (unit, pair) in enumerate(out)]
+    assert [(int(p.codepoint), int(p.large), int(p.pair), int(p.last))
+            for p in run.outputs] == expected
+
+
+def test_joiner():
+    """A lead directly followed by a trail in one message is joined; nothing else changes."""
+    rng = random.Random("join")
+    messages = [random_message(rng, rng.randrange(1, 6)) for _ in range(80)]
+    messages += [[0xD800], [0xDC00], [0xD800, 0xD800], [0xDC00, 0xD800], [0xD800, 0xDC00]]
+    run = _units_run(SurrogateJoiner(), messages, gap=0.3, stall=0.3, seed=4)
+    expected = []
+    for units in messages:
+        out = codepoints_from_utf16(units)
+        expected += [narrow(unit) + (0, int(index == len(out) - 1))
+                     for index, unit in enumerate(out)]
+    assert [(int(p.codepoint), int(p.large), int(p.pair), int(p.last))
+            for p in run.outputs] == expected
+
+
+def test_bom_writer():
+    """EF BB BF before the first beat of every message (a one-beat message too)."""
+    rng = random.Random("bom")
+    messages = [[(rng.randrange(256), rng.choice(list(ErrorKind)))
+                 for _ in range(rng.randrange(1, 5))] for _ in range(40)]
+    items = [{"data": byte, "error": kind, "last": int(index == len(message) - 1)}
+             for message in messages for index, (byte, kind) in enumerate(message)]
+    run = run_stream(ByteOrderMarkWriter(), items, gap=0.3, stall=0.3, seed=5)
+    expected = []
+    for message in messages:
+        out = [(byte, ErrorKind.NONE) for byte in BYTE_ORDER_MARK_UTF8] + message
+        expected += [(byte, kind, int(index == len(out) - 1))
+                     for index, (byte, kind) in enumerate(out)]
+    assert [(int(p.data), ErrorKind(p.error), int(p.last)) for p in run.outputs] == expected
+
+
+# -- every code point, compiled -------------------------------------------------------------------
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("encoding, errors", [
+    (encoding, ENCODE_POLICIES[encoding][0]) for encoding in ENCODER_ENCODINGS
+    if encoding != "utf-8"] + [("utf-8", "surrogatepass")])
+def test_every_code_point_compiled(encoding, errors):
+    """Every value 0..0x10FFFF (surrogates too: for WTF-8, DBFF DC00 is the one pair) and the
+    values around 2**k above, as one message, on the compiled engine against the model. (The
+    other policies differ from these only in the byte pipeline's error beats, which the random
+    tests above cover.)"""
+    from utf8_gateware.sim.compiled import build_stream_model    # needs a C++ compiler
+    units = np.array(list(range(0x110000)) + [2**k + d for k in range(21, 32) for d in (-1, 0, 1)]
+                     + [0xFFFFFFFF, 0x41], dtype="<u4")
+    model = build_stream_model(Utf8Encoder(errors, encoding=encoding),
+                               f"encoder-{encoding}-{errors}")
+    beats = np.frombuffer(model.run(units.tobytes(), in_bytes=4).data, dtype="<u2")
+    data, kind, last = (beats >> EncodedByteLayout[name].offset &
+                        ((1 << EncodedByteLayout[name].width) - 1)
+                        for name in ("data", "error", "last"))
+    assert list(np.flatnonzero(last)) == [len(beats) - 1]
+    want = encode(units.tolist(), encoding, errors)
+    assert data[(kind == 0) | (data != 0)].astype("u1").tobytes() == want.data   # no markers
+    assert [ErrorKind(k) for k in kind[kind != 0]] == [k for _, k in want.errors]
