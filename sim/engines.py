@@ -37,9 +37,16 @@ error beats back to input indices on the host: it knows how many beats every uni
 for a scalar value, by its magnitude; 3 for a replaced unit (EF BF BD); 1 for an escaped
 surrogate U+DC80..U+DCFF under ``surrogateescape``; 1 marker beat under ``strict``), walks the
 units accumulating beat offsets and assigns each error beat to the unit whose beats start there.
-With ``errors="strict"`` the marker beats are removed from ``data``. :func:`encode_stream` cannot
-walk units it no longer holds; it relies on the error beats coming in the order of the invalid
-units, one each, and checks each one's kind (:func:`_encoded_blocks`).
+With ``strict`` (and ``surrogatepass``, whose only refused unit is a value of 0x110000 or more)
+the marker beats are removed from ``data``. :func:`encode_stream` cannot walk units it no longer
+holds, nor can the mapping where beats do not add up unit by unit (a byte order mark in front,
+joined pairs); there it relies on the error beats coming in the order of the invalid units, one
+each, and checks each one's kind (:func:`_encoded_blocks`).
+
+Other encodings (``encoding``): :func:`check_codec` says which engine has which; the gateware
+engines run :class:`~utf8_gateware.hdl.text_decoder.TextDecoder`,
+:class:`~utf8_gateware.hdl.text_encoder.TextEncoder` and
+:class:`~utf8_gateware.hdl.transcoder.Transcoder` (:func:`transcode_stream`).
 """
 
 import array
@@ -266,6 +273,11 @@ _KIND_TABLE = bytes((byte >> 5) & 7 for byte in range(256))
 _CP2_TABLE = bytes(byte & 0x1F for byte in range(256))
 
 
+#: The policies under which an encoder writes an invalid unit as one *marker beat* (no bytes):
+#: ``strict``, and ``surrogatepass`` for a value of 0x110000 or more (the only unit it refuses).
+_MARKERS = ("strict", "surrogatepass")
+
+
 def _beats(unit, errors, encoding="utf-8"):
     """Number of beats the encoder of ``encoding`` produces for ``unit``: its bytes, or one
     marker beat."""
@@ -284,9 +296,9 @@ def _parse_encoded(beats, units, errors, encoding="utf-8"):
         kind = (word >> _BE_SHIFT) & _BE_MASK
         if kind:
             error_beats.append((index, _kind(kind)))
-            if errors == "strict":
+            if errors in _MARKERS:
                 if (word >> _BD_SHIFT) & _BD_MASK:
-                    raise InterfaceError(f"strict marker beat {index} carries data")
+                    raise InterfaceError(f"marker beat {index} carries data")
             else:
                 data.append((word >> _BD_SHIFT) & _BD_MASK)
         else:
@@ -316,11 +328,11 @@ def _parse_encoded_raw(raw, units, errors, encoding="utf-8"):
     error_flags = high.translate(_ERROR_TABLE)
     error_beats = [(match.start(), _kind(error_flags[match.start()]))
                    for match in re.finditer(b"[^\x00]", error_flags)]
-    if errors == "strict" and error_beats:
+    if errors in _MARKERS and error_beats:
         pieces, start = [], 0
         for beat, _ in error_beats:
             if low[beat]:
-                raise InterfaceError(f"strict marker beat {beat} carries data")
+                raise InterfaceError(f"marker beat {beat} carries data")
             pieces.append(low[start:beat])
             start = beat + 1
         pieces.append(low[start:])
@@ -331,6 +343,15 @@ def _parse_encoded_raw(raw, units, errors, encoding="utf-8"):
 
 
 def _map_error_beats(error_beats, units, errors, encoding="utf-8"):
+    if encoding not in ("utf-8", *SCHEMES):
+        # A mark in front (utf-8-sig) or joined pairs (wtf-8): beats do not add up unit by unit.
+        # The error beats come in the order of the invalid units, one each, as in
+        # :func:`_encoded_blocks`.
+        expected = invalid_units(units, 0, errors, encoding)
+        if [kind for _, kind in error_beats] != [kind for _, kind in expected]:
+            raise InterfaceError(f"error beats {[k.label for _, k in error_beats][:5]} are not "
+                                 f"the invalid units' {[k.label for _, k in expected][:5]}")
+        return expected
     result = []
     if not error_beats:
         return result
@@ -927,9 +948,9 @@ def _encoded_blocks(blocks, expected, errors):
                 raise InterfaceError(f"unit {index} flagged {_kind(error_flags[beat]).label}, "
                                      f"not {kind.label}")
             errs.append((index, kind))
-        if errors == "strict" and beats:
+        if errors in _MARKERS and beats:
             if any(low[beat] for beat in beats):
-                raise InterfaceError("a strict marker beat carries data")
+                raise InterfaceError("a marker beat carries data")
             pieces = [low[start + 1:stop] for start, stop in zip([-1, *beats], [*beats, None])]
             low = b"".join(pieces)
         yield EncodedChunk(low, errs)
