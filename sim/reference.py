@@ -66,6 +66,8 @@ policies ``strict`` and ``surrogatepass``; :func:`decode` and :func:`encode` her
 model's policies (:data:`DECODE_ERRORS`, :data:`ENCODE_ERRORS`).
 """
 
+import re
+import sys
 from typing import NamedTuple, Sequence
 
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind, check_policy
@@ -77,7 +79,7 @@ __all__ = [
     "Encoded", "encode_unit", "encode", "count_errors",
     "sequence_length", "second_byte_range", "UTF8_LENGTH_LIMITS", "utf8_length",
     "Grammar", "UTF8", "Piece", "ByteDecoder", "DecodeError", "render",
-    "sequence_bytes", "check_unit",
+    "sequence_bytes", "check_unit", "decode_well_formed",
 ]
 
 
@@ -117,6 +119,19 @@ _SECOND_BYTE_ERROR = {
     0xED: ErrorKind.SURROGATE,
     0xF4: ErrorKind.TOO_LARGE,
 }
+
+
+def _byte_class(values):
+    """A regular-expression class (bytes) of the byte values ``values``, as ranges."""
+    values, ranges = sorted(values), []
+    for value in values:
+        if ranges and ranges[-1][1] == value - 1:
+            ranges[-1][1] = value
+        else:
+            ranges.append([value, value])
+    return b"[" + b"".join(re.escape(bytes([low])) + (b"-" + re.escape(bytes([high]))
+                                                      if high > low else b"")
+                           for low, high in ranges) + b"]"
 
 
 def _start_error(byte):
@@ -175,6 +190,7 @@ class Grammar:
         self.second_ranges = dict(second_ranges or {})
         self.second_errors = dict(second_errors or {})
         self.start_errors = dict(start_errors or {})
+        self._runs = None
         # Per-byte tables for the decoder's inner loop.
         self.length = tuple(self.lengths.get(byte, 0) for byte in range(256))
         self.low, self.high = zip(*(self.second_ranges.get(byte, (0x80, 0xBF))
@@ -193,6 +209,29 @@ class Grammar:
                     and self.second_error[byte] is None):
                 raise ValueError(f"grammar {name}: lead {byte:02X} narrows its second byte "
                                  f"but names no error kind")
+
+    def well_formed_runs(self):
+        """A compiled ``re`` pattern (bytes) that matches a run of one or more well-formed
+        sequences of this grammar, longest first: the same table written as byte ranges, so
+        the runs are found at C speed (``finditer``: the maximal well-formed runs)."""
+        if self._runs is None:
+            rows = {}
+            for byte in range(256):
+                if self.length[byte]:
+                    rows.setdefault((self.length[byte], self.low[byte], self.high[byte]),
+                                    []).append(byte)
+            branches = []
+            for (length, low, high), leads in sorted(rows.items()):
+                branch = _byte_class(leads) + (b"+" if length == 1 else b"")
+                if length > 1:
+                    branch += _byte_class(range(low, high + 1))
+                    branch += _byte_class(range(0x80, 0xC0)) * (length - 2)
+                branches.append(branch)
+            # Possessive (Python 3.11+): no backtracking state per sequence; the branches
+            # exclude each other by their first byte, so the match is the same without it.
+            repeat = b"++" if sys.version_info >= (3, 11) else b"+"
+            self._runs = re.compile(b"(?:" + b"|".join(branches) + b")" + repeat)
+        return self._runs
 
     def derive(self, name, lengths=(), second_ranges=(), second_errors=(), start_errors=()):
         """A grammar equal to this one except for the entries given (``lengths`` with 0: the
@@ -289,6 +328,13 @@ class ByteDecoder:
         self._offset += len(data)
         return out
 
+    def skip(self, count):
+        """Count ``count`` bytes of well-formed sequences that the caller decoded itself (no
+        prefix may be pending): the offsets of later pieces include them."""
+        if self._pending:
+            raise ValueError("cannot skip bytes while a prefix is pending")
+        self._offset += count
+
     def finish(self):
         """End the stream: returns the ``TRUNCATED`` piece of a pending prefix, if any."""
         out = []
@@ -297,6 +343,76 @@ class ByteDecoder:
             self._pending.clear()
         self._offset = 0
         return out
+
+
+# The bit distribution (Table 3-6) per byte: its payload bits (the bits after its leading ones
+# and the zero that ends them), whether it is a continuation byte 10xxxxxx.
+def _payload(byte):
+    ones = 0
+    while ones < 8 and byte & (0x80 >> ones):
+        ones += 1
+    return byte & (0x7F >> ones)
+
+_PAYLOAD = bytes(_payload(byte) for byte in range(256))
+_CONTINUATION = bytes(0xFF if 0x80 <= byte <= 0xBF else 0 for byte in range(256))
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+_SHIFT_RIGHT_2 = bytes(byte >> 2 for byte in range(256))
+_masks = {}
+
+
+def _mask(value, size):
+    """The integer of ``size`` bytes (at least) that are all ``value`` (cached, grown)."""
+    mask = _masks.get(value)
+    if mask is None or mask.bit_length() < 8 * size - 8:
+        mask = _masks[value] = int.from_bytes(bytes([value]) * max(size, 1 << 16), "little")
+    return mask
+
+
+def _integer(data):
+    return int.from_bytes(data, "little")
+
+
+def decode_well_formed(data):
+    """The scalar values of ``data``, a run of well-formed UTF-8 sequences (as
+    :meth:`Grammar.well_formed_runs` finds them), as UTF-32LE bytes: the bulk form of
+    :func:`_scalar`, with a few operations on the whole run (``bytes.translate`` and the bitwise
+    operations of Python's integers) instead of a loop per byte.
+
+    Each byte is a lane of 8 bits in one integer (byte ``i`` is bits ``8i..8i+7``). The lane of
+    a sequence's last byte gathers the payload bits of the 0..3 bytes before it that are in the
+    same sequence (those after which only continuation bytes follow), as three 7-bit digits of
+    the value; every other lane gets bit 7 set and is deleted by ``translate``. The digits
+    left, one per scalar value, are packed into 32-bit units."""
+    if data.isascii():
+        units = bytearray(4 * len(data))
+        units[0::4] = data
+        return bytes(units)
+    size = len(data)
+    payload = _integer(data.translate(_PAYLOAD))
+    # Lanes of 0xFF where byte i (cont1), bytes i-1..i (cont2), i-2..i (cont3) are continuation
+    # bytes: where bytes i-1, i-2, i-3 belong to the sequence that byte i is in.
+    cont1 = _integer(data.translate(_CONTINUATION))
+    cont2 = cont1 & (cont1 << 8)
+    cont3 = cont2 & (cont1 << 16)
+    # The payloads of the bytes 1, 2, 3 before, where in the same sequence.
+    back1, back2, back3 = (payload << 8) & cont1, (payload << 16) & cont2, (payload << 24) & cont3
+    # value = back3 << 18 | back2 << 12 | back1 << 6 | payload, as digits of 7 bits.
+    digit0 = payload | (back1 & _mask(0x01, size)) << 6
+    digit1 = (back1 >> 1) & _mask(0x1F, size) | (back2 & _mask(0x03, size)) << 5
+    digit2 = (back2 >> 2) & _mask(0x0F, size) | back3 << 4
+    # A byte followed by a continuation byte is not the last of its sequence: deleted.
+    drop = (cont1 >> 8) & _mask(0x80, size)
+    digits = [(digit | drop).to_bytes(size, "little").translate(None, _HIGH_BYTES)
+              for digit in (digit0, digit1, digit2)]
+    count = len(digits[0])
+    low, middle = _integer(digits[0]), _integer(digits[1])
+    high = _integer(digits[2])
+    units = bytearray(4 * count)
+    units[0::4] = (low | (middle & _mask(0x01, count)) << 7).to_bytes(count, "little")
+    units[1::4] = ((middle >> 1) & _mask(0x3F, count)
+                   | (high & _mask(0x03, count)) << 6).to_bytes(count, "little")
+    units[2::4] = digits[2].translate(_SHIFT_RIGHT_2)
+    return bytes(units)
 
 
 class DecodeError(ValueError):
