@@ -301,7 +301,7 @@ def _to_units(units):
 # Engines
 
 _CHUNK = 1 << 20         # bytes
-_UNITS_CHUNK = 1 << 16   # code units for the reference encoder (a Python object each meanwhile)
+_UNITS_CHUNK = 1 << 18   # code units per call of the reference encoder
 
 
 def _chunks_of(data, size=_CHUNK):

@@ -66,6 +66,8 @@ policies ``strict`` and ``surrogatepass``; :func:`decode` and :func:`encode` her
 model's policies (:data:`DECODE_ERRORS`, :data:`ENCODE_ERRORS`).
 """
 
+import array
+import functools
 import re
 import sys
 from typing import NamedTuple, Sequence
@@ -357,15 +359,18 @@ _PAYLOAD = bytes(_payload(byte) for byte in range(256))
 _CONTINUATION = bytes(0xFF if 0x80 <= byte <= 0xBF else 0 for byte in range(256))
 _HIGH_BYTES = bytes(range(0x80, 0x100))
 _SHIFT_RIGHT_2 = bytes(byte >> 2 for byte in range(256))
-_masks = {}
+_repeats = {}
 
 
-def _mask(value, size):
-    """The integer of ``size`` bytes (at least) that are all ``value`` (cached, grown)."""
-    mask = _masks.get(value)
-    if mask is None or mask.bit_length() < 8 * size - 8:
-        mask = _masks[value] = int.from_bytes(bytes([value]) * max(size, 1 << 16), "little")
-    return mask
+def _repeated(pattern, size):
+    """The integer whose bytes (little-endian) are ``pattern`` repeated over ``size`` bytes or
+    more (cached, grown as needed)."""
+    known = _repeats.get(pattern)
+    if known is None or known[0] < size:
+        count = max(size, 1 << 16) // len(pattern) + 1
+        known = _repeats[pattern] = (count * len(pattern),
+                                     int.from_bytes(pattern * count, "little"))
+    return known[1]
 
 
 def _integer(data):
@@ -397,20 +402,20 @@ def decode_well_formed(data):
     # The payloads of the bytes 1, 2, 3 before, where in the same sequence.
     back1, back2, back3 = (payload << 8) & cont1, (payload << 16) & cont2, (payload << 24) & cont3
     # value = back3 << 18 | back2 << 12 | back1 << 6 | payload, as digits of 7 bits.
-    digit0 = payload | (back1 & _mask(0x01, size)) << 6
-    digit1 = (back1 >> 1) & _mask(0x1F, size) | (back2 & _mask(0x03, size)) << 5
-    digit2 = (back2 >> 2) & _mask(0x0F, size) | back3 << 4
+    digit0 = payload | (back1 & _repeated(b"\x01", size)) << 6
+    digit1 = (back1 >> 1) & _repeated(b"\x1f", size) | (back2 & _repeated(b"\x03", size)) << 5
+    digit2 = (back2 >> 2) & _repeated(b"\x0f", size) | back3 << 4
     # A byte followed by a continuation byte is not the last of its sequence: deleted.
-    drop = (cont1 >> 8) & _mask(0x80, size)
+    drop = (cont1 >> 8) & _repeated(b"\x80", size)
     digits = [(digit | drop).to_bytes(size, "little").translate(None, _HIGH_BYTES)
               for digit in (digit0, digit1, digit2)]
     count = len(digits[0])
     low, middle = _integer(digits[0]), _integer(digits[1])
     high = _integer(digits[2])
     units = bytearray(4 * count)
-    units[0::4] = (low | (middle & _mask(0x01, count)) << 7).to_bytes(count, "little")
-    units[1::4] = ((middle >> 1) & _mask(0x3F, count)
-                   | (high & _mask(0x03, count)) << 6).to_bytes(count, "little")
+    units[0::4] = (low | (middle & _repeated(b"\x01", count)) << 7).to_bytes(count, "little")
+    units[1::4] = ((middle >> 1) & _repeated(b"\x3f", count)
+                   | (high & _repeated(b"\x03", count)) << 6).to_bytes(count, "little")
     units[2::4] = digits[2].translate(_SHIFT_RIGHT_2)
     return bytes(units)
 
@@ -556,13 +561,145 @@ def encode_unit(unit, errors="replace"):
     return (b"" if errors == "strict" else _REPLACEMENT_BYTES), kind
 
 
+# The bulk encoder (:func:`encode`) sorts the units (little-endian 32-bit) into classes by their
+# bytes: each byte gives a few flag bits by a table (their OR is one byte per unit), and a table
+# of those flags gives the class.
+_SINGLE, _TWO, _THREE, _FOUR, _ESCAPE, _ESCAPE_FF, _SURROGATE, _TOO_LARGE = range(1, 9)
+_FLAG_TABLES = (
+    bytes(int(byte >= 0x80) | (byte == 0xFF) << 7 for byte in range(256)),      # bits 0, 7
+    bytes((0 if byte == 0 else 1 if byte < 0x08 else 4 if byte == 0xDC         # bits 1..3
+           else 3 if 0xD8 <= byte <= 0xDF else 2) << 1 for byte in range(256)),
+    bytes((0 if byte == 0 else 1 if byte <= 0x10 else 2) << 4 for byte in range(256)),  # 4, 5
+    bytes(int(byte != 0) << 6 for byte in range(256)))                          # bit 6
+
+
+def _class_of_flags(flags):
+    """The class of a unit: single byte (U+0000..U+007F), 2, 3 or 4 bytes (below U+0800,
+    U+10000, U+110000: :data:`UTF8_LENGTH_LIMITS`), an escape U+DC80..U+DCFE, the escape
+    U+DCFF, another surrogate, too large."""
+    byte0_high, byte1, byte2, byte3 = flags & 1, flags >> 1 & 7, flags >> 4 & 3, flags >> 6 & 1
+    if byte3 or byte2 == 2:
+        return _TOO_LARGE
+    if byte2:
+        return _FOUR
+    if byte1 == 0:
+        return _TWO if byte0_high else _SINGLE
+    if byte1 == 1:
+        return _TWO
+    if byte1 == 2:
+        return _THREE
+    if byte1 == 4 and byte0_high:
+        return _ESCAPE_FF if flags & 0x80 else _ESCAPE
+    return _SURROGATE
+
+
+_CLASS_OF_FLAGS = bytes(map(_class_of_flags, range(256)))
+_UNIT_CODE = "I" if array.array("I").itemsize == 4 else "L"
+
+
+def _lane_tables(bytes_of):
+    """Four ``translate`` tables that make a lane of 4 bytes per unit from its class: the bytes
+    ``bytes_of[class]`` (all 0 for a class not listed)."""
+    return tuple(bytes(bytes_of.get(cls, b"\0\0\0\0")[position] for cls in range(256))
+                 for position in range(4))
+
+
+@functools.cache
+def _encoder_tables(errors):
+    """The lane tables of :func:`_encode_bulk` under the policy ``errors``, and the error kind
+    of each class that is an error under it."""
+    kinds = {_SURROGATE: ErrorKind.SURROGATE, _ESCAPE: ErrorKind.SURROGATE,
+             _ESCAPE_FF: ErrorKind.SURROGATE, _TOO_LARGE: ErrorKind.TOO_LARGE}
+    singles = [_SINGLE]
+    if errors == "surrogateescape":   # an escape is the byte it stands for: its unit's low byte
+        del kinds[_ESCAPE], kinds[_ESCAPE_FF]
+        singles.append(_ESCAPE)
+    error_bytes = b"\xff\xff\xff\xff" if errors == "strict" else _REPLACEMENT_BYTES + b"\xff"
+    # The marker bits of each class's bytes, 0xFF where it has no byte (UTF-8 has no 0xFF).
+    markers = {_TWO: b"\xc0\x80\xff\xff", _THREE: b"\xe0\x80\x80\xff",
+               _FOUR: b"\xf0\x80\x80\x80", **{cls: b"\x00\xff\xff\xff" for cls in singles},
+               **{cls: error_bytes for cls in kinds}}
+    return {
+        "four": _lane_tables({_FOUR: b"\xff\xff\xff\xff"}),
+        "three": _lane_tables({_THREE: b"\xff\xff\xff\x00"}),
+        "two": _lane_tables({_TWO: b"\xff\xff\x00\x00"}),
+        "single": _lane_tables({cls: b"\xff\x00\x00\x00" for cls in singles}),
+        "markers": _lane_tables(markers),
+        "kinds": kinds,
+        "errors": re.compile(b"[" + re.escape(bytes(kinds)) + b"]"),
+    }
+
+
+def _lanes(classes, tables):
+    """The integer of 32-bit lanes, one per class in ``classes``, made by ``tables``."""
+    lanes = bytearray(4 * len(classes))
+    for position, table in enumerate(tables):
+        lanes[position::4] = classes.translate(table)
+    return _integer(lanes)
+
+
+def _encode_lanes(raw, classes, tables):
+    """The UTF-8 bytes of the units ``raw`` (UTF-32LE) of ``classes`` (no U+DCFF escape:
+    its byte is the 0xFF that marks unused bytes here): for each
+    unit a lane of 4 bytes that holds its bytes (Table 3-6: the value's bits in groups of 6,
+    the last group in the last byte, under the marker bits) and 0xFF in the bytes it does not
+    use, deleted at the end."""
+    value, size = _integer(raw), len(raw)
+    # Byte k of a lane holds the value's group 3 - k of 6 bits (group 0: bits 0..5).
+    groups = (value >> 18 & _repeated(b"\x07\0\0\0", size)
+              | value >> 4 & _repeated(b"\0\x3f\0\0", size)
+              | value << 10 & _repeated(b"\0\0\x3f\0", size)
+              | value << 24 & _repeated(b"\0\0\0\x3f", size))
+    # A sequence of n bytes takes the last n groups: lane bytes 4 - n..3, moved to bytes 0..n-1.
+    lanes = (groups & _lanes(classes, tables["four"])
+             | groups >> 8 & _lanes(classes, tables["three"])
+             | groups >> 16 & _lanes(classes, tables["two"])
+             | value & _lanes(classes, tables["single"])
+             | _lanes(classes, tables["markers"]))
+    return lanes.to_bytes(size, "little").translate(None, b"\xff")
+
+
+_ESCAPES_FF = re.compile(bytes([_ESCAPE_FF]) + b"+")
+
+
+def _encode_bulk(units, errors):
+    """:func:`encode` of an ``array`` of units, with operations on all of them at once: their
+    classes, then their bytes (:func:`_encode_lanes`); under ``surrogateescape`` the escapes
+    U+DCFF between them are bytes FF."""
+    tables = _encoder_tables(errors)
+    if sys.byteorder != "little":
+        units = array.array(units.typecode, units)
+        units.byteswap()
+    raw = units.tobytes()
+    flags = 0
+    for position, table in enumerate(_FLAG_TABLES):
+        flags |= _integer(raw[position::4].translate(table))
+    classes = flags.to_bytes(len(units), "little").translate(_CLASS_OF_FLAGS)
+    if errors == "surrogateescape":
+        parts, done = [], 0
+        for match in _ESCAPES_FF.finditer(classes):
+            start, stop = match.span()
+            parts.append(_encode_lanes(raw[4 * done:4 * start], classes[done:start], tables))
+            parts.append(b"\xff" * (stop - start))
+            done = stop
+        parts.append(_encode_lanes(raw[4 * done:], classes[done:], tables))
+        data = b"".join(parts)
+    else:
+        data = _encode_lanes(raw, classes, tables)
+    kinds = tables["kinds"]
+    return Encoded(data, [(match.start(), kinds[classes[match.start()]])
+                          for match in tables["errors"].finditer(classes)])
+
+
 def encode(units: Sequence[int], errors="replace"):
-    """Encode a sequence of UTF-32 code units; returns :class:`Encoded`."""
+    """Encode a sequence of UTF-32 code units; returns :class:`Encoded`. (In bulk, see
+    :func:`_encode_bulk`; it equals :func:`encode_unit` unit by unit.)"""
     check_policy(errors, ENCODE_ERRORS)
-    chunks, errs = [], []
-    for index, unit in enumerate(units):
-        chunk, kind = encode_unit(unit, errors)
-        chunks.append(chunk)
-        if kind is not ErrorKind.NONE:
-            errs.append((index, kind))
-    return Encoded(b"".join(chunks), errs)
+    if not (isinstance(units, array.array) and units.typecode == _UNIT_CODE):
+        try:
+            units = array.array(_UNIT_CODE, units)
+        except (OverflowError, TypeError):
+            for unit in units:
+                check_unit(unit)
+            raise
+    return _encode_bulk(units, errors)

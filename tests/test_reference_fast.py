@@ -2,9 +2,11 @@
 
 The fast paths: the well-formed runs that :meth:`Grammar.well_formed_runs` finds, passed over
 the per-byte loop (:class:`~utf8_gateware.sim.engines._ReferenceStream`), their UTF-8 output
-(the run itself) and their code points (:func:`decode_well_formed`).
+(the run itself) and their code points (:func:`decode_well_formed`); the bulk :func:`encode`
+against :func:`encode_unit`, unit by unit.
 """
 
+import array
 import itertools
 import random
 
@@ -14,7 +16,8 @@ from hypothesis import given, settings, strategies as st
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import engines
 from utf8_gateware.sim.reference import (
-    DECODE_ERRORS, UTF8, ByteDecoder, decode, decode_well_formed)
+    DECODE_ERRORS, ENCODE_ERRORS, UTF8, ByteDecoder, Encoded, decode, decode_well_formed, encode,
+    encode_unit)
 
 
 EDGE_BYTES = bytes([0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
@@ -162,3 +165,38 @@ def test_skip_needs_no_pending_prefix():
 
 def test_other_engines_have_no_utf8_form():
     assert engines.DecodedChunk(b"A\0\0\0", []).utf8 is None
+
+
+# --- the bulk encoder ---------------------------------------------------------------------------
+
+def encode_unit_by_unit(units, errors):
+    results = [encode_unit(unit, errors) for unit in units]
+    return Encoded(b"".join(data for data, _ in results),
+                   [(index, kind) for index, (_, kind) in enumerate(results) if kind.value])
+
+
+ENCODE_EDGES = [0x00, 0x7F, 0x80, 0xFF, 0x100, 0x7FF, 0x800, 0xFFF, 0x1000, 0xD7FF, 0xD800, 0xDBFF,
+                0xDC00, 0xDC7F, 0xDC80, 0xDCFE, 0xDCFF, 0xDD00, 0xDFFF, 0xE000, 0xFFFD, 0xFFFF,
+                0x10000, 0x3FFFF, 0x40000, 0x10FFFF, 0x110000, 0x1DCFF, 0x10DC80, 0x1000DCFF,
+                0x20000, 0xFFFFFF, 0x1000000, 0x7FFFFFFF, 0xFFFFFFFF]
+
+
+def test_encode_every_scalar_value():
+    text = "".join(map(chr, itertools.chain(range(0xD800), range(0xE000, 0x110000))))
+    units = array.array("I", map(ord, text))
+    for errors in ENCODE_ERRORS:
+        assert encode(units, errors) == (text.encode("utf-8"), [])
+
+
+@pytest.mark.parametrize("errors", ENCODE_ERRORS)
+def test_encode_surrogates_and_edges(errors):
+    units = [*range(0xD800, 0xE000), *ENCODE_EDGES, 0xDCFF, 0xDCFF, 0x41, 0xDCFF]
+    assert encode(units, errors) == encode_unit_by_unit(units, errors)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(ENCODE_EDGES), st.integers(0, 0x10FFFF),
+                          st.integers(0xD800, 0xDFFF), st.integers(0, 0xFFFFFFFF)), max_size=50),
+       st.sampled_from(ENCODE_ERRORS))
+def test_encode_is_unit_by_unit(units, errors):
+    assert encode(units, errors) == encode_unit_by_unit(units, errors)
