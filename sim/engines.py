@@ -14,8 +14,9 @@ Engines:
 Streams: :func:`decode_stream`, :func:`encode_stream` and :func:`validate` take the message as
 an iterable of chunks and give their results chunk by chunk, in memory that does not grow with
 the input: the reference engine feeds the model chunk by chunk (with a fast path for
-well-formed text: runs of well-formed sequences are found by a regular expression written from
-the grammar, passed over the per-byte loop and decoded in bulk; see :class:`_ReferenceStream`);
+well-formed text: runs of well-formed sequences, found from the grammar's tables with operations
+on whole chunks, pass over the per-byte loop and are decoded in bulk; see
+:class:`_ReferenceStream`);
 the compiled engine runs one model process for the whole message and pipes the chunks through
 it (:meth:`.compiled.StreamModel.stream`); the python engine collects the message first (it is
 for small inputs).
@@ -380,7 +381,6 @@ class DecodedChunk(NamedTuple):
 
 _NONZERO = re.compile(rb"[^\x00]")
 _WORD = "I" if array.array("I").itemsize == 4 else "L"
-_WELL_FORMED = reference.UTF8.well_formed_runs()
 _MIN_RUN = 16                                    # bytes; shorter runs go through the model
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
 _REPLACEMENT_UTF8 = reference.encode_unit(reference.REPLACEMENT_CHARACTER)[0]
@@ -389,9 +389,10 @@ _REPLACEMENT_UTF8 = reference.encode_unit(reference.REPLACEMENT_CHARACTER)[0]
 class _ReferenceStream:
     """The reference model (:class:`.reference.ByteDecoder` of :data:`.reference.UTF8`) fed
     chunk by chunk, with the fast path for well-formed text: a run of at least
-    :data:`_MIN_RUN` bytes of well-formed sequences (:meth:`.reference.Grammar.well_formed_runs`,
-    found at C speed) is passed over the per-byte loop as it is, and decoded in bulk only if
-    code points are asked for (:func:`.reference.decode_well_formed`). If a prefix is pending
+    :data:`_MIN_RUN` bytes of well-formed sequences (found with operations on the whole chunk:
+    :meth:`.reference.Grammar.well_formed_spans`) is passed over the per-byte loop as it is,
+    and decoded in bulk only if code points are asked for
+    (:func:`.reference.decode_well_formed`). If a prefix is pending
     when a run starts, the run's first byte ends it (a run never starts with a continuation
     byte), so the model takes the run's first sequence and the rest is passed over; a sequence
     cut by a chunk boundary is not in any run (the model completes it). The model counts the
@@ -403,10 +404,7 @@ class _ReferenceStream:
         """The parts of ``chunk``: bytes (a well-formed run) or lists of
         :class:`.reference.Piece`."""
         position = 0
-        for match in _WELL_FORMED.finditer(chunk):
-            start, stop = match.span()
-            if stop - start < _MIN_RUN:
-                continue
+        for start, stop in reference.UTF8.well_formed_spans(chunk, _MIN_RUN):
             if start > position:
                 yield self.bytes.feed(chunk[position:start])
             if self.bytes.pending:

@@ -123,19 +123,6 @@ _SECOND_BYTE_ERROR = {
 }
 
 
-def _byte_class(values):
-    """A regular-expression class (bytes) of the byte values ``values``, as ranges."""
-    values, ranges = sorted(values), []
-    for value in values:
-        if ranges and ranges[-1][1] == value - 1:
-            ranges[-1][1] = value
-        else:
-            ranges.append([value, value])
-    return b"[" + b"".join(re.escape(bytes([low])) + (b"-" + re.escape(bytes([high]))
-                                                      if high > low else b"")
-                           for low, high in ranges) + b"]"
-
-
 def _start_error(byte):
     """The error of ``byte`` examined as a new start, or ``None`` if it is ASCII or a lead."""
     if byte < 0x80:
@@ -192,7 +179,7 @@ class Grammar:
         self.second_ranges = dict(second_ranges or {})
         self.second_errors = dict(second_errors or {})
         self.start_errors = dict(start_errors or {})
-        self._runs = None
+        self._tables = None
         # Per-byte tables for the decoder's inner loop.
         self.length = tuple(self.lengths.get(byte, 0) for byte in range(256))
         self.low, self.high = zip(*(self.second_ranges.get(byte, (0x80, 0xBF))
@@ -212,28 +199,85 @@ class Grammar:
                 raise ValueError(f"grammar {name}: lead {byte:02X} narrows its second byte "
                                  f"but names no error kind")
 
-    def well_formed_runs(self):
-        """A compiled ``re`` pattern (bytes) that matches a run of one or more well-formed
-        sequences of this grammar, longest first: the same table written as byte ranges, so
-        the runs are found at C speed (``finditer``: the maximal well-formed runs)."""
-        if self._runs is None:
-            rows = {}
-            for byte in range(256):
-                if self.length[byte]:
-                    rows.setdefault((self.length[byte], self.low[byte], self.high[byte]),
-                                    []).append(byte)
-            branches = []
-            for (length, low, high), leads in sorted(rows.items()):
-                branch = _byte_class(leads) + (b"+" if length == 1 else b"")
-                if length > 1:
-                    branch += _byte_class(range(low, high + 1))
-                    branch += _byte_class(range(0x80, 0xC0)) * (length - 2)
-                branches.append(branch)
-            # Possessive (Python 3.11+): no backtracking state per sequence; the branches
-            # exclude each other by their first byte, so the match is the same without it.
-            repeat = b"++" if sys.version_info >= (3, 11) else b"+"
-            self._runs = re.compile(b"(?:" + b"|".join(branches) + b")" + repeat)
-        return self._runs
+    def well_formed_spans(self, data, min_length=1):
+        """The spans ``(start, stop)`` of ``data`` (of ``min_length`` bytes or more) that are
+        runs of whole well-formed sequences, in order, found with a few operations on all bytes
+        at once (each byte a lane of 8 bits of one integer) rather than a loop per byte.
+
+        A byte is *ill-formed* if it breaks the table given the 3 bytes before it: it starts no
+        sequence and is no continuation byte; it is a continuation byte that no lead byte asks
+        for, or outside the second-byte range of the lead before it; it is not a continuation
+        byte where a lead byte asks for one. Between two ill-formed bytes, a span runs from the
+        first byte that starts a sequence and after which no lead before it asks for a byte, to
+        the lead of a sequence the later one cuts short (or to the later one itself); a
+        sequence cut short by the end of ``data`` is left out too. Each span is whole sequences
+        of the per-byte cut (:class:`ByteDecoder`) of ``data``. (Lengths up to 4 and up to 4
+        narrowed second-byte ranges.)"""
+        flags, second = self._span_tables()
+        size = len(data)
+        every = functools.partial(_repeated, size=size)
+        lanes, seconds = _integer(data.translate(flags)), _integer(data.translate(second))
+        # Bit 0 of byte i: a lead 1, 2 or 3 bytes before asks for a continuation byte at i.
+        wanted = ((lanes & every(b"\x02")) << 7 | (lanes & every(b"\x04")) << 14
+                  | (lanes & every(b"\x08")) << 21)
+        bad = (wanted ^ lanes & every(b"\x01") | lanes >> 4 & every(b"\x01")
+               | (seconds & every(b"\x0f")) << 12 & seconds)
+        marks = bad.to_bytes(size + 3, "little")[:size].translate(_NONZERO_TO_ONE)
+        spans, previous = [], -1   # the ill-formed byte before, if any
+        while True:
+            position = marks.find(1, previous + 1)
+            end = size if position < 0 else position
+            if end - previous > min_length:
+                # The span starts at a byte that starts a sequence, past every byte that a lead
+                # before it asks for.
+                start = max(previous, 0)
+                while start < end and (not self.length[data[start]] or
+                                       self._reached(data, start)):
+                    start += 1
+                stop = self._cut(data, end)
+                if stop - start >= min_length:
+                    spans.append((start, stop))
+            if position < 0:
+                return spans
+            previous = position
+
+    def _cut(self, data, position):
+        """The lead byte (1..3 bytes before ``position``) of the earliest sequence that would
+        reach ``position``, or ``position`` if none does."""
+        for back in (3, 2, 1):
+            if back <= position and self.length[data[position - back]] > back:
+                return position - back
+        return position
+
+    def _reached(self, data, position):
+        """Whether a lead byte before ``position`` asks for a byte after it."""
+        return any(back <= position and self.length[data[position - back]] > back + 1
+                   for back in (1, 2))
+
+    def _span_tables(self):
+        """The ``translate`` tables of :meth:`well_formed_spans`: per byte, bit 0 continuation
+        byte, bits 1..3 a lead of 2+, 3+, 4 bytes, bit 4 starts nothing and continues nothing;
+        and bit r (0..3): a lead whose second byte has the r-th narrowed range, bit 4 + r: a
+        byte outside that range."""
+        if self._tables is None:
+            narrowed = sorted({(self.low[byte], self.high[byte]) for byte in range(256)
+                               if self.length[byte] > 1} - {(0x80, 0xBF)})
+            if len(narrowed) > 4 or max(self.length) > 4:
+                raise ValueError(f"grammar {self.name}: too many second-byte ranges or too "
+                                 f"long sequences for well_formed_spans")
+            continuation = [0x80 <= byte <= 0xBF for byte in range(256)]
+            flags = bytes(continuation[byte] | (self.length[byte] >= 2) << 1
+                          | (self.length[byte] >= 3) << 2 | (self.length[byte] >= 4) << 3
+                          | (not self.length[byte] and not continuation[byte]) << 4
+                          for byte in range(256))
+            second = bytes(
+                sum(1 << index for index, pair in enumerate(narrowed)
+                    if self.length[byte] > 1 and (self.low[byte], self.high[byte]) == pair)
+                | sum(0x10 << index for index, (low, high) in enumerate(narrowed)
+                      if not low <= byte <= high)
+                for byte in range(256))
+            self._tables = flags, second
+        return self._tables
 
     def derive(self, name, lengths=(), second_ranges=(), second_errors=(), start_errors=()):
         """A grammar equal to this one except for the entries given (``lengths`` with 0: the
@@ -358,6 +402,7 @@ def _payload(byte):
 _PAYLOAD = bytes(_payload(byte) for byte in range(256))
 _CONTINUATION = bytes(0xFF if 0x80 <= byte <= 0xBF else 0 for byte in range(256))
 _HIGH_BYTES = bytes(range(0x80, 0x100))
+_NONZERO_TO_ONE = bytes([0]) + bytes([1]) * 255
 _SHIFT_RIGHT_2 = bytes(byte >> 2 for byte in range(256))
 _repeats = {}
 
@@ -379,7 +424,7 @@ def _integer(data):
 
 def decode_well_formed(data):
     """The scalar values of ``data``, a run of well-formed UTF-8 sequences (as
-    :meth:`Grammar.well_formed_runs` finds them), as UTF-32LE bytes: the bulk form of
+    :meth:`Grammar.well_formed_spans` finds them), as UTF-32LE bytes: the bulk form of
     :func:`_scalar`, with a few operations on the whole run (``bytes.translate`` and the bitwise
     operations of Python's integers) instead of a loop per byte.
 

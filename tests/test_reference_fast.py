@@ -1,6 +1,6 @@
 """The reference engine's fast paths against the per-byte model and CPython's codec.
 
-The fast paths: the well-formed runs that :meth:`Grammar.well_formed_runs` finds, passed over
+The fast paths: the well-formed runs that :meth:`Grammar.well_formed_spans` finds, passed over
 the per-byte loop (:class:`~utf8_gateware.sim.engines._ReferenceStream`), their UTF-8 output
 (the run itself) and their code points (:func:`decode_well_formed`); the bulk :func:`encode`
 against :func:`encode_unit`, unit by unit.
@@ -75,8 +75,7 @@ def _is_well_formed(data):
     return bool(data)
 
 
-def test_well_formed_runs_pattern_is_table_3_7():
-    pattern = UTF8.well_formed_runs()
+def test_well_formed_spans_are_table_3_7():
     cases = [bytes(values) for length in (1, 2) for values in
              itertools.product(range(256), repeat=length)]
     cases += [bytes([lead, *tail]) for lead in range(0xE0, 0xF5)
@@ -84,14 +83,30 @@ def test_well_formed_runs_pattern_is_table_3_7():
     cases += [bytes([lead, *tail]) for lead in range(0xF0, 0xF5)
               for tail in itertools.product(EDGE_BYTES, repeat=3)]
     for data in cases:
-        assert (pattern.fullmatch(data) is not None) == _is_well_formed(data), data.hex()
+        assert (UTF8.well_formed_spans(data) == [(0, len(data))]) == _is_well_formed(data), \
+            data.hex()
 
 
-def test_well_formed_runs_are_maximal():
-    pattern = UTF8.well_formed_runs()
-    data = b"ab\xc3\xa9\xff\xe2\x82\xac\xe2\x82x\xf0\x9f\x98\x80\xed\xa0\x80z"
-    assert [match.group() for match in pattern.finditer(data)] == [
+def test_well_formed_spans_around_errors():
+    data = b"ab\xc3\xa9\xff\xe2\x82\xac\xe2\x82x\xf0\x9f\x98\x80\xed\xa0\x80z\xf0\x9f\x98"
+    assert [data[start:stop] for start, stop in UTF8.well_formed_spans(data)] == [
         b"ab\xc3\xa9", b"\xe2\x82\xac", b"x\xf0\x9f\x98\x80", b"z"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(EDGE_BYTES), st.integers(0, 255)), max_size=40).map(bytes))
+def test_well_formed_spans_are_well_formed_sequences(data):
+    # Each span is whole sequences of the model's own cut, and the rest is what the model
+    # does not decode to a scalar value, but at most a sequence next to each error.
+    model = ByteDecoder(UTF8)
+    pieces = model.feed(data) + model.finish()
+    starts = {piece.start for piece in pieces if piece.kind is ErrorKind.NONE}
+    ends = {piece.start + len(piece.data) for piece in pieces if piece.kind is ErrorKind.NONE}
+    spans = UTF8.well_formed_spans(data)
+    for start, stop in spans:
+        assert _is_well_formed(data[start:stop]) and start in starts and stop in ends
+    outside = len(data) - sum(stop - start for start, stop in spans)
+    assert outside <= sum(len(piece.data) + 4 for piece in pieces if piece.kind.value)
 
 
 # --- the bulk decoder of well-formed runs -------------------------------------------------------
