@@ -428,6 +428,13 @@ def _utf8_of(pieces, errors):
                     else _REPLACEMENT_UTF8 for piece in pieces)
 
 
+def _utf32le(values):
+    units = array.array(_WORD, values)
+    if sys.byteorder != "little":
+        units.byteswap()
+    return units.tobytes()
+
+
 class _ReferenceChunk:
     """A :class:`DecodedChunk` of the reference engine from the parts of
     :meth:`_ReferenceStream.feed`: ``errors`` and ``count`` at once (a well-formed run has no
@@ -452,8 +459,7 @@ class _ReferenceChunk:
     def codepoints(self):
         return b"".join(
             reference.decode_well_formed(part) if outputs is None else
-            array.array(_WORD, [output.codepoint for output in outputs]).tobytes()
-            for part, outputs in self._parts)
+            _utf32le([output.codepoint for output in outputs]) for part, outputs in self._parts)
 
     @functools.cached_property
     def utf8(self):
@@ -792,18 +798,9 @@ class EncodedChunk(NamedTuple):
 
 def invalid_units(units, start, errors):
     """``(index, ErrorKind)`` of the invalid units of ``units`` (an array; the first has index
-    ``start``) under ``errors``: what the encoder must flag, in order (a quick look at the
-    largest unit first: only units from U+D800 up can be invalid)."""
-    if not units or max(units) < 0xD800:
-        return []
-    escape = errors == "surrogateescape"
-    found = []
-    for index, unit in enumerate(units, start):
-        if unit >= 0x110000:
-            found.append((index, ErrorKind.TOO_LARGE))
-        elif 0xD800 <= unit <= 0xDFFF and not (escape and unit >= 0xDC80):
-            found.append((index, ErrorKind.SURROGATE))
-    return found
+    ``start``) under ``errors``: what the encoder must flag, in order
+    (:func:`.reference.encode_errors`)."""
+    return [(start + index, kind) for index, kind in reference.encode_errors(units, errors)]
 
 
 def _encoded_blocks(blocks, expected, errors):

@@ -81,7 +81,7 @@ __all__ = [
     "Encoded", "encode_unit", "encode", "count_errors",
     "sequence_length", "second_byte_range", "UTF8_LENGTH_LIMITS", "utf8_length",
     "Grammar", "UTF8", "Piece", "ByteDecoder", "DecodeError", "render",
-    "sequence_bytes", "check_unit", "decode_well_formed",
+    "sequence_bytes", "check_unit", "decode_well_formed", "encode_errors",
 ]
 
 
@@ -707,11 +707,8 @@ def _encode_lanes(raw, classes, tables):
 _ESCAPES_FF = re.compile(bytes([_ESCAPE_FF]) + b"+")
 
 
-def _encode_bulk(units, errors):
-    """:func:`encode` of an ``array`` of units, with operations on all of them at once: their
-    classes, then their bytes (:func:`_encode_lanes`); under ``surrogateescape`` the escapes
-    U+DCFF between them are bytes FF."""
-    tables = _encoder_tables(errors)
+def _classes(units):
+    """The units of an ``array`` as UTF-32LE bytes, and their classes (a byte each)."""
     if sys.byteorder != "little":
         units = array.array(units.typecode, units)
         units.byteswap()
@@ -719,7 +716,20 @@ def _encode_bulk(units, errors):
     flags = 0
     for position, table in enumerate(_FLAG_TABLES):
         flags |= _integer(raw[position::4].translate(table))
-    classes = flags.to_bytes(len(units), "little").translate(_CLASS_OF_FLAGS)
+    return raw, flags.to_bytes(len(units), "little").translate(_CLASS_OF_FLAGS)
+
+
+def _class_errors(classes, tables):
+    return [(match.start(), tables["kinds"][classes[match.start()]])
+            for match in tables["errors"].finditer(classes)]
+
+
+def _encode_bulk(units, errors):
+    """:func:`encode` of an ``array`` of units, with operations on all of them at once: their
+    classes, then their bytes (:func:`_encode_lanes`); under ``surrogateescape`` the escapes
+    U+DCFF between them are bytes FF."""
+    tables = _encoder_tables(errors)
+    raw, classes = _classes(units)
     if errors == "surrogateescape":
         parts, done = [], 0
         for match in _ESCAPES_FF.finditer(classes):
@@ -731,20 +741,30 @@ def _encode_bulk(units, errors):
         data = b"".join(parts)
     else:
         data = _encode_lanes(raw, classes, tables)
-    kinds = tables["kinds"]
-    return Encoded(data, [(match.start(), kinds[classes[match.start()]])
-                          for match in tables["errors"].finditer(classes)])
+    return Encoded(data, _class_errors(classes, tables))
+
+
+def _unit_array(units):
+    """``units`` as an ``array`` of UTF-32 code units (each checked)."""
+    if isinstance(units, array.array) and units.typecode == _UNIT_CODE:
+        return units
+    try:
+        return array.array(_UNIT_CODE, units)
+    except (OverflowError, TypeError):
+        for unit in units:
+            check_unit(unit)
+        raise
+
+
+def encode_errors(units, errors="replace"):
+    """``(index, ErrorKind)`` of each invalid unit of ``units`` under ``errors``, in order: the
+    ``errors`` of :func:`encode`, without encoding."""
+    check_policy(errors, ENCODE_ERRORS)
+    return _class_errors(_classes(_unit_array(units))[1], _encoder_tables(errors))
 
 
 def encode(units: Sequence[int], errors="replace"):
     """Encode a sequence of UTF-32 code units; returns :class:`Encoded`. (In bulk, see
     :func:`_encode_bulk`; it equals :func:`encode_unit` unit by unit.)"""
     check_policy(errors, ENCODE_ERRORS)
-    if not (isinstance(units, array.array) and units.typecode == _UNIT_CODE):
-        try:
-            units = array.array(_UNIT_CODE, units)
-        except (OverflowError, TypeError):
-            for unit in units:
-                check_unit(unit)
-            raise
-    return _encode_bulk(units, errors)
+    return _encode_bulk(_unit_array(units), errors)

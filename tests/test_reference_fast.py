@@ -17,7 +17,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import engines
 from utf8_gateware.sim.reference import (
     DECODE_ERRORS, ENCODE_ERRORS, UTF8, ByteDecoder, Encoded, decode, decode_well_formed, encode,
-    encode_unit)
+    encode_errors, encode_unit)
 
 
 EDGE_BYTES = bytes([0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
@@ -215,3 +215,11 @@ def test_encode_surrogates_and_edges(errors):
        st.sampled_from(ENCODE_ERRORS))
 def test_encode_is_unit_by_unit(units, errors):
     assert encode(units, errors) == encode_unit_by_unit(units, errors)
+
+
+def test_encode_errors_are_those_of_encode():
+    units = [*ENCODE_EDGES, *range(0xD7F0, 0xE010)]
+    for errors in ENCODE_ERRORS:
+        assert encode_errors(units, errors) == encode_unit_by_unit(units, errors).errors
+    assert engines.invalid_units(array.array("I", [0x41, 0xD800]), 10, "replace") == \
+        [(11, ErrorKind.SURROGATE)]
