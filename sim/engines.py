@@ -446,7 +446,8 @@ class _ReferenceChunk:
         for part in parts:
             if isinstance(part, bytes):
                 self._parts.append((part, None))
-                self.count += len(part.translate(None, _CONTINUATION_BYTES))
+                self.count += len(part) if part.isascii() else \
+                    len(part.translate(None, _CONTINUATION_BYTES))
                 continue
             outputs = reference.render(part, errors)
             self._parts.append((part, outputs))

@@ -213,8 +213,10 @@ class Grammar:
         sequence cut short by the end of ``data`` is left out too. Each span is whole sequences
         of the per-byte cut (:class:`ByteDecoder`) of ``data``. (Lengths up to 4 and up to 4
         narrowed second-byte ranges.)"""
-        flags, second = self._span_tables()
         size = len(data)
+        if data.isascii():
+            return [(0, size)] if size >= min_length else []
+        flags, second = self._span_tables()
         every = functools.partial(_repeated, size=size)
         lanes, seconds = _integer(data.translate(flags)), _integer(data.translate(second))
         # Bit 0 of byte i: a lead 1, 2 or 3 bytes before asks for a continuation byte at i.
