@@ -439,33 +439,42 @@ class _ReferenceChunk:
     """A :class:`DecodedChunk` of the reference engine from the parts of
     :meth:`_ReferenceStream.feed`: ``errors`` and ``count`` at once (a well-formed run has no
     error and as many outputs as bytes that are not continuation bytes), ``codepoints`` and
-    ``utf8`` when first asked for (the run's UTF-8 output is the run itself)."""
+    ``utf8`` when first asked for (a run's UTF-8 output is the run itself; the runs' code points
+    are decoded together, in one call)."""
     def __init__(self, parts, errors):
         self._policy = errors
-        self._parts, self.errors, self.count = [], [], 0
+        self._parts, self.errors, self.count = [], [], 0   # parts: (part, outputs, count)
         for part in parts:
             if isinstance(part, bytes):
-                self._parts.append((part, None))
-                self.count += len(part) if part.isascii() else \
+                count = len(part) if part.isascii() else \
                     len(part.translate(None, _CONTINUATION_BYTES))
-                continue
-            outputs = reference.render(part, errors)
-            self._parts.append((part, outputs))
-            self.errors += [(self.count + index, output.error)
-                            for index, output in enumerate(outputs)
-                            if output.error is not ErrorKind.NONE]
-            self.count += len(outputs)
+                self._parts.append((part, None, count))
+            else:
+                outputs = reference.render(part, errors)
+                count = len(outputs)
+                self._parts.append((part, outputs, count))
+                self.errors += [(self.count + index, output.error)
+                                for index, output in enumerate(outputs)
+                                if output.error is not ErrorKind.NONE]
+            self.count += count
 
     @functools.cached_property
     def codepoints(self):
-        return b"".join(
-            reference.decode_well_formed(part) if outputs is None else
-            _utf32le([output.codepoint for output in outputs]) for part, outputs in self._parts)
+        runs = reference.decode_well_formed(
+            b"".join(part for part, outputs, _ in self._parts if outputs is None))
+        units, position = [], 0
+        for _, outputs, count in self._parts:
+            if outputs is None:
+                units.append(runs[position:position + 4 * count])
+                position += 4 * count
+            else:
+                units.append(_utf32le([output.codepoint for output in outputs]))
+        return b"".join(units)
 
     @functools.cached_property
     def utf8(self):
         return b"".join(part if outputs is None else _utf8_of(part, self._policy)
-                        for part, outputs in self._parts)
+                        for part, outputs, _ in self._parts)
 
 
 def _reference_decode(chunks, errors, progress):
