@@ -405,6 +405,8 @@ _PAYLOAD = bytes(_payload(byte) for byte in range(256))
 _CONTINUATION = bytes(0xFF if 0x80 <= byte <= 0xBF else 0 for byte in range(256))
 _HIGH_BYTES = bytes(range(0x80, 0x100))
 _NONZERO_TO_ONE = bytes([0]) + bytes([1]) * 255
+_ASCII_BYTES = bytes(range(0x80))
+_LONG_ASCII = re.compile(rb"[\x00-\x7f]{256,}")
 _SHIFT_RIGHT_2 = bytes(byte >> 2 for byte in range(256))
 _repeats = {}
 
@@ -434,11 +436,29 @@ def decode_well_formed(data):
     a sequence's last byte gathers the payload bits of the 0..3 bytes before it that are in the
     same sequence (those after which only continuation bytes follow), as three 7-bit digits of
     the value; every other lane gets bit 7 set and is deleted by ``translate``. The digits
-    left, one per scalar value, are packed into 32-bit units."""
+    left, one per scalar value, are packed into 32-bit units. In mostly ASCII text, long ASCII
+    stretches are widened to units as they are (their bytes are their values), and only the
+    rest goes through these operations."""
+    if len(data.translate(None, _ASCII_BYTES)) * 16 < len(data):
+        parts, position = [], 0
+        for match in _LONG_ASCII.finditer(data):
+            start, stop = match.span()
+            parts += [_decode_bits(data[position:start]), _widen(data[start:stop])]
+            position = stop
+        return b"".join(parts) + _decode_bits(data[position:])
+    return _decode_bits(data)
+
+
+def _widen(ascii_bytes):
+    units = bytearray(4 * len(ascii_bytes))
+    units[0::4] = ascii_bytes
+    return bytes(units)
+
+
+def _decode_bits(data):
+    """:func:`decode_well_formed` with the operations on all bytes at once."""
     if data.isascii():
-        units = bytearray(4 * len(data))
-        units[0::4] = data
-        return bytes(units)
+        return _widen(data)
     size = len(data)
     payload = _integer(data.translate(_PAYLOAD))
     # Lanes of 0xFF where byte i (cont1), bytes i-1..i (cont2), i-2..i (cont3) are continuation

@@ -115,6 +115,10 @@ def test_decode_well_formed_every_scalar_value():
     text = "".join(map(chr, itertools.chain(range(0xD800), range(0xE000, 0x110000))))
     assert decode_well_formed(text.encode("utf-8")) == text.encode("utf-32-le")
     assert decode_well_formed(b"") == b""
+    # Mostly ASCII: the long ASCII stretches are widened apart from the rest.
+    text = "".join(("ab\n" * (length // 3)) + rest for length, rest in [
+        (255, "\u00e9"), (256, "\u4e2d"), (600, "\U0001F600\u0416"), (300, ""), (2, "\u00ff")])
+    assert decode_well_formed(text.encode("utf-8")) == text.encode("utf-32-le")
 
 
 @settings(max_examples=200, deadline=None)
