@@ -16,10 +16,9 @@ an iterable of chunks and give their results chunk by chunk, in memory that does
 the input: the reference engine feeds the model chunk by chunk (with a fast path for
 well-formed text: runs of well-formed sequences, found from the grammar's tables with operations
 on whole chunks, pass over the per-byte loop and are decoded in bulk; see
-:class:`_ReferenceStream`);
-the compiled engine runs one model process for the whole message and pipes the chunks through
-it (:meth:`.compiled.StreamModel.stream`); the python engine collects the message first (it is
-for small inputs).
+:class:`_ReferenceStream`); the compiled engine runs one model process for the whole message and
+pipes the chunks through it (:meth:`.compiled.StreamModel.stream`); the python engine collects
+the message first (it is for small inputs).
 
 Lanes: ``lanes=N`` runs the decoder or validator built with N lanes, fed beats of N bytes (every
 beat full but the final one); the results are identical to ``lanes=1`` (only ``cycles`` differs).
@@ -392,11 +391,11 @@ class _ReferenceStream:
     :data:`_MIN_RUN` bytes of well-formed sequences (found with operations on the whole chunk:
     :meth:`.reference.Grammar.well_formed_spans`) is passed over the per-byte loop as it is,
     and decoded in bulk only if code points are asked for
-    (:func:`.reference.decode_well_formed`). If a prefix is pending
-    when a run starts, the run's first byte ends it (a run never starts with a continuation
-    byte), so the model takes the run's first sequence and the rest is passed over; a sequence
-    cut by a chunk boundary is not in any run (the model completes it). The model counts the
-    bytes passed over (:meth:`.reference.ByteDecoder.skip`), so its offsets are the stream's."""
+    (:func:`.reference.decode_well_formed`). If a prefix is pending when a run starts, the run's
+    first byte ends it (a run never starts with a continuation byte), so the model takes the
+    run's first sequence and the rest is passed over; a sequence cut by a chunk boundary is not
+    in any run (the model completes it). The model counts the bytes passed over
+    (:meth:`.reference.ByteDecoder.skip`), so its offsets are the stream's."""
     def __init__(self):
         self.bytes = reference.ByteDecoder(reference.UTF8)
 
@@ -429,6 +428,7 @@ def _utf8_of(pieces, errors):
 
 
 def _utf32le(values):
+    """UTF-32LE bytes of the code points ``values``."""
     units = array.array(_WORD, values)
     if sys.byteorder != "little":
         units.byteswap()
