@@ -460,8 +460,8 @@ class _ReferenceChunk:
 
     @functools.cached_property
     def codepoints(self):
-        runs = reference.decode_well_formed(
-            b"".join(part for part, outputs, _ in self._parts if outputs is None))
+        runs = memoryview(reference.decode_well_formed(
+            b"".join(part for part, outputs, _ in self._parts if outputs is None)))
         units, position = [], 0
         for _, outputs, count in self._parts:
             if outputs is None:

@@ -439,6 +439,8 @@ def decode_well_formed(data):
     left, one per scalar value, are packed into 32-bit units. In mostly ASCII text, long ASCII
     stretches are widened to units as they are (their bytes are their values), and only the
     rest goes through these operations."""
+    if data.isascii():
+        return _widen(data)
     if len(data.translate(None, _ASCII_BYTES)) * 16 < len(data):
         parts, position = [], 0
         for match in _LONG_ASCII.finditer(data):
