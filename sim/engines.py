@@ -283,20 +283,6 @@ def _words(data, size):
     return words
 
 
-def _to_units(units):
-    code = "I" if array.array("I").itemsize == 4 else "L"
-    if isinstance(units, array.array) and units.typecode == code:
-        return units
-    try:
-        return array.array(code, units)
-    except (OverflowError, TypeError):
-        for unit in units:
-            if not isinstance(unit, int) or not 0 <= unit < 1 << 32:
-                raise ValueError(
-                    f"a UTF-32 code unit is an integer in 0..0xFFFFFFFF, not {unit!r}") from None
-        raise
-
-
 # -------------------------------------------------------------------------------------------------
 # Engines
 
@@ -663,7 +649,7 @@ def encode(units, errors="replace", engine=None, *, gaps=0.0, stalls=0.0, seed=1
     check_policy(errors, ENCODE_ERRORS)
     engine = default_engine() if engine is None else engine
     _check_engine(engine)
-    units = _to_units(units)
+    units = reference.unit_array(units)
     if engine == "reference":
         chunks, errs = [], []
         for start in range(0, len(units), _UNITS_CHUNK):

@@ -81,7 +81,7 @@ __all__ = [
     "Encoded", "encode_unit", "encode", "count_errors",
     "sequence_length", "second_byte_range", "UTF8_LENGTH_LIMITS", "utf8_length",
     "Grammar", "UTF8", "Piece", "ByteDecoder", "DecodeError", "render",
-    "sequence_bytes", "check_unit", "decode_well_formed", "encode_errors",
+    "sequence_bytes", "check_unit", "unit_array", "decode_well_formed", "encode_errors",
 ]
 
 
@@ -768,27 +768,29 @@ def _encode_bulk(units, errors):
     return Encoded(data, _class_errors(classes, tables))
 
 
-def _unit_array(units):
-    """``units`` as an ``array`` of UTF-32 code units (each checked)."""
+def unit_array(units):
+    """``units`` (a sequence of UTF-32 code units) as an ``array`` of 32-bit units; raises
+    ``ValueError`` (:func:`check_unit`) for anything else."""
     if isinstance(units, array.array) and units.typecode == _UNIT_CODE:
         return units
     try:
         return array.array(_UNIT_CODE, units)
     except (OverflowError, TypeError):
-        for unit in units:
-            check_unit(unit)
-        raise
+        pass
+    for unit in units:
+        check_unit(unit)
+    raise ValueError("UTF-32 code units are integers in 0..0xFFFFFFFF")
 
 
 def encode_errors(units, errors="replace"):
     """``(index, ErrorKind)`` of each invalid unit of ``units`` under ``errors``, in order: the
     ``errors`` of :func:`encode`, without encoding."""
     check_policy(errors, ENCODE_ERRORS)
-    return _class_errors(_classes(_unit_array(units))[1], _encoder_tables(errors))
+    return _class_errors(_classes(unit_array(units))[1], _encoder_tables(errors))
 
 
 def encode(units: Sequence[int], errors="replace"):
     """Encode a sequence of UTF-32 code units; returns :class:`Encoded`. (In bulk, see
     :func:`_encode_bulk`; it equals :func:`encode_unit` unit by unit.)"""
     check_policy(errors, ENCODE_ERRORS)
-    return _encode_bulk(_unit_array(units), errors)
+    return _encode_bulk(unit_array(units), errors)
