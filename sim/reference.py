@@ -64,6 +64,17 @@ a table of the shape of Table 3-7), a :class:`ByteDecoder` that cuts bytes into
 other encodings on it (CESU-8, Modified UTF-8, WTF-8, RFC 2279 with other grammars) and adds the
 policies ``strict`` and ``surrogatepass``; :func:`decode` and :func:`encode` here keep the UTF-8
 model's policies (:data:`DECODE_ERRORS`, :data:`ENCODE_ERRORS`).
+
+Bulk forms
+----------
+For speed on large inputs (the ``reference`` engine of :mod:`utf8_gateware.sim.engines`), three
+functions do the same work on whole buffers with ``bytes.translate`` and the bitwise operations of
+Python's integers (each byte, or each 32-bit unit, a lane of one integer) instead of a loop per
+byte: :meth:`Grammar.well_formed_spans` (the runs of whole well-formed sequences, from the
+grammar's tables), :func:`decode_well_formed` (the values of such a run, from the bit
+distribution of Table 3-6) and :func:`encode` (all units at once; :func:`encode_unit` is the
+same unit by unit). The per-byte :class:`ByteDecoder` stays the definition; the tests hold the
+bulk forms to it and to CPython.
 """
 
 import array
