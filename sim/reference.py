@@ -404,14 +404,16 @@ class ByteDecoder:
         return out
 
 
-# The bit distribution (Table 3-6) per byte: its payload bits (the bits after its leading ones
-# and the zero that ends them), whether it is a continuation byte 10xxxxxx.
 def _payload(byte):
+    """The payload bits of ``byte`` in the bit distribution (Table 3-6): the bits after its
+    leading ones and the zero that ends them."""
     ones = 0
     while ones < 8 and byte & (0x80 >> ones):
         ones += 1
     return byte & (0x7F >> ones)
 
+
+# Per byte: its payload bits; 0xFF for a continuation byte 10xxxxxx.
 _PAYLOAD = bytes(_payload(byte) for byte in range(256))
 _CONTINUATION = bytes(0xFF if 0x80 <= byte <= 0xBF else 0 for byte in range(256))
 _HIGH_BYTES = bytes(range(0x80, 0x100))
@@ -434,6 +436,7 @@ def _repeated(pattern, size):
 
 
 def _integer(data):
+    """The bytes ``data`` as one little-endian integer (byte i: bits 8i..8i+7)."""
     return int.from_bytes(data, "little")
 
 
