@@ -13,12 +13,12 @@ Engines:
 
 Streams: :func:`decode_stream`, :func:`encode_stream` and :func:`validate` take the message as
 an iterable of chunks and give their results chunk by chunk, in memory that does not grow with
-the input: the reference engine feeds the model chunk by chunk (with an ASCII fast path: a run
-of 64 or more ASCII bytes is that many scalar values equal to the bytes, the first row of Table
-3-7, and skips the per-byte loop; see :class:`_ReferenceStream`); the compiled engine runs one
-model process for
-the whole message and pipes the chunks through it (:meth:`.compiled.StreamModel.stream`); the
-python engine collects the message first (it is for small inputs).
+the input: the reference engine feeds the model chunk by chunk (with a fast path for
+well-formed text: runs of well-formed sequences, found from the grammar's tables with operations
+on whole chunks, pass over the per-byte loop and are decoded in bulk; see
+:class:`_ReferenceStream`); the compiled engine runs one model process for the whole message and
+pipes the chunks through it (:meth:`.compiled.StreamModel.stream`); the python engine collects
+the message first (it is for small inputs).
 
 Lanes: ``lanes=N`` runs the decoder or validator built with N lanes, fed beats of N bytes (every
 beat full but the final one); the results are identical to ``lanes=1`` (only ``cycles`` differs).
@@ -379,25 +379,11 @@ def _words(data, size):
     return words
 
 
-def _to_units(units):
-    code = "I" if array.array("I").itemsize == 4 else "L"
-    if isinstance(units, array.array) and units.typecode == code:
-        return units
-    try:
-        return array.array(code, units)
-    except (OverflowError, TypeError):
-        for unit in units:
-            if not isinstance(unit, int) or not 0 <= unit < 1 << 32:
-                raise ValueError(
-                    f"a UTF-32 code unit is an integer in 0..0xFFFFFFFF, not {unit!r}") from None
-        raise
-
-
 # -------------------------------------------------------------------------------------------------
 # Engines
 
 _CHUNK = 1 << 20         # bytes
-_UNITS_CHUNK = 1 << 16   # code units for the reference encoder (a Python object each meanwhile)
+_UNITS_CHUNK = 1 << 18   # code units per call of the reference encoder
 
 
 def _chunks_of(data, size=_CHUNK):
@@ -464,41 +450,50 @@ class DecodedChunk(NamedTuple):
     codepoints: bytes
     errors: list
 
+    #: The outputs as UTF-8 (U+FFFD as EF BF BD, a surrogate escape as the byte it stands for)
+    #: where the engine has them without work (the reference engine), else ``None``.
+    utf8 = None
+
     @property
     def count(self):
         """The number of outputs."""
         return len(self.codepoints) // 4
 
 
-_ASCII_RUN = re.compile(rb"[\x00-\x7f]{64,}")
 _NONZERO = re.compile(rb"[^\x00]")
 _WORD = "I" if array.array("I").itemsize == 4 else "L"
+_MIN_RUN = 16                                    # bytes; shorter runs go through the model
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+_REPLACEMENT_UTF8 = reference.encode_unit(reference.REPLACEMENT_CHARACTER)[0]
 
 
 class _ReferenceStream:
     """The reference model (:class:`.reference.ByteDecoder` of :data:`.reference.UTF8`) fed
-    chunk by chunk, with the ASCII fast path: a run of at least 64 ASCII bytes is passed over
-    the per-byte loop as it is (each byte is a scalar value equal to the byte), its first byte
-    fed to the model if a prefix is pending (it ends the prefix). ``skipped`` counts the bytes
-    passed over, so a piece's offset in the stream is its ``start`` plus ``skipped`` (no byte is
-    passed over while a prefix is pending, so a piece never straddles a skip). Shorter runs go
-    through the model: alternating with non-ASCII bytes they cost more as separate parts."""
+    chunk by chunk, with the fast path for well-formed text: a run of at least
+    :data:`_MIN_RUN` bytes of well-formed sequences (found with operations on the whole chunk:
+    :meth:`.reference.Grammar.well_formed_spans`) is passed over the per-byte loop as it is,
+    and decoded in bulk only if code points are asked for
+    (:func:`.reference.decode_well_formed`). If a prefix is pending when a run starts, the run's
+    first byte ends it (a run never starts with a continuation byte), so the model takes the
+    run's first sequence and the rest is passed over; a sequence cut by a chunk boundary is not
+    in any run (the model completes it). The model counts the bytes passed over
+    (:meth:`.reference.ByteDecoder.skip`), so its offsets are the stream's."""
     def __init__(self):
         self.bytes = reference.ByteDecoder(reference.UTF8)
-        self.skipped = 0
 
     def feed(self, chunk):
-        """The parts of ``chunk``: bytes (an ASCII run) or lists of :class:`.reference.Piece`."""
+        """The parts of ``chunk``: bytes (a well-formed run) or lists of
+        :class:`.reference.Piece`."""
         position = 0
-        for match in _ASCII_RUN.finditer(chunk):
-            start, stop = match.span()
+        for start, stop in reference.UTF8.well_formed_spans(chunk, _MIN_RUN):
             if start > position:
                 yield self.bytes.feed(chunk[position:start])
             if self.bytes.pending:
-                yield self.bytes.feed(chunk[start:start + 1])
-                start += 1
+                first = start + reference.UTF8.length[chunk[start]]
+                yield self.bytes.feed(chunk[start:first])
+                start = first
+            self.bytes.skip(stop - start)
             yield chunk[start:stop]
-            self.skipped += stop - start
             position = stop
         if position < len(chunk):
             yield self.bytes.feed(chunk[position:])
@@ -507,27 +502,61 @@ class _ReferenceStream:
         return self.bytes.finish()
 
 
-def _widen(ascii_run):
-    """UTF-32LE units of ASCII bytes."""
-    units = bytearray(4 * len(ascii_run))
-    units[0::4] = ascii_run
-    return bytes(units)
+def _utf8_of(pieces, errors):
+    """The UTF-8 output of ``pieces`` (see :attr:`DecodedChunk.utf8`): a well-formed piece is
+    its bytes; an ill-formed one is EF BF BD (``replace``) or its bytes (``surrogateescape``)."""
+    return b"".join(piece.data if piece.kind is ErrorKind.NONE or errors == "surrogateescape"
+                    else _REPLACEMENT_UTF8 for piece in pieces)
 
 
-def _chunk_of(parts, errors):
-    """A :class:`DecodedChunk` from the parts of :meth:`_ReferenceStream.feed`."""
-    units, errs, count = [], [], 0
-    for part in parts:
-        if isinstance(part, bytes):
-            units.append(_widen(part))
-            count += len(part)
-            continue
-        outputs = reference.render(part, errors)
-        units.append(array.array(_WORD, [output.codepoint for output in outputs]).tobytes())
-        errs += [(count + index, output.error) for index, output in enumerate(outputs)
-                 if output.error is not ErrorKind.NONE]
-        count += len(outputs)
-    return DecodedChunk(b"".join(units), errs)
+def _utf32le(values):
+    """UTF-32LE bytes of the code points ``values``."""
+    units = array.array(_WORD, values)
+    if sys.byteorder != "little":
+        units.byteswap()
+    return units.tobytes()
+
+
+class _ReferenceChunk:
+    """A :class:`DecodedChunk` of the reference engine from the parts of
+    :meth:`_ReferenceStream.feed`: ``errors`` and ``count`` at once (a well-formed run has no
+    error and as many outputs as bytes that are not continuation bytes), ``codepoints`` and
+    ``utf8`` when first asked for (a run's UTF-8 output is the run itself; the runs' code points
+    are decoded together, in one call)."""
+    def __init__(self, parts, errors):
+        self._policy = errors
+        self._parts, self.errors, self.count = [], [], 0   # parts: (part, outputs, count)
+        for part in parts:
+            if isinstance(part, bytes):
+                count = len(part) if part.isascii() else \
+                    len(part.translate(None, _CONTINUATION_BYTES))
+                self._parts.append((part, None, count))
+            else:
+                outputs = reference.render(part, errors)
+                count = len(outputs)
+                self._parts.append((part, outputs, count))
+                self.errors += [(self.count + index, output.error)
+                                for index, output in enumerate(outputs)
+                                if output.error is not ErrorKind.NONE]
+            self.count += count
+
+    @functools.cached_property
+    def codepoints(self):
+        runs = memoryview(reference.decode_well_formed(
+            b"".join(part for part, outputs, _ in self._parts if outputs is None)))
+        units, position = [], 0
+        for _, outputs, count in self._parts:
+            if outputs is None:
+                units.append(runs[position:position + 4 * count])
+                position += 4 * count
+            else:
+                units.append(_utf32le([output.codepoint for output in outputs]))
+        return b"".join(units)
+
+    @functools.cached_property
+    def utf8(self):
+        return b"".join(part if outputs is None else _utf8_of(part, self._policy)
+                        for part, outputs, _ in self._parts)
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -568,10 +597,10 @@ def _decoded_of(outputs):
 def _reference_decode(chunks, errors, progress):
     stream = _ReferenceStream()
     for chunk in chunks:
-        yield _chunk_of(stream.feed(chunk), errors)
+        yield _ReferenceChunk(list(stream.feed(chunk)), errors)
         if progress is not None:
             progress(len(chunk))
-    yield _chunk_of([stream.finish()], errors)
+    yield _ReferenceChunk([stream.finish()], errors)
 
 
 class _LastCheck:
@@ -756,7 +785,7 @@ def encode(units, errors="replace", engine=None, *, encoding="utf-8", gaps=0.0, 
     """
     engine = default_engine() if engine is None else engine
     check_codec("encoder", encoding, errors, engine)
-    units = _to_units(units)
+    units = reference.unit_array(units)
     if engine == "reference" and encoding != "utf-8":
         encoded = encodings.encode(units, encoding, errors)
         if progress is not None:
@@ -836,7 +865,7 @@ def _reference_verdict(chunks, progress):
         if piece.kind is not ErrorKind.NONE:
             count += 1
             if first is None:
-                first = piece._replace(start=piece.start + stream.skipped)
+                first = piece
     if first is None:
         return Verdict(True, None, None, 0, chunks.total, None)
     return Verdict(False, first.start, first.kind, count, chunks.total, None)
@@ -908,22 +937,17 @@ class EncodedChunk(NamedTuple):
 def invalid_units(units, start, errors, encoding="utf-8"):
     """``(index, ErrorKind)`` of the invalid units of ``units`` (an array; the first has index
     ``start``) under ``errors``, for the encoder of ``encoding``: what the encoder must flag, in
-    order (a quick look at the largest unit first: only units from U+D800 up can be invalid; the
-    rest of the family asks the reference model)."""
-    if not units or max(units) < 0xD800:
-        return []
-    if encoding not in ("utf-8", *SCHEMES):
-        return [(start + index, kind)
-                for index, kind in encodings.encode(units, encoding, errors).errors]
-    valid = {"surrogateescape": range(0xDC80, 0xE000),
-             "surrogatepass": range(0xD800, 0xE000)}.get(errors, range(0))
-    found = []
-    for index, unit in enumerate(units, start):
-        if unit >= 0x110000:
-            found.append((index, ErrorKind.TOO_LARGE))
-        elif 0xD800 <= unit <= 0xDFFF and unit not in valid:
-            found.append((index, ErrorKind.SURROGATE))
-    return found
+    order (UTF-8's and UTF-16's by :func:`.reference.encode_errors`, as one: both refuse
+    surrogates and values from 0x110000, but what ``surrogateescape``/``surrogatepass`` keep;
+    the rest of the family's by its reference model)."""
+    if encoding in ("utf-8", *SCHEMES) and errors in ENCODE_ERRORS:
+        found = reference.encode_errors(units, errors)
+    elif encoding in ("utf-8", *SCHEMES):    # surrogatepass: only values from 0x110000
+        found = [(index, ErrorKind.TOO_LARGE) for index, unit in enumerate(units)
+                 if unit >= 0x110000] if units and max(units) >= 0x110000 else []
+    else:
+        found = encodings.encode(units, encoding, errors).errors
+    return [(start + index, kind) for index, kind in found]
 
 
 def _encoded_blocks(blocks, expected, errors):

@@ -64,8 +64,23 @@ a table of the shape of Table 3-7), a :class:`ByteDecoder` that cuts bytes into
 other encodings on it (CESU-8, Modified UTF-8, WTF-8, RFC 2279 with other grammars) and adds the
 policies ``strict`` and ``surrogatepass``; :func:`decode` and :func:`encode` here keep the UTF-8
 model's policies (:data:`DECODE_ERRORS`, :data:`ENCODE_ERRORS`).
+
+Bulk forms
+----------
+For speed on large inputs (the ``reference`` engine of :mod:`utf8_gateware.sim.engines`), three
+functions do the same work on whole buffers with ``bytes.translate`` and the bitwise operations of
+Python's integers (each byte, or each 32-bit unit, a lane of one integer) instead of a loop per
+byte: :meth:`Grammar.well_formed_spans` (the runs of whole well-formed sequences, from the
+grammar's tables), :func:`decode_well_formed` (the values of such a run, from the bit
+distribution of Table 3-6) and :func:`encode` (all units at once; :func:`encode_unit` is the
+same unit by unit). The per-byte :class:`ByteDecoder` stays the definition; the tests hold the
+bulk forms to it and to CPython.
 """
 
+import array
+import functools
+import re
+import sys
 from typing import NamedTuple, Sequence
 
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind, check_policy
@@ -77,7 +92,7 @@ __all__ = [
     "Encoded", "encode_unit", "encode", "count_errors",
     "sequence_length", "second_byte_range", "UTF8_LENGTH_LIMITS", "utf8_length",
     "Grammar", "UTF8", "Piece", "ByteDecoder", "DecodeError", "render",
-    "sequence_bytes", "check_unit",
+    "sequence_bytes", "check_unit", "unit_array", "decode_well_formed", "encode_errors",
 ]
 
 
@@ -175,6 +190,7 @@ class Grammar:
         self.second_ranges = dict(second_ranges or {})
         self.second_errors = dict(second_errors or {})
         self.start_errors = dict(start_errors or {})
+        self._tables = None
         # Per-byte tables for the decoder's inner loop.
         self.length = tuple(self.lengths.get(byte, 0) for byte in range(256))
         self.low, self.high = zip(*(self.second_ranges.get(byte, (0x80, 0xBF))
@@ -193,6 +209,88 @@ class Grammar:
                     and self.second_error[byte] is None):
                 raise ValueError(f"grammar {name}: lead {byte:02X} narrows its second byte "
                                  f"but names no error kind")
+
+    def well_formed_spans(self, data, min_length=1):
+        """The spans ``(start, stop)`` of ``data`` (of ``min_length`` bytes or more) that are
+        runs of whole well-formed sequences, in order, found with a few operations on all bytes
+        at once (each byte a lane of 8 bits of one integer) rather than a loop per byte.
+
+        A byte is *ill-formed* if it breaks the table given the 3 bytes before it: it starts no
+        sequence and is no continuation byte; it is a continuation byte that no lead byte asks
+        for, or outside the second-byte range of the lead before it; it is not a continuation
+        byte where a lead byte asks for one. Between two ill-formed bytes, a span runs from the
+        first byte that starts a sequence and after which no lead before it asks for a byte, to
+        the lead of a sequence the later one cuts short (or to the later one itself); a
+        sequence cut short by the end of ``data`` is left out too. Each span is whole sequences
+        of the per-byte cut (:class:`ByteDecoder`) of ``data``. (Lengths up to 4 and up to 4
+        narrowed second-byte ranges.)"""
+        size = len(data)
+        if data.isascii():
+            return [(0, size)] if size >= min_length else []
+        flags, second = self._span_tables()
+        every = functools.partial(_repeated, size=size)
+        lanes, seconds = _integer(data.translate(flags)), _integer(data.translate(second))
+        # Bit 0 of byte i: a lead 1, 2 or 3 bytes before asks for a continuation byte at i.
+        wanted = ((lanes & every(b"\x02")) << 7 | (lanes & every(b"\x04")) << 14
+                  | (lanes & every(b"\x08")) << 21)
+        bad = (wanted ^ lanes & every(b"\x01") | lanes >> 4 & every(b"\x01")
+               | (seconds & every(b"\x0f")) << 12 & seconds)
+        marks = bad.to_bytes(size + 3, "little")[:size].translate(_NONZERO_TO_ONE)
+        spans, previous = [], -1   # the ill-formed byte before, if any
+        while True:
+            position = marks.find(1, previous + 1)
+            end = size if position < 0 else position
+            if end - previous > min_length:
+                # The span starts at a byte that starts a sequence, past every byte that a lead
+                # before it asks for.
+                start = max(previous, 0)
+                while start < end and (not self.length[data[start]] or
+                                       self._reached(data, start)):
+                    start += 1
+                stop = self._cut(data, end)
+                if stop - start >= min_length:
+                    spans.append((start, stop))
+            if position < 0:
+                return spans
+            previous = position
+
+    def _cut(self, data, position):
+        """The lead byte (1..3 bytes before ``position``) of the earliest sequence that would
+        reach ``position``, or ``position`` if none does."""
+        for back in (3, 2, 1):
+            if back <= position and self.length[data[position - back]] > back:
+                return position - back
+        return position
+
+    def _reached(self, data, position):
+        """Whether a lead byte before ``position`` asks for a byte after it."""
+        return any(back <= position and self.length[data[position - back]] > back + 1
+                   for back in (1, 2))
+
+    def _span_tables(self):
+        """The ``translate`` tables of :meth:`well_formed_spans`: per byte, bit 0 continuation
+        byte, bits 1..3 a lead of 2+, 3+, 4 bytes, bit 4 starts nothing and continues nothing;
+        and bit r (0..3): a lead whose second byte has the r-th narrowed range, bit 4 + r: a
+        byte outside that range."""
+        if self._tables is None:
+            narrowed = sorted({(self.low[byte], self.high[byte]) for byte in range(256)
+                               if self.length[byte] > 1} - {(0x80, 0xBF)})
+            if len(narrowed) > 4 or max(self.length) > 4:
+                raise ValueError(f"grammar {self.name}: too many second-byte ranges or too "
+                                 f"long sequences for well_formed_spans")
+            continuation = [0x80 <= byte <= 0xBF for byte in range(256)]
+            flags = bytes(continuation[byte] | (self.length[byte] >= 2) << 1
+                          | (self.length[byte] >= 3) << 2 | (self.length[byte] >= 4) << 3
+                          | (not self.length[byte] and not continuation[byte]) << 4
+                          for byte in range(256))
+            second = bytes(
+                sum(1 << index for index, pair in enumerate(narrowed)
+                    if self.length[byte] > 1 and (self.low[byte], self.high[byte]) == pair)
+                | sum(0x10 << index for index, (low, high) in enumerate(narrowed)
+                      if not low <= byte <= high)
+                for byte in range(256))
+            self._tables = flags, second
+        return self._tables
 
     def derive(self, name, lengths=(), second_ranges=(), second_errors=(), start_errors=()):
         """A grammar equal to this one except for the entries given (``lengths`` with 0: the
@@ -289,6 +387,13 @@ class ByteDecoder:
         self._offset += len(data)
         return out
 
+    def skip(self, count):
+        """Count ``count`` bytes of well-formed sequences that the caller decoded itself (no
+        prefix may be pending): the offsets of later pieces include them."""
+        if self._pending:
+            raise ValueError("cannot skip bytes while a prefix is pending")
+        self._offset += count
+
     def finish(self):
         """End the stream: returns the ``TRUNCATED`` piece of a pending prefix, if any."""
         out = []
@@ -297,6 +402,105 @@ class ByteDecoder:
             self._pending.clear()
         self._offset = 0
         return out
+
+
+def _payload(byte):
+    """The payload bits of ``byte`` in the bit distribution (Table 3-6): the bits after its
+    leading ones and the zero that ends them."""
+    ones = 0
+    while ones < 8 and byte & (0x80 >> ones):
+        ones += 1
+    return byte & (0x7F >> ones)
+
+
+# Per byte: its payload bits; 0xFF for a continuation byte 10xxxxxx.
+_PAYLOAD = bytes(_payload(byte) for byte in range(256))
+_CONTINUATION = bytes(0xFF if 0x80 <= byte <= 0xBF else 0 for byte in range(256))
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+_NONZERO_TO_ONE = bytes([0]) + bytes([1]) * 255
+_ASCII_BYTES = bytes(range(0x80))
+_LONG_ASCII = re.compile(rb"[\x00-\x7f]{256,}")
+_SHIFT_RIGHT_2 = bytes(byte >> 2 for byte in range(256))
+_repeats = {}
+
+
+def _repeated(pattern, size):
+    """The integer whose bytes (little-endian) are ``pattern`` repeated over ``size`` bytes or
+    more (cached, grown as needed)."""
+    known = _repeats.get(pattern)
+    if known is None or known[0] < size:
+        count = max(size, 1 << 16) // len(pattern) + 1
+        known = _repeats[pattern] = (count * len(pattern),
+                                     int.from_bytes(pattern * count, "little"))
+    return known[1]
+
+
+def _integer(data):
+    """The bytes ``data`` as one little-endian integer (byte i: bits 8i..8i+7)."""
+    return int.from_bytes(data, "little")
+
+
+def decode_well_formed(data):
+    """The scalar values of ``data``, a run of well-formed UTF-8 sequences (as
+    :meth:`Grammar.well_formed_spans` finds them), as UTF-32LE bytes: the bulk form of
+    :func:`_scalar`, with a few operations on the whole run (``bytes.translate`` and the bitwise
+    operations of Python's integers) instead of a loop per byte.
+
+    Each byte is a lane of 8 bits in one integer (byte ``i`` is bits ``8i..8i+7``). The lane of
+    a sequence's last byte gathers the payload bits of the 0..3 bytes before it that are in the
+    same sequence (those after which only continuation bytes follow), as three 7-bit digits of
+    the value; every other lane gets bit 7 set and is deleted by ``translate``. The digits
+    left, one per scalar value, are packed into 32-bit units. In mostly ASCII text, long ASCII
+    stretches are widened to units as they are (their bytes are their values), and only the
+    rest goes through these operations."""
+    if data.isascii():
+        return _widen(data)
+    if len(data.translate(None, _ASCII_BYTES)) * 16 < len(data):
+        parts, position = [], 0
+        for match in _LONG_ASCII.finditer(data):
+            start, stop = match.span()
+            parts += [_decode_bits(data[position:start]), _widen(data[start:stop])]
+            position = stop
+        return b"".join(parts) + _decode_bits(data[position:])
+    return _decode_bits(data)
+
+
+def _widen(ascii_bytes):
+    units = bytearray(4 * len(ascii_bytes))
+    units[0::4] = ascii_bytes
+    return bytes(units)
+
+
+def _decode_bits(data):
+    """:func:`decode_well_formed` with the operations on all bytes at once."""
+    if data.isascii():
+        return _widen(data)
+    size = len(data)
+    payload = _integer(data.translate(_PAYLOAD))
+    # Lanes of 0xFF where byte i (cont1), bytes i-1..i (cont2), i-2..i (cont3) are continuation
+    # bytes: where bytes i-1, i-2, i-3 belong to the sequence that byte i is in.
+    cont1 = _integer(data.translate(_CONTINUATION))
+    cont2 = cont1 & (cont1 << 8)
+    cont3 = cont2 & (cont1 << 16)
+    # The payloads of the bytes 1, 2, 3 before, where in the same sequence.
+    back1, back2, back3 = (payload << 8) & cont1, (payload << 16) & cont2, (payload << 24) & cont3
+    # value = back3 << 18 | back2 << 12 | back1 << 6 | payload, as digits of 7 bits.
+    digit0 = payload | (back1 & _repeated(b"\x01", size)) << 6
+    digit1 = (back1 >> 1) & _repeated(b"\x1f", size) | (back2 & _repeated(b"\x03", size)) << 5
+    digit2 = (back2 >> 2) & _repeated(b"\x0f", size) | back3 << 4
+    # A byte followed by a continuation byte is not the last of its sequence: deleted.
+    drop = (cont1 >> 8) & _repeated(b"\x80", size)
+    digits = [(digit | drop).to_bytes(size, "little").translate(None, _HIGH_BYTES)
+              for digit in (digit0, digit1, digit2)]
+    count = len(digits[0])
+    low, middle = _integer(digits[0]), _integer(digits[1])
+    high = _integer(digits[2])
+    units = bytearray(4 * count)
+    units[0::4] = (low | (middle & _repeated(b"\x01", count)) << 7).to_bytes(count, "little")
+    units[1::4] = ((middle >> 1) & _repeated(b"\x3f", count)
+                   | (high & _repeated(b"\x03", count)) << 6).to_bytes(count, "little")
+    units[2::4] = digits[2].translate(_SHIFT_RIGHT_2)
+    return bytes(units)
 
 
 class DecodeError(ValueError):
@@ -440,13 +644,167 @@ def encode_unit(unit, errors="replace"):
     return (b"" if errors == "strict" else _REPLACEMENT_BYTES), kind
 
 
-def encode(units: Sequence[int], errors="replace"):
-    """Encode a sequence of UTF-32 code units; returns :class:`Encoded`."""
+# The bulk encoder (:func:`encode`) sorts the units (little-endian 32-bit) into classes by their
+# bytes: each byte gives a few flag bits by a table (their OR is one byte per unit), and a table
+# of those flags gives the class.
+_SINGLE, _TWO, _THREE, _FOUR, _ESCAPE, _ESCAPE_FF, _SURROGATE, _TOO_LARGE = range(1, 9)
+_FLAG_TABLES = (
+    bytes(int(byte >= 0x80) | (byte == 0xFF) << 7 for byte in range(256)),      # bits 0, 7
+    bytes((0 if byte == 0 else 1 if byte < 0x08 else 4 if byte == 0xDC         # bits 1..3
+           else 3 if 0xD8 <= byte <= 0xDF else 2) << 1 for byte in range(256)),
+    bytes((0 if byte == 0 else 1 if byte <= 0x10 else 2) << 4 for byte in range(256)),  # 4, 5
+    bytes(int(byte != 0) << 6 for byte in range(256)))                          # bit 6
+
+
+def _class_of_flags(flags):
+    """The class of a unit: single byte (U+0000..U+007F), 2, 3 or 4 bytes (below U+0800,
+    U+10000, U+110000: :data:`UTF8_LENGTH_LIMITS`), an escape U+DC80..U+DCFE, the escape
+    U+DCFF, another surrogate, too large."""
+    byte0_high, byte1, byte2, byte3 = flags & 1, flags >> 1 & 7, flags >> 4 & 3, flags >> 6 & 1
+    if byte3 or byte2 == 2:
+        return _TOO_LARGE
+    if byte2:
+        return _FOUR
+    if byte1 == 0:
+        return _TWO if byte0_high else _SINGLE
+    if byte1 == 1:
+        return _TWO
+    if byte1 == 2:
+        return _THREE
+    if byte1 == 4 and byte0_high:
+        return _ESCAPE_FF if flags & 0x80 else _ESCAPE
+    return _SURROGATE
+
+
+_CLASS_OF_FLAGS = bytes(map(_class_of_flags, range(256)))
+_UNIT_CODE = "I" if array.array("I").itemsize == 4 else "L"
+
+
+def _lane_tables(bytes_of):
+    """Four ``translate`` tables that make a lane of 4 bytes per unit from its class: the bytes
+    ``bytes_of[class]`` (all 0 for a class not listed)."""
+    return tuple(bytes(bytes_of.get(cls, b"\0\0\0\0")[position] for cls in range(256))
+                 for position in range(4))
+
+
+@functools.cache
+def _encoder_tables(errors):
+    """The lane tables of :func:`_encode_bulk` under the policy ``errors``, and the error kind
+    of each class that is an error under it."""
+    kinds = {_SURROGATE: ErrorKind.SURROGATE, _ESCAPE: ErrorKind.SURROGATE,
+             _ESCAPE_FF: ErrorKind.SURROGATE, _TOO_LARGE: ErrorKind.TOO_LARGE}
+    singles = [_SINGLE]
+    if errors == "surrogateescape":   # an escape is the byte it stands for: its unit's low byte
+        del kinds[_ESCAPE], kinds[_ESCAPE_FF]
+        singles.append(_ESCAPE)
+    error_bytes = b"\xff\xff\xff\xff" if errors == "strict" else _REPLACEMENT_BYTES + b"\xff"
+    # The marker bits of each class's bytes, 0xFF where it has no byte (UTF-8 has no 0xFF).
+    markers = {_TWO: b"\xc0\x80\xff\xff", _THREE: b"\xe0\x80\x80\xff",
+               _FOUR: b"\xf0\x80\x80\x80", **{cls: b"\x00\xff\xff\xff" for cls in singles},
+               **{cls: error_bytes for cls in kinds}}
+    return {
+        "four": _lane_tables({_FOUR: b"\xff\xff\xff\xff"}),
+        "three": _lane_tables({_THREE: b"\xff\xff\xff\x00"}),
+        "two": _lane_tables({_TWO: b"\xff\xff\x00\x00"}),
+        "single": _lane_tables({cls: b"\xff\x00\x00\x00" for cls in singles}),
+        "markers": _lane_tables(markers),
+        "kinds": kinds,
+        "errors": re.compile(b"[" + re.escape(bytes(kinds)) + b"]"),
+    }
+
+
+def _lanes(classes, tables):
+    """The integer of 32-bit lanes, one per class in ``classes``, made by ``tables``."""
+    lanes = bytearray(4 * len(classes))
+    for position, table in enumerate(tables):
+        lanes[position::4] = classes.translate(table)
+    return _integer(lanes)
+
+
+def _encode_lanes(raw, classes, tables):
+    """The UTF-8 bytes of the units ``raw`` (UTF-32LE) of ``classes`` (no U+DCFF escape:
+    its byte is the 0xFF that marks unused bytes here): for each
+    unit a lane of 4 bytes that holds its bytes (Table 3-6: the value's bits in groups of 6,
+    the last group in the last byte, under the marker bits) and 0xFF in the bytes it does not
+    use, deleted at the end."""
+    value, size = _integer(raw), len(raw)
+    # Byte k of a lane holds the value's group 3 - k of 6 bits (group 0: bits 0..5).
+    groups = (value >> 18 & _repeated(b"\x07\0\0\0", size)
+              | value >> 4 & _repeated(b"\0\x3f\0\0", size)
+              | value << 10 & _repeated(b"\0\0\x3f\0", size)
+              | value << 24 & _repeated(b"\0\0\0\x3f", size))
+    # A sequence of n bytes takes the last n groups: lane bytes 4 - n..3, moved to bytes 0..n-1.
+    lanes = (groups & _lanes(classes, tables["four"])
+             | groups >> 8 & _lanes(classes, tables["three"])
+             | groups >> 16 & _lanes(classes, tables["two"])
+             | value & _lanes(classes, tables["single"])
+             | _lanes(classes, tables["markers"]))
+    return lanes.to_bytes(size, "little").translate(None, b"\xff")
+
+
+_ESCAPES_FF = re.compile(bytes([_ESCAPE_FF]) + b"+")
+
+
+def _classes(units):
+    """The units of an ``array`` as UTF-32LE bytes, and their classes (a byte each)."""
+    if sys.byteorder != "little":
+        units = array.array(units.typecode, units)
+        units.byteswap()
+    raw = units.tobytes()
+    flags = 0
+    for position, table in enumerate(_FLAG_TABLES):
+        flags |= _integer(raw[position::4].translate(table))
+    return raw, flags.to_bytes(len(units), "little").translate(_CLASS_OF_FLAGS)
+
+
+def _class_errors(classes, tables):
+    return [(match.start(), tables["kinds"][classes[match.start()]])
+            for match in tables["errors"].finditer(classes)]
+
+
+def _encode_bulk(units, errors):
+    """:func:`encode` of an ``array`` of units, with operations on all of them at once: their
+    classes, then their bytes (:func:`_encode_lanes`); under ``surrogateescape`` the escapes
+    U+DCFF between them are bytes FF."""
+    tables = _encoder_tables(errors)
+    raw, classes = _classes(units)
+    if errors == "surrogateescape":
+        parts, done = [], 0
+        for match in _ESCAPES_FF.finditer(classes):
+            start, stop = match.span()
+            parts.append(_encode_lanes(raw[4 * done:4 * start], classes[done:start], tables))
+            parts.append(b"\xff" * (stop - start))
+            done = stop
+        parts.append(_encode_lanes(raw[4 * done:], classes[done:], tables))
+        data = b"".join(parts)
+    else:
+        data = _encode_lanes(raw, classes, tables)
+    return Encoded(data, _class_errors(classes, tables))
+
+
+def unit_array(units):
+    """``units`` (a sequence of UTF-32 code units) as an ``array`` of 32-bit units; raises
+    ``ValueError`` (:func:`check_unit`) for anything else."""
+    if isinstance(units, array.array) and units.typecode == _UNIT_CODE:
+        return units
+    try:
+        return array.array(_UNIT_CODE, units)
+    except (OverflowError, TypeError):
+        pass
+    for unit in units:
+        check_unit(unit)
+    raise ValueError("UTF-32 code units are integers in 0..0xFFFFFFFF")
+
+
+def encode_errors(units, errors="replace"):
+    """``(index, ErrorKind)`` of each invalid unit of ``units`` under ``errors``, in order: the
+    ``errors`` of :func:`encode`, without encoding."""
     check_policy(errors, ENCODE_ERRORS)
-    chunks, errs = [], []
-    for index, unit in enumerate(units):
-        chunk, kind = encode_unit(unit, errors)
-        chunks.append(chunk)
-        if kind is not ErrorKind.NONE:
-            errs.append((index, kind))
-    return Encoded(b"".join(chunks), errs)
+    return _class_errors(_classes(unit_array(units))[1], _encoder_tables(errors))
+
+
+def encode(units: Sequence[int], errors="replace"):
+    """Encode a sequence of UTF-32 code units; returns :class:`Encoded`. (In bulk, see
+    :func:`_encode_bulk`; it equals :func:`encode_unit` unit by unit.)"""
+    check_policy(errors, ENCODE_ERRORS)
+    return _encode_bulk(unit_array(units), errors)

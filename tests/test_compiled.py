@@ -393,7 +393,7 @@ def _random_chunks(rng, data):
 
 
 def test_reference_stream_fast_path_is_the_model():
-    # The ASCII fast path skips the per-byte loop only while no prefix is pending: every cut of
+    # The fast path skips the per-byte loop only while no prefix is pending: every cut of
     # the input into chunks gives the model's outputs and its verdict.
     rng = random.Random("stream")
     for n in range(60):

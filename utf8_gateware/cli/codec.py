@@ -159,7 +159,9 @@ def _utf8(chunk):
     """UTF-8 of a :class:`~utf8_gateware.sim.engines.DecodedChunk`: U+FFFD becomes EF BF BD;
     surrogate escapes become the raw bytes they stand for. (The codec of CPython does the
     formatting, which the reference encoder defines: anything else a core might output, it
-    encodes.)"""
+    encodes.) The reference engine's chunks carry their UTF-8 form already."""
+    if chunk.utf8 is not None:
+        return chunk.utf8
     try:
         return chunk.codepoints.decode("utf-32-le", "surrogatepass").encode(
             "utf-8", "surrogateescape")
