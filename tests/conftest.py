@@ -26,6 +26,16 @@ def pytest_sessionstart(session):
         print(f"\nYoWASP tools prepared in {elapsed:.0f} s (their first use compiles them once)")
 
 
+def pytest_terminal_summary(terminalreporter):
+    """How many compiled models this session built (the cache was cold for them) and how long
+    their C++ compiles took."""
+    compiled = sys.modules.get("utf8_gateware.sim.compiled")
+    if compiled is not None and compiled.STATS["compiles"]:
+        terminalreporter.write_line(
+            f"compiled models built: {compiled.STATS['compiles']} in "
+            f"{compiled.STATS['compile_seconds']:.0f} s of C++ compilation (cached afterwards)")
+
+
 @pytest.fixture(scope="session")
 def exported(tmp_path_factory):
     """Every core exported as Verilog in every error mode, with and without initial values
