@@ -147,8 +147,9 @@ class Utf8Validator(CheckedComponent):
     carry_chunk : int
         The longest carry chain of the sums, in bits (8..64, default 8): each sum is cut into
         chunks of this many bits whose carries are registered between them
-        (:class:`~utf8_gateware.hdl.chunked_sum.ChunkedSum`). Shorter chunks are faster and
-        cost ``ceil(counter_width / carry_chunk) - 1`` more stages of latency and registers.
+        (:class:`~utf8_gateware.hdl.chunked_sum.ChunkedSum`). With more than one chunk the
+        sums take one more stage (``R``) and the verdict slot resolves their pending carries by
+        lookahead (one chunk's incrementer).
 
     Ports
     -----
@@ -189,10 +190,14 @@ class Utf8Validator(CheckedComponent):
     ``M``
         The message's sums (the first error's offset, the error count) and its first error's
         kind; each sum is a ``ChunkedSum``, with no logic in front of its carry chains.
-    ``R1`` .. ``Rc``
-        ``c = ceil(counter_width / carry_chunk) - 1`` stages that resolve the sums' pending
-        carries (a carry moves one chunk a stage), then the verdict slot (saturated sums) and a
-        skid register (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
+    ``R``
+        With more than one chunk: a copy of ``M``'s next state (chunks and pending carries) and,
+        per chunk, whether it is all ones (known from ``M``'s registers); then the verdict slot
+        takes the resolved sums: the carry into chunk ``j`` is its pending carry or, if chunk
+        ``j-1`` is all ones, the carry into that one (a pending carry into ``j`` means that
+        ``j-1`` has just wrapped, so the two never add), one incrementer per chunk, saturated.
+        The verdict slot is followed by a skid register
+        (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
 
     ``o.valid`` and ``o.payload`` are one LUT (a 2:1 multiplexer) of flip-flops; ``i.ready`` is a
     flip-flop.
@@ -211,11 +216,11 @@ class Utf8Validator(CheckedComponent):
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
-    message's ``last`` beat: 9 + c with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
-    ``P3``, ``R1`` .. ``Rc`` (``R1`` is loaded with ``M``'s next state), the verdict slot); with
-    N lanes also log2(N) tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8
-    or 16) and from 8 lanes on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``).
-    With the default parameters (c = 3): 12, 14, 15, 20, 21 cycles for 1, 2, 4, 8, 16 lanes.
+    message's ``last`` beat: 10 with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
+    ``P3``, ``R`` (loaded with ``M``'s next state), the verdict slot); with N lanes also log2(N)
+    tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes
+    on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 10, 12, 13, 18, 19
+    cycles for 1, 2, 4, 8, 16 lanes; one less if ``counter_width <= carry_chunk`` (no ``R``).
     """
 
     @classmethod
@@ -247,8 +252,8 @@ class Utf8Validator(CheckedComponent):
         return self._width
 
     @property
-    def _resolve_steps(self):
-        return (self._width - 1) // self._chunk
+    def _chunks(self):
+        return -(-self._width // self._chunk)
 
     @property
     def LATENCY(self):
@@ -261,12 +266,12 @@ class Utf8Validator(CheckedComponent):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
-        return align + lane_stages(lanes) + 5 + tree + (counter_width - 1) // carry_chunk
+        return align + lane_stages(lanes) + 5 + tree + int(counter_width > carry_chunk)
 
     def elaborate(self, platform):
         m = Module()
         n, width = self._lanes, self._width
-        steps = self._resolve_steps
+        steps = int(self._chunks > 1)
         pipe = Pipeline(m, flush_steps=2 + steps, ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
@@ -324,23 +329,29 @@ class Utf8Validator(CheckedComponent):
             m.d.sync += kind.eq(Mux(p3.first, p3.kind, kind))
         bad, first, ends = p3.bad, Mux(p3.first, p3.kind, kind), p3.last & ~p3.bubble
 
-        # R1 ..: the sums resolved, one chunk boundary a stage (none with one chunk).
-        for stage in range(1, offset.steps + 1):
-            offset, errors = offset.like(f"r{stage}_offset"), errors.like(f"r{stage}_errors")
-            offset.load(pipe, offset_state)
-            errors.load(pipe, errors_state)
-            offset_state, errors_state = offset.step(), errors.step()
-            bad = pipe.data(f"r{stage}_bad", bad)
-            first = pipe.data(f"r{stage}_kind", first, 3)
-            ends = pipe.data(f"r{stage}_ends", ends)
+        # R: a copy of the sums' next state and their chunks' all-ones flags (none with one
+        # chunk: the verdict slot takes the next state itself).
+        if self._chunks > 1:
+            (offset, offset_ones), (errors, errors_ones) = (
+                offset.copy(pipe, "r_offset", offset_state),
+                errors.copy(pipe, "r_errors", errors_state))
+            offset_value = offset.resolved(offset_ones)
+            errors_value = errors.resolved(errors_ones)
+            bad = pipe.data("r_bad", bad)
+            first = pipe.data("r_kind", first, 3)
+            ends = pipe.data("r_ends", ends)
+        else:
+            offset_value, errors_value = (offset.saturated(offset_state),
+                                          errors.saturated(errors_state))
 
-        # The verdict slot.
+        # The verdict slot: the sums resolved (the carry into each chunk by lookahead, one
+        # chunk's incrementer), saturated.
         verdict = Signal(self.o.payload.shape())
         for target, value in [
                 (verdict.valid, ~bad),
-                (verdict.offset, bad.replicate(width) & offset.saturated(offset_state)),
+                (verdict.offset, bad.replicate(width) & offset_value),
                 (verdict.error.as_value(), bad.replicate(3) & first),
-                (verdict.errors, errors.saturated(errors_state))]:
+                (verdict.errors, errors_value)]:
             with m.If(pipe.enable(len(target))):
                 m.d.sync += target.eq(value)
         m.d.comb += verdict.last.eq(1)
