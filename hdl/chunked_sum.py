@@ -11,17 +11,18 @@ class ChunkedSum:
     each with the carry into it still *pending* (a flip-flop), and a sticky overflow flag.
 
     Its value is ``sum(c_j << o_j) + sum(p_j << o_j)`` (chunk ``j`` at bit ``o_j``; ``p_j`` the
-    carry pending into it), or "at least ``2**width``" once ``over`` is set. :meth:`step` gives the
-    next state: ``inc`` added into chunk 0, and every chunk adds its pending carry, whose own
-    carry-out becomes the next chunk's pending carry (the top chunk's sets ``over``). So no carry
-    chain is longer than a chunk (on the iCE40 UP5K a carry chain costs about 0.28 ns a bit).
+    carry pending into it; the top chunk's carry-out is pending into ``over``, at bit ``width``),
+    or "at least ``2**width``" once ``over`` is set. :meth:`step` gives the next state: ``inc``
+    added into chunk 0, and every chunk adds its pending carry, whose own carry-out becomes the
+    next chunk's pending carry. So no carry chain is longer than a chunk (on the iCE40 UP5K a carry
+    chain costs about 0.28 ns a bit), and none ends in a LUT.
 
-    A state is read out (:meth:`resolved`) without waiting for its pending carries to ripple
-    through: a carry pending into chunk ``j`` means that chunk ``j-1`` has just wrapped, so it is
-    not all ones, and the carry into each chunk is ``p_j | (a_{j-1} & g_{j-1})`` (``a_j``: chunk
-    ``j`` is all ones), a small lookahead of one-bit flags. The flags of the state after a step
-    are known before the step (:meth:`ones_after_step`), so a copy of the state can register them
-    (:meth:`copy`) and resolve in one stage: the lookahead and one chunk's incrementer.
+    A copy of a state (:meth:`copy`) is read out (:meth:`resolved`) without waiting for its
+    pending carries to ripple through. A carry pending into chunk ``j`` means that chunk ``j-1``
+    has just wrapped, so it is not all ones: the carry into chunk ``j`` is ``p_j``, or the carry
+    into chunk ``j-1`` if that one is all ones. The copy registers whether each chunk is all ones
+    (known from the registers of the state before the step), so that the read-out is a
+    lookahead of one-bit flags and one incrementer a chunk.
 
     ``inc`` must be less than ``2**chunk``.
     """
@@ -30,7 +31,7 @@ class ChunkedSum:
         self.chunks = [Signal(min(chunk, width - lo), name=f"{name}_c{j}", reset_less=True)
                        for j, lo in enumerate(range(0, width, chunk))]
         self.pending = [Signal(name=f"{name}_p{j}", reset_less=True)
-                        for j in range(1, len(self.chunks))]
+                        for j in range(1, len(self.chunks) + 1)]
         self.over = Signal(name=f"{name}_over", reset_less=True)
 
     @property
@@ -44,31 +45,24 @@ class ChunkedSum:
             total = chunk + carry_in
             chunks.append(total[:len(chunk)])
             carries.append(total[len(chunk)])
-        return [*chunks, *carries[:-1], self.over | carries[-1]]
+        return [*chunks, *carries, self.over | self.pending[-1]]
 
-    def ones_after_step(self):
-        """For chunks 1 .. (one flag each): whether the chunk is all ones after :meth:`step`
-        (it adds its pending carry only, so this is a comparison of the registers)."""
-        return [Mux(carry, chunk == (1 << len(chunk)) - 2, chunk == (1 << len(chunk)) - 1)
-                for chunk, carry in zip(self.chunks[1:], self.pending)]
+    def resolved(self):
+        """The value of a copy (:meth:`copy`): ``(value, over)``, the sum modulo ``2**width``
+        (one incrementer a chunk, whose carry-in is a lookahead of one-bit flags) and whether it
+        overflowed (then its value is "at least ``2**width``")."""
+        chunks = [self.chunks[0]]
+        for j, chunk in enumerate(self.chunks[1:], start=1):
+            chunks.append((chunk + self.carry_in(j))[:len(chunk)])
+        return Cat(*chunks), self.over | self.carry_in(len(self.chunks))
 
-    def saturated(self, state):
-        """The value of a ``state`` without pending carries (values in the order of
-        :attr:`registers`), all ones if it overflowed."""
-        value = Cat(*state[:len(self.chunks)])
-        return value | Value.cast(state[-1]).replicate(self.width)
-
-    def resolved(self, ones):
-        """This state's value, all ones if it overflowed, from its registers and ``ones`` (the
-        all-ones flags of chunks 1 .. , see :meth:`ones_after_step`): the carry into each chunk
-        by lookahead, then one incrementer a chunk."""
-        carry, chunks = 0, []
-        for j, chunk in enumerate(self.chunks):
-            if j:
-                carry = self.pending[j - 1] | (ones[j - 2] & carry if j > 1 else 0)
-            chunks.append((chunk + carry)[:len(chunk)])
-        over = self.over | (ones[-1] & carry if ones else 0)
-        return Cat(*chunks) | Value.cast(over).replicate(self.width)
+    def carry_in(self, j):
+        """The carry into chunk ``j`` of a copy when its pending carries are resolved
+        (``j`` = the number of chunks: the carry out of the top chunk)."""
+        carry = 0
+        for i in range(1, j + 1):
+            carry = self.pending[i - 1] | (self.ones[i - 2] & carry if i > 1 else 0)
+        return carry
 
     def load(self, pipe, values):
         """Load the registers with ``values`` when ``pipe`` advances."""
@@ -80,13 +74,17 @@ class ChunkedSum:
         """A new set of registers of the same shape."""
         return ChunkedSum(name, self.width, self.chunk)
 
-    def copy(self, pipe, name, state):
+    def copy(self, pipe, name, state, keep=1):
         """A new set of registers of the same shape (named ``name``), loaded with ``state`` (the
-        values of :meth:`step`) when ``pipe`` advances, and the all-ones flags of ``state``
-        (:meth:`ones_after_step`). Returns ``(registers, flags)``: the value of the copy is
-        ``registers.resolved(flags)``."""
+        values of :meth:`step`) when ``pipe`` advances, with ``ones``: for chunks 1.. whether
+        the chunk is all ones in ``state``, known from this state's registers (a chunk above 0
+        only adds its pending carry: it is all ones after the step if it is now, or if it is one
+        less and takes a carry). Where ``keep`` is 0 the copy is loaded with zero (its value 0).
+        Read the copy's value with :meth:`resolved`."""
         regs = self.like(name)
-        regs.load(pipe, state)
-        flags = [pipe.data(f"{name}_a{j}", flag)
-                 for j, flag in enumerate(self.ones_after_step(), start=1)]
-        return regs, flags
+        regs.load(pipe, [Mux(keep, value, 0) for value in state])
+        regs.ones = [pipe.data(f"{name}_ones{i}", keep & Mux(carry, chunk == (1 << len(chunk)) - 2,
+                                                            chunk == (1 << len(chunk)) - 1))
+                     for i, (chunk, carry) in enumerate(zip(self.chunks[1:], self.pending),
+                                                        start=1)]
+        return regs

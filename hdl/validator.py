@@ -329,31 +329,33 @@ class Utf8Validator(CheckedComponent):
             m.d.sync += kind.eq(Mux(p3.first, p3.kind, kind))
         bad, first, ends = p3.bad, Mux(p3.first, p3.kind, kind), p3.last & ~p3.bubble
 
-        # R: a copy of the sums' next state and their chunks' all-ones flags (none with one
-        # chunk: the verdict slot takes the next state itself).
+        # R: a copy of the sums' next state with its lookahead flags (none with one chunk: the
+        # verdict slot takes the next state itself). The offset's is zero for a valid message.
         if self._chunks > 1:
-            (offset, offset_ones), (errors, errors_ones) = (
-                offset.copy(pipe, "r_offset", offset_state),
-                errors.copy(pipe, "r_errors", errors_state))
-            offset_value = offset.resolved(offset_ones)
-            errors_value = errors.resolved(errors_ones)
+            offset = offset.copy(pipe, "r_offset", offset_state, keep=bad)
+            errors = errors.copy(pipe, "r_errors", errors_state)
+            offset_value, errors_value = offset.resolved(), errors.resolved()
             bad = pipe.data("r_bad", bad)
             first = pipe.data("r_kind", first, 3)
             ends = pipe.data("r_ends", ends)
         else:
-            offset_value, errors_value = (offset.saturated(offset_state),
-                                          errors.saturated(errors_state))
+            # (The next state of one chunk: its value, its carry-out, the overflow flag.)
+            offset_value = (Mux(bad, offset_state[0], 0),
+                            bad & (offset_state[1] | offset_state[2]))
+            errors_value = (errors_state[0], errors_state[1] | errors_state[2])
 
-        # The verdict slot: the sums resolved (the carry into each chunk by lookahead, one
-        # chunk's incrementer), saturated.
+        # The verdict slot: the sums resolved (one incrementer a chunk, straight into the
+        # flip-flops) and whether each overflowed; the payload ORs that in, in the LUT that
+        # chooses between the slot and the skid register.
         verdict = Signal(self.o.payload.shape())
-        for target, value in [
-                (verdict.valid, ~bad),
-                (verdict.offset, bad.replicate(width) & offset_value),
-                (verdict.error.as_value(), bad.replicate(3) & first),
-                (verdict.errors, errors_value)]:
+        for target, value in [(verdict.valid, ~bad),
+                              (verdict.error.as_value(), bad.replicate(3) & first)]:
             with m.If(pipe.enable(len(target))):
                 m.d.sync += target.eq(value)
+        for name, (value, over) in [("offset", offset_value), ("errors", errors_value)]:
+            raw = pipe.data(f"v_{name}", value, width)
+            m.d.comb += getattr(verdict, name).eq(
+                raw | pipe.data(f"v_{name}_over", over).replicate(width))
         m.d.comb += verdict.last.eq(1)
         pipe.drive_output(self.o, pipe.data("v_valid", ends), verdict)
         return m
