@@ -2,14 +2,14 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .decoder import check_lanes
-from .decoder_lane import (_control, _neighbour_stage, _neighbours, kind_of, lane_stages,
-                           split_neighbours, stage_a, stage_align, stage_b, stage_c)
+from .decoder_lane import (_control, _mux_tree, _neighbour_stage, _neighbours, kind_of,
+                           lane_stages, split_neighbours, stage_a, stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import ChunkedSum
@@ -78,11 +78,10 @@ def stage_errors(pipe, c):
 
 
 def _constant_of(index, values):
-    """``values[index]`` for a 2-bit ``index`` and four integers, as a lookup table per bit
-    (an addition of a constant would become a carry chain)."""
-    width = max(values).bit_length()
-    return Cat(*(Mux(index[1], Mux(index[0], values[3] >> bit & 1, values[2] >> bit & 1),
-                     Mux(index[0], values[1] >> bit & 1, values[0] >> bit & 1))
+    """``values[index]`` (a list of integers, as long as ``index`` has values) as a lookup table
+    per bit (an addition of a constant would become a carry chain)."""
+    width = max(max(values).bit_length(), 1)
+    return Cat(*(_mux_tree(index, [Const(value >> bit & 1, 1) for value in values])
                  for bit in range(width)))
 
 
@@ -286,7 +285,11 @@ class Utf8Validator(CheckedComponent):
         # negative), and M's sum grows by `max(0, r + bytes - 3)` until the first error.
         p1 = SimpleNamespace(
             back=pipe.data("p1_back", beat.bytes - beat.dist, range(-3 - n, n + 1)),
-            over=pipe.data("p1_over", beat.bytes - 3, range(-3, n - 2)),
+            # `max(0, r + bytes - 3)` for each value of `r` (P2 chooses one: no carry chain in
+            # front of a comparison).
+            clean=[pipe.data(f"p1_clean{v}", _constant_of(
+                beat.bytes, [max(0, b + v - 3) for b in range(1 << len(beat.bytes))]),
+                range(n + 1)) for v in range(4)],
             least=pipe.data("p1_least", Mux(beat.bytes > 3, 3, beat.bytes), 2),
             has=pipe.data("p1_has", beat.has), kind=pipe.data("p1_kind", beat.kind, 3),
             errs=pipe.data("p1_errs", beat.errs, len(beat.errs)),
@@ -297,10 +300,9 @@ class Utf8Validator(CheckedComponent):
                 m.d.sync += r.eq(0)
             with m.Else():
                 m.d.sync += r.eq(Mux(r + p1.least > 3, 3, r + p1.least))   # a 4-input table
-        clean = r + p1.over
         p2 = SimpleNamespace(
             at_error=pipe.data("p2_at_error", r + p1.back, range(n + 3)),
-            clean=pipe.data("p2_clean", Mux(clean < 0, 0, clean), range(n + 1)),
+            clean=pipe.data("p2_clean", _mux_tree(r, p1.clean), range(n + 1)),
             has=pipe.data("p2_has", p1.has), kind=pipe.data("p2_kind", p1.kind, 3),
             errs=pipe.data("p2_errs", p1.errs, len(p1.errs)),
             bubble=pipe.control("p2_nv", p1.bubble), last=pipe.control("p2_vl", p1.last))
