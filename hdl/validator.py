@@ -183,7 +183,8 @@ class Utf8Validator(CheckedComponent):
         The small parts of the sums: the first error's offset is the bytes of the message before
         the beat plus ``bytes - dist``, which is negative when the error began in an earlier
         beat. So that the sums only ever add, ``M`` sums the bytes before the beat less the
-        latest three, and ``P2`` keeps those (``r``, 0..3); ``P3`` knows whether the message had
+        latest three, and ``P2`` keeps those (``r``, 0..3; ``P1`` tabulates what each value of
+        ``r`` makes of the beat's byte count, ``P2`` chooses); ``P3`` knows whether the message had
         an error before the beat, and gives ``M`` what to add: ``r + bytes - dist`` at the first
         error, ``max(0, r + bytes - 3)`` before it, nothing after it.
     ``M``
@@ -201,15 +202,17 @@ class Utf8Validator(CheckedComponent):
     ``o.valid`` and ``o.payload`` are one LUT (a 2:1 multiplexer) of flip-flops; ``i.ready`` is a
     flip-flop.
 
-    Cost (measured, nextpnr seed 1, 32-bit sums, 8-bit chunks, in the port harness of
-    ``utf8-gateware synth``): ECP5-25F-6, 16 lanes: 221.0 MHz, 2131 LUT4 and 3009 flip-flops
-    (the decoder, median of seeds 1-3: 240.4 MHz, 3857 and 5214); 8 lanes: 223.1 MHz, 1138
-    LUT4 (the decoder: 273.0 MHz, 1778): the sums' carry chains are its critical paths, so it
-    is smaller but no longer faster than the decoder. iCE40 UP5K: one lane 69.3 MHz, 729 LCs;
-    four lanes 68.8 MHz, 1155 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs).
-    On the UP5K the sums' fixed cost (two 32-bit sums, their resolving stage, the 69-bit
-    verdict and its skid register: about 400 flip-flops) and its slow routing to and from carry
-    chains dominate.
+    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, 8-bit chunks, in the port harness
+    of ``utf8-gateware synth``): iCE40 UP5K, one lane 73.5 MHz and 635 LCs, four lanes 72.6 MHz
+    and 1,079 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs); ECP5-25F-6,
+    8 lanes 228.6 MHz, 1,321 LUT4 and 1,492 flip-flops, 16 lanes 208.7 MHz, 2,379 LUT4 and
+    2,604 flip-flops (the decoder: 273.0 MHz and 1,778 LUT4; 240.4 MHz and 3,857 LUT4). So it is
+    neither half the decoder's size nor as fast. With 8 lanes about 600 of its LUT4 are the
+    decoder's own lane stages (align, ``A`` .. ``C``), 250 the error stages and the tree, 340
+    the sums, the verdict and its output; on the UP5K two 32-bit sums cost about 280
+    flip-flops (running, copied, in the verdict slot and its skid register), and a route to or
+    from a carry chain costs 3-4 ns. Narrower sums (one lane, seed 1): ``counter_width=16``
+    399 LCs and 78.8 MHz, ``counter_width=8`` 255 LCs and 82.3 MHz.
 
     Latency and throughput
     ----------------------
