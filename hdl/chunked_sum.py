@@ -7,22 +7,24 @@ __all__ = ["ChunkedSum"]
 
 
 class ChunkedSum:
-    """The registers of a ``width``-bit running sum kept as chunks of at most ``chunk`` bits,
-    each with the carry into it still *pending* (a flip-flop), and a sticky overflow flag.
+    """A ``width``-bit running sum of one message at a time, kept as chunks of at most ``chunk``
+    bits, each with the carry into it still *pending* (a flip-flop), and a sticky overflow flag;
+    built by :meth:`accumulate`, read by :meth:`resolved`.
 
     Its value is ``sum(c_j << o_j) + sum(p_j << o_j)`` (chunk ``j`` at bit ``o_j``; ``p_j`` the
     carry pending into it; the top chunk's carry-out is pending into ``over``, at bit ``width``),
-    or "at least ``2**width``" once ``over`` is set. :meth:`step` gives the next state: ``inc``
-    added into chunk 0, and every chunk adds its pending carry, whose own carry-out becomes the
-    next chunk's pending carry. So no carry chain is longer than a chunk (on the iCE40 UP5K a carry
-    chain costs about 0.28 ns a bit), and none ends in a LUT.
+    or "at least ``2**width``" once ``over`` is set. Each step adds ``inc`` into chunk 0, and every
+    chunk adds its pending carry, whose own carry-out becomes the next chunk's pending carry. So no
+    carry chain is longer than a chunk (on the iCE40 UP5K a carry chain costs about 0.28 ns a
+    bit), and none ends in a LUT.
 
-    A copy of a state (:meth:`copy`) is read out (:meth:`resolved`) without waiting for its
-    pending carries to ripple through. A carry pending into chunk ``j`` means that chunk ``j-1``
-    has just wrapped, so it is not all ones: the carry into chunk ``j`` is ``p_j``, or the carry
-    into chunk ``j-1`` if that one is all ones. The copy registers whether each chunk is all ones
-    (known from the registers of the state before the step), so that the read-out is a
-    lookahead of one-bit flags and one incrementer a chunk.
+    The value is read out without waiting for the pending carries to ripple through. A carry
+    pending into chunk ``j`` means that chunk ``j-1`` has just wrapped, so it is not all ones:
+    the carry into chunk ``j`` is ``p_j``, or the carry into chunk ``j-1`` if that one is all
+    ones. A flag per chunk (``ones``) says whether it is all ones, known a step ahead (a chunk
+    above 0 only adds its pending carry: it is all ones after the step if it is now, or if it is
+    one less and takes a carry); so the read-out is a lookahead of one-bit flags and one
+    incrementer a chunk.
 
     ``inc`` must be less than ``2**chunk``.
     """
@@ -32,59 +34,51 @@ class ChunkedSum:
                        for j, lo in enumerate(range(0, width, chunk))]
         self.pending = [Signal(name=f"{name}_p{j}", reset_less=True)
                         for j in range(1, len(self.chunks) + 1)]
+        self.ones = [Signal(name=f"{name}_ones{j}", reset_less=True)
+                     for j in range(1, len(self.chunks))]
         self.over = Signal(name=f"{name}_over", reset_less=True)
+        #: Chunk 0 as the next step adds to it: zero after a message's last step.
+        self.base = Signal(len(self.chunks[0]), name=f"{name}_base", reset_less=True)
 
-    @property
-    def registers(self):
-        return [*self.chunks, *self.pending, self.over]
+    def accumulate(self, pipe, inc, ends, fresh):
+        """Add ``inc`` when ``pipe`` advances. ``ends``: this step is a message's last (after it
+        the registers hold the message's sum, to be read in the next step); ``fresh``: a
+        flip-flop, set in the step after a message's last (the registers hold its sum, and the
+        next message starts from zero).
 
-    def step(self, inc=0):
-        """The next state's values (in the order of :attr:`registers`) after adding ``inc``."""
-        chunks, carries = [], []
-        for chunk, carry_in in zip(self.chunks, [inc, *self.pending]):
-            total = chunk + carry_in
-            chunks.append(total[:len(chunk)])
-            carries.append(total[len(chunk)])
-        return [*chunks, *carries, self.over | self.pending[-1]]
+        Only chunk 0 takes ``inc``, so only chunk 0 has a copy (``base``) that is zeroed at the
+        end of a message; the other registers are zeroed when ``fresh`` (a synchronous reset):
+        no logic in front of a carry chain."""
+        total = self.base + inc
+        k = len(self.chunks[0])
+        values = [(self.chunks[0], total[:k]), (self.base, Mux(ends, 0, total[:k])),
+                  (self.pending[0], total[k])]
+        for j, (chunk, carry) in enumerate(zip(self.chunks[1:], self.pending), start=1):
+            total = chunk + carry
+            values += [(chunk, Mux(fresh, 0, total[:len(chunk)])),
+                       (self.pending[j], Mux(fresh, 0, total[len(chunk)])),
+                       (self.ones[j - 1], ~fresh & Mux(carry, chunk == (1 << len(chunk)) - 2,
+                                                       chunk == (1 << len(chunk)) - 1))]
+        values.append((self.over, Mux(fresh, 0, self.over | self.pending[-1])))
+        for reg, value in values:
+            with pipe.m.If(pipe.enable(len(reg))):
+                pipe.m.d.sync += reg.eq(value)
 
-    def resolved(self):
-        """The value of a copy (:meth:`copy`): ``(value, over)``, the sum modulo ``2**width``
-        (one incrementer a chunk, whose carry-in is a lookahead of one-bit flags) and whether it
-        overflowed (then its value is "at least ``2**width``")."""
-        chunks = [self.chunks[0]]
+    def resolved(self, keep=1):
+        """``(value, over)``: the sum modulo ``2**width`` (one incrementer a chunk, whose
+        carry-in is a lookahead of one-bit flags) and whether it overflowed (then its value is
+        "at least ``2**width``"); both zero where ``keep`` is 0 (its AND is in front of the
+        carry chains, beside the lookahead)."""
+        chunks = [self.chunks[0] & Value.cast(keep).replicate(len(self.chunks[0]))]
         for j, chunk in enumerate(self.chunks[1:], start=1):
-            chunks.append((chunk + self.carry_in(j))[:len(chunk)])
-        return Cat(*chunks), self.over | self.carry_in(len(self.chunks))
+            masked = chunk & Value.cast(keep).replicate(len(chunk))
+            chunks.append((masked + (keep & self.carry_in(j)))[:len(chunk)])
+        return Cat(*chunks), keep & (self.over | self.carry_in(len(self.chunks)))
 
     def carry_in(self, j):
-        """The carry into chunk ``j`` of a copy when its pending carries are resolved
-        (``j`` = the number of chunks: the carry out of the top chunk)."""
+        """The carry into chunk ``j`` when the pending carries are resolved (``j`` = the number
+        of chunks: the carry out of the top chunk)."""
         carry = 0
         for i in range(1, j + 1):
             carry = self.pending[i - 1] | (self.ones[i - 2] & carry if i > 1 else 0)
         return carry
-
-    def load(self, pipe, values):
-        """Load the registers with ``values`` when ``pipe`` advances."""
-        for reg, value in zip(self.registers, values):
-            with pipe.m.If(pipe.enable(len(reg))):
-                pipe.m.d.sync += reg.eq(value)
-
-    def like(self, name):
-        """A new set of registers of the same shape."""
-        return ChunkedSum(name, self.width, self.chunk)
-
-    def copy(self, pipe, name, state, keep=1):
-        """A new set of registers of the same shape (named ``name``), loaded with ``state`` (the
-        values of :meth:`step`) when ``pipe`` advances, with ``ones``: for chunks 1.. whether
-        the chunk is all ones in ``state``, known from this state's registers (a chunk above 0
-        only adds its pending carry: it is all ones after the step if it is now, or if it is one
-        less and takes a carry). Where ``keep`` is 0 the copy is loaded with zero (its value 0).
-        Read the copy's value with :meth:`resolved`."""
-        regs = self.like(name)
-        regs.load(pipe, [Mux(keep, value, 0) for value in state])
-        regs.ones = [pipe.data(f"{name}_ones{i}", keep & Mux(carry, chunk == (1 << len(chunk)) - 2,
-                                                            chunk == (1 << len(chunk)) - 1))
-                     for i, (chunk, carry) in enumerate(zip(self.chunks[1:], self.pending),
-                                                        start=1)]
-        return regs

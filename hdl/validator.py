@@ -253,9 +253,6 @@ class Utf8Validator(CheckedComponent):
     def counter_width(self):
         return self._width
 
-    @property
-    def _chunks(self):
-        return -(-self._width // self._chunk)
 
     @property
     def LATENCY(self):
@@ -268,13 +265,12 @@ class Utf8Validator(CheckedComponent):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
-        return align + lane_stages(lanes) + 5 + tree + int(counter_width > carry_chunk)
+        return align + lane_stages(lanes) + 6 + tree
 
     def elaborate(self, platform):
         m = Module()
         n, width = self._lanes, self._width
-        steps = int(self._chunks > 1)
-        pipe = Pipeline(m, flush_steps=2 + steps, ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
+        pipe = Pipeline(m, flush_steps=3, ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
         aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
@@ -322,42 +318,29 @@ class Utf8Validator(CheckedComponent):
             bubble=pipe.control("p3_nv", p2.bubble), last=pipe.control("p3_vl", p2.last))
 
         # M: the message's sums (the first error's offset, the error count, each a ChunkedSum:
-        # no logic in front of a carry chain) and its first error's kind; the next state of each
-        # sum goes on to the verdict.
+        # no logic in front of a carry chain) and its first error's kind. After a message's last
+        # step they hold its sums for one step (`fresh`), in which the verdict slot reads them.
         offset = ChunkedSum("m_offset", width, self._chunk)
-        errors = offset.like("m_errors")
+        errors = ChunkedSum("m_errors", width, self._chunk)
+        fresh = pipe.control("m_fresh", p3.last)
+        offset.accumulate(pipe, p3.inc, p3.last, fresh)
+        errors.accumulate(pipe, p3.errs, p3.last, fresh)
         kind = Signal(3, name="m_kind")
-        offset_state, errors_state = offset.step(p3.inc), errors.step(p3.errs)
-        for regs, state in ((offset, offset_state), (errors, errors_state)):
-            regs.load(pipe, [Mux(p3.last, 0, value) for value in state])
         with m.If(pipe.enable(3)):
             m.d.sync += kind.eq(Mux(p3.first, p3.kind, kind))
-        bad, first, ends = p3.bad, Mux(p3.first, p3.kind, kind), p3.last & ~p3.bubble
-
-        # R: a copy of the sums' next state with its lookahead flags (none with one chunk: the
-        # verdict slot takes the next state itself). The offset's is zero for a valid message.
-        if self._chunks > 1:
-            offset = offset.copy(pipe, "r_offset", offset_state, keep=bad)
-            errors = errors.copy(pipe, "r_errors", errors_state)
-            offset_value, errors_value = offset.resolved(), errors.resolved()
-            bad = pipe.data("r_bad", bad)
-            first = pipe.data("r_kind", first, 3)
-            ends = pipe.data("r_ends", ends)
-        else:
-            # (The next state of one chunk: its value, its carry-out, the overflow flag.)
-            offset_value = (Mux(bad, offset_state[0], 0),
-                            bad & (offset_state[1] | offset_state[2]))
-            errors_value = (errors_state[0], errors_state[1] | errors_state[2])
+        bad = pipe.data("m_bad", p3.bad)
+        ends = pipe.data("m_ends", p3.last & ~p3.bubble)
 
         # The verdict slot: the sums resolved (one incrementer a chunk, straight into the
         # flip-flops) and whether each overflowed; the payload ORs that in, in the LUT that
         # chooses between the slot and the skid register.
         verdict = Signal(self.o.payload.shape())
         for target, value in [(verdict.valid, ~bad),
-                              (verdict.error.as_value(), bad.replicate(3) & first)]:
+                              (verdict.error.as_value(), bad.replicate(3) & kind)]:
             with m.If(pipe.enable(len(target))):
                 m.d.sync += target.eq(value)
-        for name, (value, over) in [("offset", offset_value), ("errors", errors_value)]:
+        for name, (value, over) in [("offset", offset.resolved(keep=bad)),
+                                    ("errors", errors.resolved())]:
             raw = pipe.data(f"v_{name}", value, width)
             m.d.comb += getattr(verdict, name).eq(
                 raw | pipe.data(f"v_{name}_over", over).replicate(width))
