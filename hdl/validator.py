@@ -146,9 +146,8 @@ class Utf8Validator(CheckedComponent):
     carry_chunk : int
         The longest carry chain of the sums, in bits (8..64, default 8): each sum is cut into
         chunks of this many bits whose carries are registered between them
-        (:class:`~utf8_gateware.hdl.chunked_sum.ChunkedSum`). With more than one chunk the
-        sums take one more stage (``R``) and the verdict slot resolves their pending carries by
-        lookahead (one chunk's incrementer).
+        (:class:`~utf8_gateware.hdl.chunked_sum.ChunkedSum`); the verdict slot resolves the
+        pending carries by lookahead (one incrementer a chunk). Neither changes the latency.
 
     Ports
     -----
@@ -189,40 +188,42 @@ class Utf8Validator(CheckedComponent):
         error, ``max(0, r + bytes - 3)`` before it, nothing after it.
     ``M``
         The message's sums (the first error's offset, the error count) and its first error's
-        kind; each sum is a ``ChunkedSum``, with no logic in front of its carry chains.
-    ``R``
-        With more than one chunk: a copy of ``M``'s next state (chunks and pending carries) and,
-        per chunk, whether it is all ones (known from ``M``'s registers); then the verdict slot
-        takes the resolved sums: the carry into chunk ``j`` is its pending carry or, if chunk
-        ``j-1`` is all ones, the carry into that one (a pending carry into ``j`` means that
-        ``j-1`` has just wrapped, so the two never add), one incrementer per chunk, saturated.
-        The verdict slot is followed by a skid register
+        kind; each sum is a ``ChunkedSum`` (chunks, pending carries, and per chunk whether it
+        is all ones), with no logic in front of its carry chains. After a message's last beat
+        they hold its sums for one step, in which the verdict slot reads them, and then restart
+        from zero (a synchronous reset; chunk 0, which takes the increment, adds to a copy that
+        the last beat zeroes).
+    Verdict slot
+        The resolved sums: the carry into chunk ``j`` is its pending carry or, if chunk ``j-1``
+        is all ones, the carry into that one (a pending carry into ``j`` means that ``j-1`` has
+        just wrapped, so the two never add); one incrementer per chunk feeds the flip-flops, and
+        the overflow flags are ORed in at the output. Then a skid register
         (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
 
-    ``o.valid`` and ``o.payload`` are one LUT (a 2:1 multiplexer) of flip-flops; ``i.ready`` is a
-    flip-flop.
+    ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a 2:1 multiplexer, which also ORs
+    in the overflow flags); ``i.ready`` is a flip-flop.
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, 8-bit chunks, in the port harness
-    of ``utf8-gateware synth``): iCE40 UP5K, one lane 73.5 MHz and 635 LCs, four lanes 72.6 MHz
-    and 1,079 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs); ECP5-25F-6,
-    8 lanes 228.6 MHz, 1,321 LUT4 and 1,492 flip-flops, 16 lanes 208.7 MHz, 2,379 LUT4 and
-    2,604 flip-flops (the decoder: 273.0 MHz and 1,778 LUT4; 240.4 MHz and 3,857 LUT4). So it is
+    of ``utf8-gateware synth``): iCE40 UP5K, one lane 72.6 MHz and 544 LCs, four lanes 71.9 MHz
+    and 989 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs); ECP5-25F-6,
+    8 lanes 229.0 MHz, 1,339 LUT4 and 1,431 flip-flops, 16 lanes 223.8 MHz, 2,401 LUT4 and
+    2,543 flip-flops (the decoder: 273.0 MHz and 1,778 LUT4; 240.4 MHz and 3,857 LUT4). So it is
     neither half the decoder's size nor as fast. With 8 lanes about 600 of its LUT4 are the
-    decoder's own lane stages (align, ``A`` .. ``C``), 250 the error stages and the tree, 340
-    the sums, the verdict and its output; on the UP5K two 32-bit sums cost about 280
-    flip-flops (running, copied, in the verdict slot and its skid register), and a route to or
-    from a carry chain costs 3-4 ns. Narrower sums (one lane, seed 1): ``counter_width=16``
-    399 LCs and 78.8 MHz, ``counter_width=8`` 255 LCs and 82.3 MHz.
+    decoder's own lane stages (align, ``A`` .. ``C``), 250 the error stages and the tree, 350
+    the sums, the verdict and its output; on the UP5K two 32-bit sums cost about 230
+    flip-flops (running, in the verdict slot and in its skid register), and a route to or from
+    a carry chain costs 3-4 ns. Narrower sums (one lane, seed 1): ``counter_width=16`` 369 LCs
+    and 74.9 MHz, ``counter_width=8`` 275 LCs and 92.1 MHz.
 
     Latency and throughput
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
     message's ``last`` beat: 10 with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
-    ``P3``, ``R`` (loaded with ``M``'s next state), the verdict slot); with N lanes also log2(N)
+    ``P3``, ``M``, the verdict slot); with N lanes also log2(N)
     tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes
     on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 10, 12, 13, 18, 19
-    cycles for 1, 2, 4, 8, 16 lanes; one less if ``counter_width <= carry_chunk`` (no ``R``).
+    cycles for 1, 2, 4, 8, 16 lanes, whatever ``counter_width`` and ``carry_chunk``.
     """
 
     @classmethod
