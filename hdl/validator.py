@@ -2,14 +2,14 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .decoder import check_lanes
-from .decoder_lane import (_control, _neighbour_stage, _neighbours, kind_of, lane_stages,
-                           split_neighbours, stage_a, stage_align, stage_b, stage_c)
+from .decoder_lane import (_control, _mux_tree, _neighbour_stage, _neighbours, kind_of,
+                           lane_stages, split_neighbours, stage_a, stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import ChunkedSum
@@ -78,11 +78,10 @@ def stage_errors(pipe, c):
 
 
 def _constant_of(index, values):
-    """``values[index]`` for a 2-bit ``index`` and four integers, as a lookup table per bit
-    (an addition of a constant would become a carry chain)."""
-    width = max(values).bit_length()
-    return Cat(*(Mux(index[1], Mux(index[0], values[3] >> bit & 1, values[2] >> bit & 1),
-                     Mux(index[0], values[1] >> bit & 1, values[0] >> bit & 1))
+    """``values[index]`` (a list of integers, as long as ``index`` has values) as a lookup table
+    per bit (an addition of a constant would become a carry chain)."""
+    width = max(max(values).bit_length(), 1)
+    return Cat(*(_mux_tree(index, [Const(value >> bit & 1, 1) for value in values])
                  for bit in range(width)))
 
 
@@ -147,8 +146,8 @@ class Utf8Validator(CheckedComponent):
     carry_chunk : int
         The longest carry chain of the sums, in bits (8..64, default 8): each sum is cut into
         chunks of this many bits whose carries are registered between them
-        (:class:`~utf8_gateware.hdl.chunked_sum.ChunkedSum`). Shorter chunks are faster and
-        cost ``ceil(counter_width / carry_chunk) - 1`` more stages of latency and registers.
+        (:class:`~utf8_gateware.hdl.chunked_sum.ChunkedSum`); the verdict slot resolves the
+        pending carries by lookahead (one incrementer a chunk). Neither changes the latency.
 
     Ports
     -----
@@ -183,39 +182,48 @@ class Utf8Validator(CheckedComponent):
         The small parts of the sums: the first error's offset is the bytes of the message before
         the beat plus ``bytes - dist``, which is negative when the error began in an earlier
         beat. So that the sums only ever add, ``M`` sums the bytes before the beat less the
-        latest three, and ``P2`` keeps those (``r``, 0..3); ``P3`` knows whether the message had
+        latest three, and ``P2`` keeps those (``r``, 0..3; ``P1`` tabulates what each value of
+        ``r`` makes of the beat's byte count, ``P2`` chooses); ``P3`` knows whether the message had
         an error before the beat, and gives ``M`` what to add: ``r + bytes - dist`` at the first
         error, ``max(0, r + bytes - 3)`` before it, nothing after it.
     ``M``
         The message's sums (the first error's offset, the error count) and its first error's
-        kind; each sum is a ``ChunkedSum``, with no logic in front of its carry chains.
-    ``R1`` .. ``Rc``
-        ``c = ceil(counter_width / carry_chunk) - 1`` stages that resolve the sums' pending
-        carries (a carry moves one chunk a stage), then the verdict slot (saturated sums) and a
-        skid register (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
+        kind; each sum is a ``ChunkedSum`` (chunks, pending carries, and per chunk whether it
+        is all ones), with no logic in front of its carry chains. After a message's last beat
+        they hold its sums for one step, in which the verdict slot reads them, and then restart
+        from zero (a synchronous reset; chunk 0, which takes the increment, adds to a copy that
+        the last beat zeroes).
+    Verdict slot
+        The resolved sums: the carry into chunk ``j`` is its pending carry or, if chunk ``j-1``
+        is all ones, the carry into that one (a pending carry into ``j`` means that ``j-1`` has
+        just wrapped, so the two never add); one incrementer per chunk feeds the flip-flops, and
+        the overflow flags are ORed in at the output. Then a skid register
+        (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
 
-    ``o.valid`` and ``o.payload`` are one LUT (a 2:1 multiplexer) of flip-flops; ``i.ready`` is a
-    flip-flop.
+    ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a 2:1 multiplexer, which also ORs
+    in the overflow flags); ``i.ready`` is a flip-flop.
 
-    Cost (measured, nextpnr seed 1, 32-bit sums, 8-bit chunks, in the port harness of
-    ``utf8-gateware synth``): ECP5-25F-6, 16 lanes: 221.0 MHz, 2131 LUT4 and 3009 flip-flops
-    (the decoder, median of seeds 1-3: 240.4 MHz, 3857 and 5214); 8 lanes: 223.1 MHz, 1138
-    LUT4 (the decoder: 273.0 MHz, 1778): the sums' carry chains are its critical paths, so it
-    is smaller but no longer faster than the decoder. iCE40 UP5K: one lane 69.3 MHz, 729 LCs;
-    four lanes 68.8 MHz, 1155 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs).
-    On the UP5K the sums' fixed cost (two 32-bit sums, their resolving stage, the 69-bit
-    verdict and its skid register: about 400 flip-flops) and its slow routing to and from carry
-    chains dominate.
+    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, 8-bit chunks, in the port harness
+    of ``utf8-gateware synth``): iCE40 UP5K, one lane 72.6 MHz and 544 LCs, four lanes 71.9 MHz
+    and 989 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs); ECP5-25F-6,
+    8 lanes 229.0 MHz, 1,339 LUT4 and 1,431 flip-flops, 16 lanes 223.8 MHz, 2,401 LUT4 and
+    2,543 flip-flops (the decoder: 273.0 MHz and 1,778 LUT4; 240.4 MHz and 3,857 LUT4). So it is
+    neither half the decoder's size nor as fast. With 8 lanes about 600 of its LUT4 are the
+    decoder's own lane stages (align, ``A`` .. ``C``), 250 the error stages and the tree, 350
+    the sums, the verdict and its output; on the UP5K two 32-bit sums cost about 230
+    flip-flops (running, in the verdict slot and in its skid register), and a route to or from
+    a carry chain costs 3-4 ns. Narrower sums (one lane, seed 1): ``counter_width=16`` 369 LCs
+    and 74.9 MHz, ``counter_width=8`` 275 LCs and 92.1 MHz.
 
     Latency and throughput
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
-    message's ``last`` beat: 9 + c with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
-    ``P3``, ``R1`` .. ``Rc`` (``R1`` is loaded with ``M``'s next state), the verdict slot); with
-    N lanes also log2(N) tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8
-    or 16) and from 8 lanes on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``).
-    With the default parameters (c = 3): 12, 14, 15, 20, 21 cycles for 1, 2, 4, 8, 16 lanes.
+    message's ``last`` beat: 10 with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
+    ``P3``, ``M``, the verdict slot); with N lanes also log2(N)
+    tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes
+    on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 10, 12, 13, 18, 19
+    cycles for 1, 2, 4, 8, 16 lanes, whatever ``counter_width`` and ``carry_chunk``.
     """
 
     @classmethod
@@ -246,9 +254,6 @@ class Utf8Validator(CheckedComponent):
     def counter_width(self):
         return self._width
 
-    @property
-    def _resolve_steps(self):
-        return (self._width - 1) // self._chunk
 
     @property
     def LATENCY(self):
@@ -261,13 +266,12 @@ class Utf8Validator(CheckedComponent):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
-        return align + lane_stages(lanes) + 5 + tree + (counter_width - 1) // carry_chunk
+        return align + lane_stages(lanes) + 6 + tree
 
     def elaborate(self, platform):
         m = Module()
         n, width = self._lanes, self._width
-        steps = self._resolve_steps
-        pipe = Pipeline(m, flush_steps=2 + steps, ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
+        pipe = Pipeline(m, flush_steps=3, ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
         aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
@@ -281,7 +285,11 @@ class Utf8Validator(CheckedComponent):
         # negative), and M's sum grows by `max(0, r + bytes - 3)` until the first error.
         p1 = SimpleNamespace(
             back=pipe.data("p1_back", beat.bytes - beat.dist, range(-3 - n, n + 1)),
-            over=pipe.data("p1_over", beat.bytes - 3, range(-3, n - 2)),
+            # `max(0, r + bytes - 3)` for each value of `r` (P2 chooses one: no carry chain in
+            # front of a comparison).
+            clean=[pipe.data(f"p1_clean{v}", _constant_of(
+                beat.bytes, [max(0, b + v - 3) for b in range(1 << len(beat.bytes))]),
+                range(n + 1)) for v in range(4)],
             least=pipe.data("p1_least", Mux(beat.bytes > 3, 3, beat.bytes), 2),
             has=pipe.data("p1_has", beat.has), kind=pipe.data("p1_kind", beat.kind, 3),
             errs=pipe.data("p1_errs", beat.errs, len(beat.errs)),
@@ -292,10 +300,9 @@ class Utf8Validator(CheckedComponent):
                 m.d.sync += r.eq(0)
             with m.Else():
                 m.d.sync += r.eq(Mux(r + p1.least > 3, 3, r + p1.least))   # a 4-input table
-        clean = r + p1.over
         p2 = SimpleNamespace(
             at_error=pipe.data("p2_at_error", r + p1.back, range(n + 3)),
-            clean=pipe.data("p2_clean", Mux(clean < 0, 0, clean), range(n + 1)),
+            clean=pipe.data("p2_clean", _mux_tree(r, p1.clean), range(n + 1)),
             has=pipe.data("p2_has", p1.has), kind=pipe.data("p2_kind", p1.kind, 3),
             errs=pipe.data("p2_errs", p1.errs, len(p1.errs)),
             bubble=pipe.control("p2_nv", p1.bubble), last=pipe.control("p2_vl", p1.last))
@@ -312,37 +319,32 @@ class Utf8Validator(CheckedComponent):
             bubble=pipe.control("p3_nv", p2.bubble), last=pipe.control("p3_vl", p2.last))
 
         # M: the message's sums (the first error's offset, the error count, each a ChunkedSum:
-        # no logic in front of a carry chain) and its first error's kind; the next state of each
-        # sum goes on to the verdict.
+        # no logic in front of a carry chain) and its first error's kind. After a message's last
+        # step they hold its sums for one step (`fresh`), in which the verdict slot reads them.
         offset = ChunkedSum("m_offset", width, self._chunk)
-        errors = offset.like("m_errors")
+        errors = ChunkedSum("m_errors", width, self._chunk)
+        fresh = pipe.control("m_fresh", p3.last)
+        offset.accumulate(pipe, p3.inc, p3.last, fresh)
+        errors.accumulate(pipe, p3.errs, p3.last, fresh)
         kind = Signal(3, name="m_kind")
-        offset_state, errors_state = offset.step(p3.inc), errors.step(p3.errs)
-        for regs, state in ((offset, offset_state), (errors, errors_state)):
-            regs.load(pipe, [Mux(p3.last, 0, value) for value in state])
         with m.If(pipe.enable(3)):
             m.d.sync += kind.eq(Mux(p3.first, p3.kind, kind))
-        bad, first, ends = p3.bad, Mux(p3.first, p3.kind, kind), p3.last & ~p3.bubble
+        bad = pipe.data("m_bad", p3.bad)
+        ends = pipe.data("m_ends", p3.last & ~p3.bubble)
 
-        # R1 ..: the sums resolved, one chunk boundary a stage (none with one chunk).
-        for stage in range(1, offset.steps + 1):
-            offset, errors = offset.like(f"r{stage}_offset"), errors.like(f"r{stage}_errors")
-            offset.load(pipe, offset_state)
-            errors.load(pipe, errors_state)
-            offset_state, errors_state = offset.step(), errors.step()
-            bad = pipe.data(f"r{stage}_bad", bad)
-            first = pipe.data(f"r{stage}_kind", first, 3)
-            ends = pipe.data(f"r{stage}_ends", ends)
-
-        # The verdict slot.
+        # The verdict slot: the sums resolved (one incrementer a chunk, straight into the
+        # flip-flops) and whether each overflowed; the payload ORs that in, in the LUT that
+        # chooses between the slot and the skid register.
         verdict = Signal(self.o.payload.shape())
-        for target, value in [
-                (verdict.valid, ~bad),
-                (verdict.offset, bad.replicate(width) & offset.saturated(offset_state)),
-                (verdict.error.as_value(), bad.replicate(3) & first),
-                (verdict.errors, errors.saturated(errors_state))]:
+        for target, value in [(verdict.valid, ~bad),
+                              (verdict.error.as_value(), bad.replicate(3) & kind)]:
             with m.If(pipe.enable(len(target))):
                 m.d.sync += target.eq(value)
+        for name, (value, over) in [("offset", offset.resolved(keep=bad)),
+                                    ("errors", errors.resolved())]:
+            raw = pipe.data(f"v_{name}", value, width)
+            m.d.comb += getattr(verdict, name).eq(
+                raw | pipe.data(f"v_{name}_over", over).replicate(width))
         m.d.comb += verdict.last.eq(1)
         pipe.drive_output(self.o, pipe.data("v_valid", ends), verdict)
         return m
