@@ -800,18 +800,20 @@ class Proof:
 #: D follows every beat taken in cycles 2..D-1-LATENCY through to the output: the decoder with
 #: 2 lanes (LATENCY 7, 8 with surrogateescape) at depth 12, 3 beats (2); with 4 lanes (LATENCY
 #: 7) depth 10 is one beat, 11 two (8 bytes: every lane's 3-byte look-back reaches into the beat
-#: before, with any partial beats); the validator (LATENCY 12 with 8-bit counters) at depth 15
-#: one beat, at 16 two. Later inputs are still checked for the stream rules and for outputs
-#: nothing expects. Yices' time grows steeply with the depth (on the shared 2-core machine, 4
-#: lanes: depth 10 about 20 s, 11 about 80 s with replace and 310 s (it passes) with
-#: surrogateescape, 12 about 220 s with replace; the validator: 15 about 15 s, 16 about 70 s, 17
-#: over 3 minutes), so the deeper runs are ``long`` (marker ``formal_long``). The cover runs go
-#: 2 cycles deeper (a 4-byte scalar split across beats needs two beats).
+#: before, with any partial beats); the validator (4 lanes: LATENCY 13) at depth LATENCY + 3
+#: one beat, + 4 two (the depths follow its LATENCY: a shallower one would check no verdict,
+#: which the validator's mutant catches). Later inputs are still checked for the stream rules
+#: and for outputs nothing expects. Yices' time grows steeply with the depth (on the shared
+#: 2-core machine, 4 lanes: depth 10 about 20 s, 11 about 80 s with replace and 310 s (it
+#: passes) with surrogateescape, 12 about 220 s with replace; the validator: 16 about 15 s, 17
+#: about 25 s), so the deeper runs are ``long`` (marker ``formal_long``). The cover runs go 2
+#: cycles deeper (a 4-byte scalar split across beats needs two beats).
 DECODER_LANE_PROOFS = ((2, 12, False, DECODE_ERRORS), (4, 10, False, DECODE_ERRORS),
                        (4, 11, True, ("replace",)))
-VALIDATOR_LANE_PROOFS = ((4, 15, False), (4, 16, True))
+_VALIDATOR_LATENCY = Utf8Validator.latency(lanes=4, counter_width=8)
+VALIDATOR_LANE_PROOFS = ((4, _VALIDATOR_LATENCY + 3, False), (4, _VALIDATOR_LATENCY + 4, True))
 #: The validator's covers need a verdict held by the sink, and a message of two beats.
-VALIDATOR_COVER_DEPTH = 17
+VALIDATOR_COVER_DEPTH = _VALIDATOR_LATENCY + 5
 
 
 def _lane_proofs():
