@@ -92,7 +92,10 @@ without a trace (a sync byte dropped) are found by the host's timeout: without p
 sends again from the last acknowledgement (and ``END``, ``WINDOW``). The STATUS is sent when all
 output has been sent; a host that misses output or the STATUS asks again (``REWIND``, ``END``).
 A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host starts the message
-over. The host gives up after a number of timeouts without progress or of restarts (see
+over. What go-back-N sends again is what was in flight past a loss, and the host's ``WINDOW``
+(``REWIND``) waits behind it on the line, so the host keeps its input in flight small (a few
+frames, however large its credit) and asks for the board's count every half of it (a
+``WINDOW`` is answered by a ``CREDIT``); those round trips size its timeout. The host gives up after a number of timeouts without progress or of restarts (see
 :class:`~utf8_gateware.boards.host.Link`).
 
 Modes
