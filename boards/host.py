@@ -413,7 +413,8 @@ class _Transfer:
     def _on_time(self, now):
         """Without progress for the timeout, probe: END again if it was sent, else the last DATA
         frame (the board takes it, or answers with ERROR and its count: a gap to go back to,
-        or the STATUS again), and a WINDOW (the board answers with a CREDIT). Output still owed
+        none if it had the frame already, or the STATUS again), and a WINDOW (the board answers
+        with a CREDIT). Output still owed
         shows as a gap or in the STATUS. Give up after ``timeout`` without progress."""
         if now - self.last_action < self._rto():
             return
