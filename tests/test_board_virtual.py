@@ -196,7 +196,10 @@ def test_board_reset_mid_message():
     reports, injected = run_with_faults(Faults(0, reset_at=3000),
                                         [(Mode.DECODE, message_for(Mode.DECODE, 6000))], frame=None)
     assert reports[0]["link"]["restarts"] == 1
-    reports, injected = run_with_faults(Faults(2e-4, seed=3, kinds=["reset"]),
+    # At 1e-4 resets per byte each way an attempt at this message meets one with probability
+    # about 0.6, so the 5 attempts the host makes all fail for about 8 % of the seeds (at 2e-4,
+    # a third of them).
+    reports, injected = run_with_faults(Faults(1e-4, seed=3, kinds=["reset"]),
                                         [(Mode.VALIDATE, message_for(Mode.VALIDATE, 8192))])
     assert injected["reset"] >= 1 and reports[0]["link"]["restarts"] >= 1
 
