@@ -204,7 +204,6 @@ class _Transfer:
         self.poll_time = None       # when the outstanding request for the count was sent
         self.srtt = self.rttvar = None
         self.backoff = 1            # doubles with each timeout without progress in between
-        self.probes = []            # the ends of the probes (last frames again) not yet answered
         self.phase = "hello"
         self.credit = self.sent = self.max_sent = self.acked_in = 0
         self.end_sent = False
@@ -297,7 +296,6 @@ class _Transfer:
                                                         or now - self.back_mark[1] > self._rto()):
             self.sent = max(received, self.acked_in)
             self.poll_at = min(self.poll_at, self.sent + self.inflight // 2)
-            self.probes.clear()
             self.end_sent = False
             self.in_epoch = (self.in_epoch + 1) & 0xFF
             self.back_mark = (received, now)
@@ -366,6 +364,7 @@ class _Transfer:
     def _acknowledged(self, received, now):
         if received > self.acked_in:
             self.acked_in = received
+            self.sent = max(self.sent, received)    # after a needless go-back: skip what it has
             self._moved(now)
 
     def _on_error(self, code, epoch, received, now):
@@ -376,11 +375,7 @@ class _Transfer:
             raise _MessageLost(ErrorCode(code).description)
         self._acknowledged(received, now)
         if code in (ErrorCode.SEQUENCE, ErrorCode.OVERRUN):
-            if self.probes and epoch == self.in_epoch and received >= self.probes[0]:
-                # A probe the board already had (the timeout was a slow line, not a loss): it
-                # saw everything sent before it.
-                self.probes.pop(0)
-            elif epoch == self.in_epoch:
+            if epoch == self.in_epoch:
                 self._go_back(received, now, in_order=True)
         else:
             self._go_back(received, now)
@@ -413,7 +408,7 @@ class _Transfer:
     def _on_time(self, now):
         """Without progress for the timeout, probe: END again if it was sent, else the last DATA
         frame (the board takes it, or answers with ERROR and its count: a gap to go back to,
-        none if it had the frame already, or the STATUS again), and a WINDOW (the board answers
+        or drops it quietly if it had it, or the STATUS again), and a WINDOW (the board answers
         with a CREDIT). Output still owed
         shows as a gap or in the STATUS. Give up after ``timeout`` without progress."""
         if now - self.last_action < self._rto():
@@ -436,7 +431,6 @@ class _Transfer:
                 self.write(data_frame(self.data[offset:self.sent], offset, self.in_epoch))
                 self.counts["frames_resent"] += 1
                 self.counts["bytes_resent"] += self.sent - offset
-                self.probes.append(self.sent)
             self._ack()
         else:
             self.phase = "hello"
