@@ -84,7 +84,9 @@ incomplete for :data:`FRAME_TIMEOUT_S`, a DATA frame out of order) gets an ``ERR
 count of input bytes it has (a negative acknowledgement); the payload of a rejected frame is
 forgotten and the message goes on. The host then sends again from that count in a new epoch
 (go-back-N: the frames after a gap are dropped by the board as out of order; their ERRORs carry
-the old epoch, so the host ignores them). The epochs of the output (``REWIND``) serve alike: a
+the old epoch, so the host ignores them). A repeat (a DATA frame whose offset is below the count)
+is dropped quietly and answered with a CREDIT, not an ERROR: its count would look like a gap, and
+the go-back it caused would send more repeats. The epochs of the output (``REWIND``) serve alike: a
 gap in a frame sent before the board saw the last ``REWIND`` is no news. In the other direction the host
 drops a DATA frame it cannot use and asks for the output again from what it has (``WINDOW``
 with :data:`REWIND`); the board keeps every output byte until it is acknowledged. Frames lost
