@@ -26,7 +26,8 @@ class ByteRAM(wiring.Component):
     (``we``) or reads ``addr`` (``re``); ``we`` and ``re`` must not both be high. Requests are
     registered before they reach the RAM (the SPRAMs sit in the corners of the die, far from
     the logic), so a write lands a cycle later and ``rdata`` is valid two cycles after ``re``,
-    and holds until the next read."""
+    for that one cycle (the SPRAM's output is not documented to hold through a later write:
+    take it then, as :func:`share_port` does)."""
     def __init__(self, depth):
         self.depth = depth
         super().__init__({
@@ -98,8 +99,9 @@ class RingBuffer(CheckedComponent):
 
     Throughput: the port alternates between the sides when both want it; a read is issued only
     when the output register is empty and no read is under way, so ``o`` delivers at most one
-    byte every three cycles, and ``w`` accepts at least one byte every two cycles. Latency: a
-    committed byte is offered three to four cycles after it was written or committed. ``w.ready`` comes from a registered "at least two
+    byte every four cycles, and ``w`` accepts at least one byte every two cycles. Latency: a
+    committed byte is offered four to five cycles after it was written or committed, from a
+    register (the RAM's data output is captured the cycle it is valid, see :func:`share_port`). ``w.ready`` comes from a registered "at least two
     free" flag (so the buffer holds at most ``depth - 1`` bytes) and the arbitration.
     """
     @classmethod
@@ -128,8 +130,8 @@ class RingBuffer(CheckedComponent):
         wptr = Signal(bits + 1)      # next write (tentative)
         cptr = Signal(bits + 1)      # end of committed data
         rptr = Signal(bits + 1)      # next read
-        do_write, _ = share_port(m, ram, self.w, self.o, wptr=wptr, rptr=rptr, readable=cptr,
-                                 oldest=rptr, depth=self.depth)
+        do_write = share_port(m, ram, self.w, self.o, wptr=wptr, rptr=rptr, readable=cptr,
+                              oldest=rptr, depth=self.depth)
         wptr_next = Signal.like(wptr)
         m.d.comb += wptr_next.eq(wptr + do_write)
 
@@ -146,36 +148,44 @@ class RingBuffer(CheckedComponent):
         return m
 
 
-def share_port(m, ram, w, o, *, wptr, rptr, readable, oldest, depth):
+def share_port(m, ram, w, o, *, wptr, rptr, readable, oldest, depth, flush=0):
     """Serve the stream ``w`` (writes at ``wptr``) and the stream ``o`` (reads at ``rptr``, which
     it advances, up to ``readable``) from the single port of ``ram`` (a :class:`ByteRAM` of
     ``depth`` bytes), with ``oldest`` the pointer below which space is free. The port alternates
     between the sides when both want it; a read is issued only when ``o`` is empty and no read
-    is under way. Returns ``(do_write, inflight)``: a byte is written this cycle (advance
-    ``wptr``); a read was issued last cycle (its byte enters ``o`` now)."""
+    is under way. ``flush``: drop the byte on offer and any read under way. Returns
+    ``do_write``: a byte is written this cycle (advance ``wptr``).
+
+    The byte read is captured in ``o.payload`` (a register) in the one cycle in which the RAM
+    offers it, so nothing relies on the RAM's data output holding through later writes: Lattice
+    documents ``SB_SPRAM256KA``'s ``DATAOUT`` only as "the contents of the memory location
+    addressed by the address input" (TN1314, iCE40 SPRAM Usage Guide, table 2.1), which after a
+    write is the written word or undefined (Yosys' ``cells_sim.v`` makes it ``x``)."""
     bits = (depth - 1).bit_length()
     last_read = Signal()         # the port went to the read side last time both wanted it
-    inflight = Signal()          # a read was issued last cycle (its data comes next cycle)
+    issued = Signal()            # a read was issued last cycle (the RAM reads it now)
+    landing = Signal()           # the byte read is on ram.rdata this cycle (captured into o)
     # `avail` is one cycle late; that is exact when it matters: right after the last byte
-    # is read, the output register is full, which blocks the next read for that cycle.
+    # is read, a read is under way, which blocks the next read for that cycle.
     avail = Signal()
     m.d.sync += avail.eq(readable != rptr)
-    want_read = avail & ~o.valid & ~inflight
+    want_read = avail & ~o.valid & ~issued & ~landing
     # At most one write per cycle: two free entries one cycle ago is one free entry now.
     space = Signal()
     m.d.sync += space.eq((wptr - oldest)[:bits + 1] < depth - 1)
     read_wins = want_read & (~(w.valid & space) | ~last_read)
     m.d.comb += [
         w.ready.eq(space & ~(want_read & ~last_read)),
-        o.payload.eq(ram.rdata),
         ram.wdata.eq(w.payload),
     ]
     do_write = w.valid & w.ready
-    m.d.sync += inflight.eq(read_wins)
-    with m.If(inflight):
-        m.d.sync += o.valid.eq(1)
+    m.d.sync += [issued.eq(read_wins), landing.eq(issued)]
+    with m.If(landing):
+        m.d.sync += [o.valid.eq(1), o.payload.eq(ram.rdata)]
     with m.Elif(o.valid & o.ready):
         m.d.sync += o.valid.eq(0)
+    with m.If(flush):
+        m.d.sync += [o.valid.eq(0), issued.eq(0), landing.eq(0)]
     with m.If(read_wins):
         m.d.comb += [ram.addr.eq(rptr[:bits]), ram.re.eq(1)]
         m.d.sync += rptr.eq(rptr + 1)
@@ -183,4 +193,4 @@ def share_port(m, ram, w, o, *, wptr, rptr, readable, oldest, depth):
         m.d.comb += [ram.addr.eq(wptr[:bits]), ram.we.eq(do_write)]
     with m.If(want_read & w.valid & space):
         m.d.sync += last_read.eq(read_wins)
-    return do_write, inflight
+    return do_write

@@ -24,8 +24,9 @@ class MessageControl(CheckedComponent):
     Received frames (from :class:`~.frame_rx.FrameReceiver`): ``HELLO`` clears everything and
     owes a ``HELLO_ACK``; ``START`` (refused while a message is in progress, unless its STATUS
     has been sent, or with an unknown mode) clears the buffers and the datapath and begins a
-    message; ``DATA`` commits its payload if its offset is the count received so far (else
-    ``SEQUENCE``); ``END`` marks the input complete if its total is that count (else
+    message; ``DATA`` commits its payload if its offset is the count received so far, drops it
+    quietly if the offset is below (a repeat: it owes a ``CREDIT``, which carries the count), and
+    is refused otherwise (``SEQUENCE``: a gap); ``END`` marks the input complete if its total is that count (else
     ``SEQUENCE``), and asks for the STATUS again; ``WINDOW`` moves the host's acknowledgement,
     owes a ``CREDIT`` and, with the ``REWIND`` flag, sends the output again from it (``rewind``, as soon as the
     transmitter is idle) and the STATUS after it. A rejected frame owes an ``ERROR`` (with the
@@ -104,6 +105,7 @@ class MessageControl(CheckedComponent):
             credit_force=Signal(),  # announce the credit (a message began)
             dp_finished=Signal(),   # the datapath's final output is counted
             rewind_pending=Signal(),  # send the output again from the acknowledgement
+            dropped=Signal(),       # a DATA frame the board has already: roll it back quietly
         )
         m.d.sync += self.clear.eq(state.clear_req)
         m.d.comb += [self.flow.enable.eq(self.active),
@@ -126,6 +128,7 @@ class MessageControl(CheckedComponent):
         mode_ok = Signal()
         window_ahead = Signal()
         at_total = Signal()         # DATA, END: the offset (total) is the count received
+        behind = Signal()           # DATA: the offset is below the count (a repeat)
         frame_limit = Signal(16)    # START: the largest DATA frame, clamped
         status_busy = Signal()      # the STATUS frame is going out (its fields must hold)
         m.d.sync += status_busy.eq(~self.tx.idle & (self.tx.kind == BoardFrame.STATUS))
@@ -135,6 +138,7 @@ class MessageControl(CheckedComponent):
                          mode_ok.eq(new_mode <= max(Mode)),
                          window_ahead.eq(~(new_acked - self.flow.acked)[31]),
                          at_total.eq(offset == self.flow.in_total[:24]),
+                         behind.eq(~(self.flow.in_total[:24] - offset)[23]),
                          frame_limit.eq(Mux((new_frame == 0) | (new_frame > self.max_payload),
                                             self.max_payload, new_frame))]
 
@@ -162,6 +166,11 @@ class MessageControl(CheckedComponent):
             with m.Elif(is_kind[HostFrame.DATA]):
                 with m.If(~self.active):
                     fail(ErrorCode.NO_MESSAGE)
+                with m.Elif(behind & ~at_total):
+                    # A repeat (the host went back needlessly, or probes): no news, so no ERROR
+                    # (whose count the host would take for a gap); a CREDIT says the count.
+                    m.d.comb += state.dropped.eq(1)
+                    m.d.sync += state.credit_force.eq(1)
                 with m.Elif(~at_total | self.end_seen):
                     fail(ErrorCode.SEQUENCE)
                 with m.Else():
@@ -191,8 +200,9 @@ class MessageControl(CheckedComponent):
         with m.If(self.frames.error.valid):
             m.d.comb += state.raised.eq(self.frames.error)
         error_q = Signal(FrameError)
-        m.d.sync += error_q.eq(state.raised)
-        m.d.comb += [self.rollback.eq(error_q.valid), self.error.eq(error_q.valid)]
+        dropped_q = Signal()
+        m.d.sync += [error_q.eq(state.raised), dropped_q.eq(state.dropped & ~state.raised.valid)]
+        m.d.comb += [self.rollback.eq(error_q.valid | dropped_q), self.error.eq(error_q.valid)]
         with m.If(error_q.valid):
             m.d.sync += [state.err_pending.eq(1), self.replies.error_code.eq(error_q.code),
                          self.replies.error_epoch.eq(self._epoch)]

@@ -15,13 +15,14 @@ import time
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
-from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, HostFrame, BoardFrame,
-                       Mode, ErrorCode, FrameParser, Hello, Status, decode_word, encode_frame,
-                       board_position, data_frame, end_frame, start_frame, window_frame)
+from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, BOARD_LENGTHS,
+                       HostFrame, BoardFrame, Mode, ErrorCode, FrameParser, Hello, Status,
+                       decode_word, encode_frame, board_position, data_frame, end_frame,
+                       start_frame, window_frame)
 
 
-__all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "expected_output", "utilisation",
-           "stream"]
+__all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "INFLIGHT", "expected_output",
+           "utilisation", "stream"]
 
 
 class BoardError(Exception):
@@ -57,6 +58,11 @@ LINK_COUNTS = ("frames_resent", "bytes_resent", "go_backs", "rewinds", "timeouts
                "board_errors", "bad_frames", "duplicates")
 
 
+#: The default bound on input bytes in flight (:class:`Link`'s ``inflight``): at 3 Mbaud the line
+#: carries it in 7 ms, a few USB round trips; fewer frames than four are never in flight.
+INFLIGHT = 2048
+
+
 class _MessageLost(Exception):
     """The board no longer has the message (it was reset): start it over."""
 
@@ -67,20 +73,25 @@ class Link:
     ``timeout``: seconds without any progress before giving up. ``window``: the host's receive
     window (bytes of output it lets the board send beyond what it acknowledged). ``frame``: the
     largest DATA payload in either direction (default: the board's ``max_payload``; smaller
-    frames lose less to a fault on a noisy line). ``retransmit_after``: seconds without progress
-    after which everything unacknowledged is sent again. ``max_restarts``: how many times a
+    frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
+    beyond the count the board last confirmed (default: :data:`INFLIGHT` or four frames, if
+    more); go-back-N sends them again after a loss, and the host's own frames (``WINDOW``,
+    ``END``) queue behind them, so the smaller the less a fault costs, as long as it covers the
+    round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
+    without progress after which the host probes, until round trips have been measured (then
+    their smoothed mean plus four times their variation, RFC 6298). ``max_restarts``: how many times a
     message is started over when the board lost it (it was reset) before giving up.
     """
     def __init__(self, port, *, baud=3_000_000, timeout=5.0, window=1 << 16, frame=None,
-                 retransmit_after=0.5, max_restarts=4):
+                 inflight=None, retransmit_after=0.5, max_restarts=4):
         self.timeout = timeout
         self.window = window
         self.frame = frame
+        self.inflight = inflight
         self.retransmit_after = retransmit_after
         self.max_restarts = max_restarts
         self.hello = None
         self.parser = FrameParser()
-        self.slowest = 0.0          # the longest wait for progress seen (without a timeout)
         if isinstance(port, str):
             try:
                 import serial
@@ -188,7 +199,11 @@ class _Transfer:
         hello = link.hello
         self.frame = min(link.frame or hello.max_payload, hello.max_payload)
         self.min_frame = min(256, self.frame)
-        self.rto = link.retransmit_after
+        self.inflight = max(link.inflight or INFLIGHT, 4 * self.frame)
+        self.poll_at = 0            # ask for the board's count when `sent` passes this
+        self.poll_time = None       # when the outstanding request for the count was sent
+        self.srtt = self.rttvar = None
+        self.backoff = 1            # doubles with each timeout without progress in between
         self.phase = "hello"
         self.credit = self.sent = self.max_sent = self.acked_in = 0
         self.end_sent = False
@@ -201,14 +216,16 @@ class _Transfer:
         now = time.monotonic()
         self.last_progress = self.last_action = now
         self.back_mark = self.ask_mark = (None, now)
-        self.probed = False
 
     def write(self, frame):
         self.wire_in += self.link._write(frame)
 
     def run(self):
         link = self.link
-        link.parser = FrameParser()
+        # The board's DATA frames are at most `frame` long: a header whose length was hit by a
+        # fault is dropped at once, not after waiting for up to the largest frame's bytes.
+        link.parser = FrameParser({**BOARD_LENGTHS,
+                                   BoardFrame.DATA: (1 + OFFSET_SIZE, self.frame + OFFSET_SIZE)})
         self.write(encode_frame(HostFrame.HELLO))
         while self.status is None:
             if self.phase == "run" and not self._send_data():
@@ -229,7 +246,8 @@ class _Transfer:
         left), END after the last; False if the ``stop_after`` hook ended the message."""
         data, total = self.data, len(self.data)
         while self.sent < total:
-            allowed = min(self.credit - OFFSET_SIZE - self.sent, self.frame, total - self.sent)
+            allowed = min(self.credit - OFFSET_SIZE - self.sent, self.frame, total - self.sent,
+                          self.acked_in + self.inflight - self.sent)
             if allowed <= 0 or (allowed < self.min_frame and allowed < total - self.sent):
                 break
             frame = bytearray(data_frame(data[self.sent:self.sent + allowed], self.sent,
@@ -252,7 +270,14 @@ class _Transfer:
         if self.sent == total and not self.end_sent:
             self.write(end_frame(total, self.in_epoch))
             self.end_sent = True
-        if len(self.output) - self.acked_out >= self.link.window // 8:
+        if self.sent >= self.poll_at and self.sent > self.acked_in:
+            # A WINDOW asks for a CREDIT, which carries the count received: the data in flight
+            # drains every half round, and its answer times the round trip.
+            self._ack()
+            self.poll_at = self.sent + self.inflight // 2
+            if self.poll_time is None:
+                self.poll_time = time.monotonic()
+        elif len(self.output) - self.acked_out >= self.link.window // 8:
             self._ack()
         return True
 
@@ -270,6 +295,7 @@ class _Transfer:
         if (self.sent > received or self.end_sent) and (in_order or self.back_mark[0] != received
                                                         or now - self.back_mark[1] > self._rto()):
             self.sent = max(received, self.acked_in)
+            self.poll_at = min(self.poll_at, self.sent + self.inflight // 2)
             self.end_sent = False
             self.in_epoch = (self.in_epoch + 1) & 0xFF
             self.back_mark = (received, now)
@@ -286,10 +312,20 @@ class _Transfer:
     # -- receiving ------------------------------------------------------------------------------
 
     def _moved(self, now):
-        if not self.probed:
-            self.link.slowest = max(self.link.slowest, now - self.last_progress)
         self.last_progress = self.last_action = now
-        self.probed = False
+        self.backoff = 1
+
+    def _round_trip(self, now):
+        """A CREDIT arrived: the answer to the outstanding request for the count, if any (a
+        sample of the round trip, RFC 6298's smoothing)."""
+        if self.poll_time is None:
+            return
+        sample, self.poll_time = now - self.poll_time, None
+        if self.srtt is None:
+            self.srtt, self.rttvar = sample, sample / 2
+        else:
+            self.rttvar += (abs(self.srtt - sample) - self.rttvar) / 4
+            self.srtt += (sample - self.srtt) / 8
 
     def _on_frame(self, kind, payload, now):
         if kind is None:
@@ -305,6 +341,7 @@ class _Transfer:
                 self.phase = "run"
                 self._moved(now)
             if self.phase == "run":
+                self._round_trip(now)
                 if credit > self.credit:
                     self.credit = credit
                     self._moved(now)
@@ -327,6 +364,7 @@ class _Transfer:
     def _acknowledged(self, received, now):
         if received > self.acked_in:
             self.acked_in = received
+            self.sent = max(self.sent, received)    # after a needless go-back: skip what it has
             self._moved(now)
 
     def _on_error(self, code, epoch, received, now):
@@ -356,14 +394,22 @@ class _Transfer:
             self.counts["duplicates"] += 1
 
     def _rto(self):
-        """The timeout adapts to the link: twice the longest wait for progress seen (a simulated
-        board is much slower than a real one), at most a third of ``timeout``."""
-        return max(self.rto, min(2 * self.link.slowest, self.link.timeout / 3))
+        """The retransmission timeout, sized from the link: ``retransmit_after`` until a round
+        trip was measured, then the smoothed round trip plus four times its variation (RFC
+        6298; a simulated board is much slower than a real one), at least twice the round trip
+        and 20 ms; doubled for each timeout since the last progress, at most a third of
+        ``timeout``."""
+        if self.srtt is None:
+            rto = self.link.retransmit_after
+        else:
+            rto = max(self.srtt + 4 * self.rttvar, 2 * self.srtt, 0.02)
+        return min(rto * self.backoff, self.link.timeout / 3)
 
     def _on_time(self, now):
         """Without progress for the timeout, probe: END again if it was sent, else the last DATA
         frame (the board takes it, or answers with ERROR and its count: a gap to go back to,
-        or the STATUS again), and a WINDOW (the board answers with a CREDIT). Output still owed
+        or drops it quietly if it had it, or the STATUS again), and a WINDOW (the board answers
+        with a CREDIT). Output still owed
         shows as a gap or in the STATUS. Give up after ``timeout`` without progress."""
         if now - self.last_action < self._rto():
             return
@@ -374,6 +420,8 @@ class _Transfer:
                              f"{len(self.output)})")
         self.counts["timeouts"] += 1
         self.last_action = now
+        self.backoff = min(2 * self.backoff, 64)
+        self.poll_time = None       # its answer, if late, is no round trip (Karn)
         if self.phase == "run":
             if self.end_sent:
                 self.write(end_frame(len(self.data), self.in_epoch))
@@ -384,7 +432,6 @@ class _Transfer:
                 self.counts["frames_resent"] += 1
                 self.counts["bytes_resent"] += self.sent - offset
             self._ack()
-            self.probed = True
         else:
             self.phase = "hello"
             self.write(encode_frame(HostFrame.HELLO))

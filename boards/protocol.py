@@ -84,7 +84,9 @@ incomplete for :data:`FRAME_TIMEOUT_S`, a DATA frame out of order) gets an ``ERR
 count of input bytes it has (a negative acknowledgement); the payload of a rejected frame is
 forgotten and the message goes on. The host then sends again from that count in a new epoch
 (go-back-N: the frames after a gap are dropped by the board as out of order; their ERRORs carry
-the old epoch, so the host ignores them). The epochs of the output (``REWIND``) serve alike: a
+the old epoch, so the host ignores them). A repeat (a DATA frame whose offset is below the count)
+is dropped quietly and answered with a CREDIT, not an ERROR: its count would look like a gap, and
+the go-back it caused would send more repeats. The epochs of the output (``REWIND``) serve alike: a
 gap in a frame sent before the board saw the last ``REWIND`` is no news. In the other direction the host
 drops a DATA frame it cannot use and asks for the output again from what it has (``WINDOW``
 with :data:`REWIND`); the board keeps every output byte until it is acknowledged. Frames lost
@@ -92,7 +94,10 @@ without a trace (a sync byte dropped) are found by the host's timeout: without p
 sends again from the last acknowledgement (and ``END``, ``WINDOW``). The STATUS is sent when all
 output has been sent; a host that misses output or the STATUS asks again (``REWIND``, ``END``).
 A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host starts the message
-over. The host gives up after a number of timeouts without progress or of restarts (see
+over. What go-back-N sends again is what was in flight past a loss, and the host's ``WINDOW``
+(``REWIND``) waits behind it on the line, so the host keeps its input in flight small (a few
+frames, however large its credit) and asks for the board's count every half of it (a
+``WINDOW`` is answered by a ``CREDIT``); those round trips size its timeout. The host gives up after a number of timeouts without progress or of restarts (see
 :class:`~utf8_gateware.boards.host.Link`).
 
 Modes

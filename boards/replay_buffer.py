@@ -33,7 +33,7 @@ class ReplayBuffer(CheckedComponent):
 
     Throughput and latency as :class:`~.buffer.RingBuffer`: the port alternates between the
     sides when both want it; a read is issued only when the output register is empty and no
-    read is under way (at most one byte every three cycles out, at least one every two in). The
+    read is under way (at most one byte every four cycles out, at least one every two in). The
     buffer holds at most ``depth - 1`` bytes.
     """
     @classmethod
@@ -59,9 +59,9 @@ class ReplayBuffer(CheckedComponent):
         wptr = Signal(bits + 1)      # next write
         rptr = Signal(bits + 1)      # next read
         aptr = self.ack[:bits + 1]   # oldest byte kept
-        do_write, inflight = share_port(m, ram, self.w, self.o, wptr=wptr, rptr=rptr,
-                                        readable=wptr, oldest=aptr, depth=self.depth)
+        do_write = share_port(m, ram, self.w, self.o, wptr=wptr, rptr=rptr, readable=wptr,
+                              oldest=aptr, depth=self.depth, flush=self.rewind)
         m.d.sync += wptr.eq(wptr + do_write)
         with m.If(self.rewind):
-            m.d.sync += [rptr.eq(aptr), self.o.valid.eq(0), inflight.eq(0)]
+            m.d.sync += rptr.eq(aptr)
         return m

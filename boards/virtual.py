@@ -90,9 +90,10 @@ class VirtualBoard:
     child process and returns its statistics (``cycles``, ``elapsed_ns``, ``framing_errors``,
     ``faults``: the count of each kind injected).
     """
-    #: Seconds without progress before a host retransmits (``Link(retransmit_after=...)``): the
-    #: simulation runs about 150 times slower than a real board, and a host queues up to its
-    #: credit (16-32 KiB, several seconds of simulation) ahead.
+    #: Seconds without progress before a host probes (``Link(retransmit_after=...)``) until it
+    #: has measured a round trip (then its timeout follows the round trips): the simulation
+    #: runs about 150 times slower than a real board, and the first frames queue behind a
+    #: message's first credit (16-32 KiB, several seconds of simulation).
     RETRANSMIT_AFTER = 5.0
 
     def __init__(self, core=None, faults=None):

@@ -37,7 +37,10 @@ model comes from ``cells_sim.v`` unchanged, except two, replaced by :data:`SUBST
   registers of 16 bits. The substitute is the same model without that loop (``SLEEP``,
   ``STANDBY``, ``POWEROFF`` are synchronous disables; the board ties them off), and where the
   shipped model drives ``DATAOUT`` with ``x`` after a write it inverts ``DATAOUT``, so a design
-  that reads the data port after a write (undefined on hardware) sees wrong data.
+  that reads the data port after a write sees wrong data. Lattice documents ``DATAOUT`` only as
+  "the contents of the memory location addressed by the address input" (TN1314, iCE40 SPRAM
+  Usage Guide, table 2.1), no hold through a write; the board's buffers capture it in the cycle
+  it is valid (``boards/buffer.py``, ``share_port``).
 
 Post-place-and-route netlists (nextpnr ``--write``) are not simulated: a core's ports outnumber
 the UP5K-SG48's pins, and nextpnr's packed cells for SPRAM and PLL (``ICESTORM_SPRAM``,

@@ -1,10 +1,11 @@
 """Stand-in cores for testing the test machinery (drivers, compiled simulation) and the board's
-framing on their own."""
+framing on their own, and a stand-in RAM with the least the SPRAM documentation promises."""
 
-from amaranth.hdl import Module, Mux
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from utf8_gateware.boards.buffer import ByteRAM
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 
@@ -84,4 +85,28 @@ class LaneWiden(wiring.Component):
                     Mux(byte[7], ErrorKind.INVALID_BYTE, ErrorKind.NONE)),
                 self.o.p.lanes[lane].valid.eq(lane < self.i.p.count),
             ]
+        return m
+
+
+class ClobberingRAM(ByteRAM):
+    """A :class:`~utf8_gateware.boards.buffer.ByteRAM` whose data output changes (inverted) after
+    every write until the next read, as ``SB_SPRAM256KA``'s ``DATAOUT`` may: Lattice documents it
+    only as the contents of the addressed location, and Yosys' cell model makes it ``x`` after a
+    write (``sim/postsynth.py`` inverts it alike)."""
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.ram = ram = ByteRAM(self.depth)
+        we_q = Signal()             # the request the RAM acts on at the end of this cycle
+        re_q = Signal()
+        clobbered = Signal()
+        m.d.sync += [we_q.eq(self.we), re_q.eq(self.re)]
+        with m.If(we_q):
+            m.d.sync += clobbered.eq(1)
+        with m.Elif(re_q):
+            m.d.sync += clobbered.eq(0)
+        m.d.comb += [
+            ram.addr.eq(self.addr), ram.we.eq(self.we), ram.wdata.eq(self.wdata),
+            ram.re.eq(self.re),
+            self.rdata.eq(ram.rdata ^ Mux(clobbered, 0xFF, 0)),
+        ]
         return m

@@ -22,12 +22,14 @@ from utf8_gateware.boards.protocol import (
     BoardFrame, CREDIT_SHIFT, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
     STATUS_LAYOUT, STATUS_SIZE, SYNC, Status,
     decode_word, encode_frame, host_lengths, data_frame, start_frame)
+from utf8_gateware.boards import buffer, replay_buffer
+from utf8_gateware.boards.buffer import RingBuffer
 from utf8_gateware.boards.replay_buffer import ReplayBuffer
 from utf8_gateware.boards.replies import ReplyFields
 from utf8_gateware.boards.stamps import MessageStamps
 from utf8_gateware.boards.stream_fifo import StreamFIFO
 
-from standins import AsciiDecoder
+from standins import AsciiDecoder, ClobberingRAM
 
 
 def simulate(dut, *testbenches, name, background=()):
@@ -671,6 +673,51 @@ def test_datapath_modes(mode):
         assert counts == [4, {ErrorKind.SURROGATE: 1, ErrorKind.TRUNCATED: 1}]
     else:
         assert counts == [4, {ErrorKind.INVALID_BYTE: 1}]
+
+
+# -- buffers on a RAM whose data output changes on a write ----------------------------------------
+
+@pytest.mark.parametrize("kind", ["ring", "replay"])
+def test_buffer_does_not_rely_on_ram_output_through_a_write(kind, monkeypatch):
+    """The buffers on :class:`ClobberingRAM` (the RAM's data output changes after every write,
+    as the SPRAM's may): every byte comes out in order and a byte on offer holds until it is
+    taken, with random gaps on the writer and stalls on the reader (so that writes land while a
+    byte waits). Offering the RAM's output itself breaks both."""
+    module = buffer if kind == "ring" else replay_buffer
+    monkeypatch.setattr(module, "ByteRAM", ClobberingRAM)
+    dut = RingBuffer(16) if kind == "ring" else ReplayBuffer(16)
+    rng, gaps = random.Random(5), random.Random(6)
+    data = [rng.randrange(256) for _ in range(300)]
+    got = []
+    problems = []
+
+    async def writer(ctx):
+        for byte in data:
+            for _ in range(gaps.choice([0, 0, 0, 1, 3])):
+                await ctx.tick()
+            await stream_put(ctx, dut.w, byte)
+
+    async def reader(ctx):
+        while len(got) < len(data):
+            ready = rng.random() < 0.3
+            ctx.set(dut.o.ready, ready)
+            _, _, valid, payload = await ctx.tick().sample(dut.o.valid, dut.o.payload)
+            if valid and ready:
+                got.append(payload)
+                if kind == "replay":
+                    ctx.set(dut.ack, len(got))
+
+    async def monitor(ctx):
+        held = None
+        async for _, _, valid, ready, payload in ctx.tick().sample(dut.o.valid, dut.o.ready,
+                                                                  dut.o.payload):
+            if held is not None and (not valid or payload != held):
+                problems.append((len(got), held, payload if valid else None))
+            held = payload if valid and not ready else None
+
+    simulate(dut, reader, name=f"{kind}-buffer-clobbering-ram", background=[writer, monitor])
+    assert problems == []
+    assert got == data
 
 
 # -- replay buffer -------------------------------------------------------------------------------
