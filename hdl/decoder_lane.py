@@ -195,8 +195,15 @@ CLASSIFIER = UTF8_TABLES.classifier
 
 
 #: Lanes that share one copy of stage ``E``'s ``recent`` registers (the latest valid bytes
-#: before a beat).
+#: before a beat), and of stage ``C``'s history from :data:`SPLIT_LANES` lanes on.
 RECENT_GROUP = 4
+
+
+def recent_group(lanes):
+    """Lanes that share one copy of ``recent`` in a decoder of ``lanes`` lanes: two from 16
+    lanes on (each copy bit drives the three window multiplexers of each lane of its group,
+    and at 16 lanes those routes were the longest), else :data:`RECENT_GROUP`."""
+    return 2 if lanes >= 16 else RECENT_GROUP
 
 
 class Stage:
@@ -233,7 +240,7 @@ def _control(pipe, name, prev):
     return Stage(lanes, beat_vl, prev.tables)
 
 
-def _neighbours(pipe, name, stage, parts, combine):
+def _neighbours(pipe, name, stage, parts, combine, group=None):
     """For each lane, the facts of the byte before it: ``combine(parts)``, where ``parts`` are
     registers of the byte (a dict per lane) and ``combine`` makes the facts from them (a dict of
     Values).
@@ -244,17 +251,21 @@ def _neighbours(pipe, name, stage, parts, combine):
     N-1) and is cleared at the end of a message. With one lane the history keeps the facts
     themselves (each a function of two registers at most, so a fact and the history's keep
     multiplexer fit one LUT); with several it keeps the parts, and lane k > 0 chooses between
-    lane k-1's parts and the history's.
+    lane k-1's parts and the history's. ``group``: lanes per copy of the history (each copy
+    keeps its own value in bubbles, so synthesis cannot merge them), default one copy.
     """
-    def history(field, value):
-        return pipe.history(f"{name}_{field}", [value], [~stage.bubble], stage.bubble,
-                            stage.beat_vl, len(Value.cast(value)))
+    def history(field, value, copy=0):
+        return pipe.history(f"{name}_{field}{f'_{copy}' if copy else ''}", [value],
+                            [~stage.bubble], stage.bubble, stage.beat_vl, len(Value.cast(value)))
     if len(stage) == 1:
         return [{field: history(field, value) for field, value in combine(parts[0]).items()}]
-    kept = {field: history(field, value) for field, value in parts[-1].items()}
-    prevs = [combine(kept)]
+    group = group or len(stage)
+    copies = [{field: history(field, value, copy) for field, value in parts[-1].items()}
+              for copy in range((len(stage) + group - 1) // group)]
+    prevs = [combine(copies[0])]
     for k in range(1, len(stage)):
         valid = ~stage.lanes[k - 1].nv
+        kept = copies[k // group]
         prevs.append(combine({field: Mux(valid, value, kept[field])
                               for field, value in parts[k - 1].items()}))
     return prevs
@@ -274,7 +285,7 @@ def _mux_tree(index, values):
     significant first (``len(values)`` a power of two). A tree rather than ``Array``: Yosys
     writes an indexed ``Array`` as a ``casez`` with overlapping patterns, which Verilog linters
     flag in the exported file."""
-    if len(values) == 1:
+    if all(value is values[0] for value in values):
         return values[0]
     half = len(values) // 2
     top = Value.cast(index)[half.bit_length() - 1]
@@ -311,7 +322,11 @@ def stage_align(pipe, payload, valid, lanes, tables=UTF8_TABLES):
         digit = shift.bit_select((done.bit_length() - 1), (radix - 1).bit_length())
         regs = []
         for k in range(lanes):
-            sources = [data[k - done * r] if k - done * r >= 0 else Const(0, 8)
+            # A lane shifted in from before lane 0 is empty (its `nv` is set), so any byte
+            # will do: the last real source, which keeps the multiplexer small (a constant 0
+            # would become a synchronous reset driven by a LUT of the shift digit, fanned out
+            # over many lanes).
+            sources = [data[k - done * r] if k - done * r >= 0 else data[k % done]
                        for r in range(radix)]
             regs.append(pipe.data(f"l{step}_{k}_d", _mux_tree(digit, sources), 8))
         data = regs
@@ -519,7 +534,10 @@ def stage_c(pipe, b, surrogateescape):
     stage = _control(pipe, "c", b)
     lanes = stage.lanes
     tables = b.tables
-    prevs = _neighbours(pipe, "ch", b, [{"sb4": lane.ok2_4} for lane in b.lanes], dict)
+    # (From SPLIT_LANES lanes on, one copy of the history per RECENT_GROUP lanes: it feeds
+    # several LUTs of every lane.)
+    prevs = _neighbours(pipe, "ch", b, [{"sb4": lane.ok2_4} for lane in b.lanes], dict,
+                        RECENT_GROUP if split_neighbours(len(b)) else None)
     for k, (lane, prev, regs) in enumerate(zip(b.lanes, prevs, lanes)):
         sc = prev["sb4"] & lane.cont        # the third byte of a four-byte prefix
         regs.asc = pipe.data(f"c{k}_asc", lane.asc)
@@ -634,8 +652,11 @@ def _window(sources, k, lanes, history):
     out = []
     for i, source in enumerate(sources, start=1):
         width = len(Value.cast(history[i - 1]))
-        own = lanes[k - i][:width] if k - i >= 0 else Const(0, width)
-        out.append(_mux_tree(source, [own, *(Value.cast(h)[:width] for h in history[:3])]))
+        entries = [Value.cast(h)[:width] for h in history[:3]]
+        # Before lane 0 there is no lane: the source is never 0 there, and a repeat of the
+        # history's entry keeps a constant (a synchronous reset) out of the multiplexer.
+        own = lanes[k - i][:width] if k - i >= 0 else entries[i - 1]
+        out.append(_mux_tree(source, [own, *entries]))
     return out
 
 
@@ -679,12 +700,13 @@ def stage_e(pipe, d, surrogateescape):
     # (With surrogateescape the third byte before a byte may be escaped by a burst: 7 bits.)
     third = wide if surrogateescape else 3
     widths = [7, wide, wide, 3] if count == 1 else [7, wide, third]
-    # With several lanes, one copy of `recent` per group of RECENT_GROUP lanes: any lane can be
-    # the first valid one of a beat and take its window from `recent`, and one copy for all
+    # With several lanes, one copy of `recent` per group of lanes (`recent_group`): any lane can
+    # be the first valid one of a beat and take its window from `recent`, and one copy for all
     # would fan out to three multiplexers per lane. (Each copy keeps its own value in bubbles,
     # so synthesis cannot merge them.)
     copies = []
-    for copy in range((count + RECENT_GROUP - 1) // RECENT_GROUP):
+    group = recent_group(count)
+    for copy in range((count + group - 1) // group):
         suffix = f"_{copy}" if copy else ""
         recent = [pipe.register(f"e_recent{j}{suffix}", width)
                   for j, width in enumerate(widths)]
@@ -698,7 +720,7 @@ def stage_e(pipe, d, surrogateescape):
                 pipe.m.d.sync += reg.eq(value)
         copies.append(recent)
     stage.recent = copies[0]
-    stage.recents = [copies[k // RECENT_GROUP] for k in range(count)]
+    stage.recents = [copies[k // group] for k in range(count)]
     for k, (lane, regs) in enumerate(zip(d.lanes, lanes)):
         nv = lane.nv
         regs.showc = pipe.fact(f"e{k}_showc", lane.asc | lane.multi, nv)
