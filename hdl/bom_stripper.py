@@ -47,11 +47,8 @@ class ByteOrderMarkStripper(CheckedComponent):
     #: Cycles from a byte's transfer to its output being valid.
     LATENCY = 4
 
-    def __init__(self):
-        super().__init__({
-            "i": In(stream.Signature(ByteLayout)),
-            "o": Out(stream.Signature(ByteLayout)),
-        })
+    i: In(stream.Signature(ByteLayout))
+    o: Out(stream.Signature(ByteLayout))
 
     def elaborate(self, platform):
         m = Module()

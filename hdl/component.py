@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 from .error_kind import check_policy
 
 
-__all__ = ["CheckedComponent", "StreamStage", "PolicyStage", "in_a_row"]
+__all__ = ["CheckedComponent", "StreamStage", "PolicyStage", "EncodingStage", "in_a_row"]
 
 
 class CheckedComponent(wiring.Component):
@@ -62,6 +62,23 @@ class PolicyStage(StreamStage):
     @property
     def errors(self):
         """The error policy."""
+        return self._errors
+
+
+class EncodingStage(StreamStage):
+    """A :class:`StreamStage` for an encoding chosen by name: the ``encoding`` and ``errors``
+    parameters (the subclass's ``check_parameters`` checks them)."""
+
+    def __init__(self, encoding="utf-8", errors="replace"):
+        self._encoding, self._errors = encoding, errors
+        super().__init__()
+
+    @property
+    def encoding(self):
+        return self._encoding
+
+    @property
+    def errors(self):
         return self._errors
 
 

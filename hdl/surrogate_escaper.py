@@ -50,11 +50,8 @@ class SurrogateEscaper(CheckedComponent):
     #: Cycles from an input's transfer to its first output being valid, with the sink ready.
     LATENCY = 7
 
-    def __init__(self):
-        super().__init__({
-            "i": In(stream.Signature(CodepointLayout)),
-            "o": Out(stream.Signature(CodepointLayout)),
-        })
+    i: In(stream.Signature(CodepointLayout))
+    o: Out(stream.Signature(CodepointLayout))
 
     def elaborate(self, platform):
         m = Module()

@@ -42,11 +42,8 @@ class SurrogatePairRejecter(CheckedComponent):
     #: Cycles from an input's transfer to its output being valid.
     LATENCY = 3
 
-    def __init__(self):
-        super().__init__({
-            "i": In(stream.Signature(CodepointLayout)),
-            "o": Out(stream.Signature(CodepointLayout)),
-        })
+    i: In(stream.Signature(CodepointLayout))
+    o: Out(stream.Signature(CodepointLayout))
 
     def elaborate(self, platform):
         m = Module()

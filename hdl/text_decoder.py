@@ -1,6 +1,6 @@
 """Bytes of an encoding in, code points out: the decoder for an encoding chosen by name."""
 
-from .component import StreamStage, in_a_row
+from .component import EncodingStage, in_a_row
 from .decoder import Utf8Decoder
 from .decoder_family import DECODER_ENCODINGS, decoder_policies
 from .error_kind import check_encoding, check_policy
@@ -21,7 +21,7 @@ DECODINGS = {
 }
 
 
-class TextDecoder(StreamStage):
+class TextDecoder(EncodingStage):
     """The decoder of ``encoding``: bytes in, one code point (or error output) per character out.
 
     It is the cores of the encoding in a row, so a transcoder or an engine can take the decoder
@@ -58,18 +58,6 @@ class TextDecoder(StreamStage):
     def check_parameters(cls, encoding="utf-8", errors="replace"):
         check_encoding(encoding, DECODINGS, "decodes")
         check_policy(errors, DECODINGS[encoding])
-
-    def __init__(self, encoding="utf-8", errors="replace"):
-        self._encoding, self._errors = encoding, errors
-        super().__init__()
-
-    @property
-    def encoding(self):
-        return self._encoding
-
-    @property
-    def errors(self):
-        return self._errors
 
     @property
     def LATENCY(self):

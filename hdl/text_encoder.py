@@ -1,6 +1,6 @@
 """Code points in, bytes of an encoding out: the encoder for an encoding chosen by name."""
 
-from .component import StreamStage, in_a_row
+from .component import EncodingStage, in_a_row
 from utf8_gateware.sim.encodings import ENCODE_POLICIES
 from .encoder import ENCODER_ENCODINGS, Utf8Encoder
 from .error_kind import ENCODE_ERRORS, check_encoding, check_policy
@@ -28,7 +28,7 @@ ENCODINGS = {
 CARRYING = ("utf-8", *SCHEMES)
 
 
-class TextEncoder(StreamStage):
+class TextEncoder(EncodingStage):
     """The encoder of ``encoding``: code units (any 32-bit value) in, bytes out.
 
     It is the cores of the encoding in a row, so a transcoder or an engine can take the encoder
@@ -76,17 +76,9 @@ class TextEncoder(StreamStage):
                              f"{encoding!r}")
 
     def __init__(self, encoding="utf-8", errors="replace", *, carry_error=False):
-        self._encoding, self._errors, self._carry_error = encoding, errors, carry_error
+        self._carry_error = carry_error
         self.LAYOUTS = (CarriedUnitLayout if carry_error else UnitLayout, EncodedByteLayout)
-        super().__init__()
-
-    @property
-    def encoding(self):
-        return self._encoding
-
-    @property
-    def errors(self):
-        return self._errors
+        super().__init__(encoding, errors)
 
     @property
     def LATENCY(self):
