@@ -165,7 +165,7 @@ def test_synth_ceiling_families(tmp_path, family):
 def test_synth_decoder_lanes_ecp5():
     report = synth.synth_target("decoder", family="ecp5", lanes=2)
     assert_sane(report, "decoder", "ecp5")
-    assert report["params"] == {"errors": "replace", "lanes": 2}
+    assert report["params"] == {"errors": "replace", "lanes": 2, "encoding": "utf-8"}
     assert report["core_lut4"] > 100 and report["core_ff"] > 100
 
 
@@ -173,7 +173,7 @@ def test_synth_decoder_lanes_ecp5():
 def test_synth_encoder():
     report = synth.synth_target("encoder", errors="replace")
     assert_sane(report, "encoder")
-    assert report["params"] == {"errors": "replace"}
+    assert report["params"] == {"errors": "replace", "encoding": "utf-8"}
     assert report["lc"] > 60
 
 
