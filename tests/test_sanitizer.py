@@ -57,7 +57,8 @@ def random_message(rng, size):
                                     rng.randrange(0xE000, 0x10000)])).encode(),
             lambda: chr(rng.randrange(0x10000, 0x110000)).encode(),
             lambda: bytes([rng.randrange(0x80, 0x100)]),                  # any non-ASCII byte
-            lambda: chr(rng.randrange(0x800, 0x110000)).encode()[:-1],    # truncated
+            lambda: chr(rng.choice([rng.randrange(0x800, 0xD800),           # truncated
+                                    rng.randrange(0xE000, 0x110000)])).encode()[:-1],
             lambda: rng.choice([b"\xc0\xaf", b"\xc1\xbf", b"\xe0\x80\xaf", b"\xf0\x80\x80\xaf",
                                 b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf4\x90\x80\x80",
                                 b"\xf5\x80", b"\xfe", b"\xff", b"\x80", b"\xbf\xbf"]),

@@ -12,7 +12,7 @@ import sys
 
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS
 from utf8_gateware.hdl.text_decoder import DECODINGS
-from utf8_gateware.hdl.text_encoder import ENCODINGS
+from utf8_gateware.hdl.text_encoder import CARRYING, ENCODINGS
 from utf8_gateware.sim import encodings, engines
 from utf8_gateware.sim.reference import count_errors, encode as reference_encode
 from .common import CommandError, InputFile, OutputFile, note, progress, write_json
@@ -79,8 +79,10 @@ def add_parsers(commands):
         description="Decode the input from --from and encode it to --to, in one core (the "
                     "decoder, a register and the encoder). Ill-formed input becomes the target's "
                     "U+FFFD per maximal subpart (replace); surrogateescape (utf-8 to utf-8) "
-                    "passes the bytes unchanged; surrogatepass passes lone surrogates.")
-    add_files(transcode, "--from")
+                    "passes the bytes unchanged; surrogatepass passes lone surrogates. The "
+                    f"gateware engines write {', '.join(CARRYING)} here (the encoders that "
+                    "carry a decoder's errors).")
+    add_files(transcode, "text (in the --from encoding)")
     add_encoding_option(transcode, "--from", "the input's encoding", dest="source")
     add_encoding_option(transcode, "--to", "the output's encoding", dest="target")
     transcode.add_argument("--errors", choices=_DECODE_CHOICES, default=DECODE_ERRORS[0],
