@@ -25,7 +25,7 @@ from amaranth.sim import Simulator
 from utf8_gateware.hdl.decoder import LANES, Utf8Decoder
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ErrorKind
 from utf8_gateware.sim import reference
-from utf8_gateware.sim.testbench import run_simulation, run_stream, stream_put
+from utf8_gateware.sim.testbench import put_and_collect, run_simulation, run_stream, stream_put
 
 import corpora
 from test_decoder import (CUT_SEQUENCES, LATENCY_CASES, WORST_CASES, describe, expected,
@@ -163,22 +163,7 @@ def run_with_reset(dut, before, after, *, stall=True):
         ctx.set(rst, 1)
         await ctx.tick()
         ctx.set(rst, 0)
-        ctx.set(dut.o.ready, 1)
-        for payload in after:
-            ctx.set(dut.i.valid, 1)
-            ctx.set(dut.i.payload, payload)
-            while True:
-                _, _, ready, valid, out = await ctx.tick().sample(
-                    dut.i.ready, dut.o.valid, dut.o.payload)
-                if valid:
-                    outputs.append(out)
-                if ready:
-                    break
-        ctx.set(dut.i.valid, 0)
-        for _ in range(3 * dut.LATENCY):
-            _, _, valid, out = await ctx.tick().sample(dut.o.valid, dut.o.payload)
-            if valid:
-                outputs.append(out)
+        outputs.extend(await put_and_collect(ctx, dut, after, idle=3 * dut.LATENCY))
 
     sim.add_testbench(testbench)
     run_simulation(sim, f"{type(dut).__name__}-reset")
