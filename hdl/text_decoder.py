@@ -5,8 +5,9 @@ from .decoder import Utf8Decoder
 from .decoder_family import DECODER_ENCODINGS, decoder_policies
 from .error_kind import check_encoding, check_policy
 from .layouts import ByteLayout, CodepointLayout
+from .utf16_bom_units import Utf16BomUnits
 from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
-from .utf16_units import SCHEMES, Utf16Units
+from .utf16_units import SCHEMES, UTF16_SCHEMES, Utf16Units
 
 
 __all__ = ["DECODINGS", "TextDecoder"]
@@ -17,8 +18,16 @@ __all__ = ["DECODINGS", "TextDecoder"]
 DECODINGS = {
     **{encoding: policies for encoding in DECODER_ENCODINGS
        if (policies := decoder_policies(encoding))},
-    **{scheme: UTF16_DECODE_ERRORS for scheme in SCHEMES},
+    **{scheme: UTF16_DECODE_ERRORS for scheme in UTF16_SCHEMES},
 }
+
+
+def _byte_stage(encoding):
+    """The class of the byte stage of a UTF-16 scheme, and its parameters: the scheme's byte
+    order, or none (read from the mark)."""
+    if encoding == "utf-16":
+        return Utf16BomUnits, ()
+    return Utf16Units, (SCHEMES[encoding],)
 
 
 class TextDecoder(EncodingStage):
@@ -36,6 +45,11 @@ class TextDecoder(EncodingStage):
         :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` (``errors``: ``"replace"`` or
         ``"surrogatepass"``). No byte order mark is read: a leading FF FE / FE FF is U+FEFF
         (D96, D97).
+    ``"utf-16"``
+        :class:`~utf8_gateware.hdl.utf16_bom_units.Utf16BomUnits` (a leading FE FF or FF FE
+        gives the message's byte order and is dropped; big-endian without one: D98), then
+        :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder`. A message of exactly the mark
+        has no output (no ``last``).
 
     The outputs equal ``utf8_gateware.sim.encodings.decode(data, encoding, errors)``.
 
@@ -68,13 +82,14 @@ class TextDecoder(EncodingStage):
     @staticmethod
     def latency(encoding="utf-8", errors="replace"):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
-        if encoding in SCHEMES:
-            return Utf16Units.LATENCY + Utf16Decoder.LATENCY
+        if encoding in UTF16_SCHEMES:
+            return _byte_stage(encoding)[0].LATENCY + Utf16Decoder.LATENCY
         return Utf8Decoder.latency(errors, encoding=encoding)
 
     def elaborate(self, platform):
-        if self._encoding in SCHEMES:
-            stages = [Utf16Units(SCHEMES[self._encoding]), Utf16Decoder(self._errors)]
+        if self._encoding in UTF16_SCHEMES:
+            stage, params = _byte_stage(self._encoding)
+            stages = [stage(*params), Utf16Decoder(self._errors)]
         else:
             stages = [Utf8Decoder(self._errors, encoding=self._encoding)]
         return in_a_row(stages, self)

@@ -1,13 +1,15 @@
 """Code points in, bytes of an encoding out: the encoder for an encoding chosen by name."""
 
+from .bom_writer import ByteOrderMarkWriter
 from .component import EncodingStage, in_a_row
 from utf8_gateware.sim.encodings import ENCODE_POLICIES
 from .encoder import ENCODER_ENCODINGS, Utf8Encoder
 from .error_kind import ENCODE_ERRORS, check_encoding, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
+from .utf16_bom_writer import Utf16BomWriter
 from .utf16_bytes import Utf16Bytes
 from .utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
-from .utf16_units import SCHEMES
+from .utf16_units import SCHEMES, UTF16_SCHEMES
 
 
 __all__ = ["ENCODINGS", "CARRYING", "TextEncoder"]
@@ -20,12 +22,14 @@ ENCODINGS = {
     "utf-8": ENCODE_ERRORS,
     **{encoding: ENCODE_POLICIES[encoding] for encoding in ENCODER_ENCODINGS
        if encoding != "utf-8"},
-    **{scheme: UTF16_ENCODE_ERRORS for scheme in SCHEMES},
+    **{scheme: UTF16_ENCODE_ERRORS for scheme in UTF16_SCHEMES},
 }
 
 #: The encodings whose encoder can carry a decoder's error kind (``carry_error``): the targets
-#: of a transcoder.
-CARRYING = ("utf-8", *SCHEMES)
+#: of a transcoder. (``utf-8-sig`` is composed here, ``utf-8``'s encoder then the mark, so that
+#: it carries; ``cesu-8``, ``mutf-8`` and ``wtf-8`` need their split or join stage to carry the
+#: kind, which they do not yet.)
+CARRYING = ("utf-8", "utf-8-sig", *UTF16_SCHEMES)
 
 
 class TextEncoder(EncodingStage):
@@ -42,6 +46,11 @@ class TextEncoder(EncodingStage):
         ``"strict"`` or ``"surrogatepass"``), then
         :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes` (each code unit as two bytes in the
         scheme's order). No byte order mark is written.
+    ``"utf-16"``
+        :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder`, then
+        :class:`~utf8_gateware.hdl.utf16_bom_writer.Utf16BomWriter` (the code unit U+FEFF before
+        every message), then ``Utf16Bytes("big")``: FE FF and big-endian units (D98). An empty
+        message has no beat, so it gets no mark.
 
     The output equals ``utf8_gateware.sim.encodings.encode(units, encoding, errors)``: the bytes,
     and ``error`` on the first beat written for an invalid unit; with ``"strict"`` an invalid
@@ -88,14 +97,19 @@ class TextEncoder(EncodingStage):
     @staticmethod
     def latency(encoding="utf-8"):
         """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
-        if encoding in SCHEMES:
-            return Utf16Encoder.LATENCY + Utf16Bytes.LATENCY
+        if encoding in UTF16_SCHEMES:
+            return Utf16Encoder.LATENCY + Utf16Bytes.LATENCY + \
+                (Utf16BomWriter.LATENCY if encoding == "utf-16" else 0)
         return Utf8Encoder.latency(encoding)
 
     def elaborate(self, platform):
-        if self._encoding in SCHEMES:
+        if self._encoding in UTF16_SCHEMES:
             stages = [Utf16Encoder(self._errors, carry_error=self._carry_error),
-                      Utf16Bytes(SCHEMES[self._encoding])]
+                      *([Utf16BomWriter()] if self._encoding == "utf-16" else []),
+                      Utf16Bytes(SCHEMES.get(self._encoding, "big"))]
+        elif self._encoding == "utf-8-sig" and self._carry_error:
+            # Utf8Encoder carries with "utf-8" only; the mark goes on its bytes, as inside it.
+            stages = [Utf8Encoder(self._errors, carry_error=True), ByteOrderMarkWriter()]
         else:
             stages = [Utf8Encoder(self._errors, encoding=self._encoding,
                                   carry_error=self._carry_error)]

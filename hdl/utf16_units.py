@@ -8,7 +8,7 @@ from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import Pipeline, keep
 
 
-__all__ = ["BYTE_ORDERS", "SCHEMES", "check_byteorder", "ByteOrderStage", "Utf16Units"]
+__all__ = ["BYTE_ORDERS", "SCHEMES", "UTF16_SCHEMES", "check_byteorder", "ByteOrderStage", "Utf16Units"]
 
 
 #: Byte orders of the UTF-16 byte stages (``int.from_bytes``'s names).
@@ -16,6 +16,10 @@ BYTE_ORDERS = ("little", "big")
 
 #: The UTF-16 encoding schemes without a byte order mark, and their byte orders.
 SCHEMES = {"utf-16-le": "little", "utf-16-be": "big"}
+
+#: Every UTF-16 encoding scheme: those of :data:`SCHEMES`, and ``utf-16``, whose byte order a
+#: byte order mark gives (big-endian without one; written FE FF and big-endian).
+UTF16_SCHEMES = (*SCHEMES, "utf-16")
 
 
 def check_byteorder(byteorder):

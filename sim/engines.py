@@ -24,7 +24,9 @@ Lanes: ``lanes=N`` runs the decoder or validator built with N lanes, fed beats o
 beat full but the final one); the results are identical to ``lanes=1`` (only ``cycles`` differs).
 
 The whole input is one message: ``last`` is set on its final item. An empty input gives an empty
-output without simulating anything (``cycles`` is then 0; it is ``None`` for the reference).
+output without simulating anything (``cycles`` is then 0; it is ``None`` for the reference), but
+the mark that ``utf-8-sig`` and ``utf-16`` write for an empty message; so does a message that is
+only the mark these two decoders drop (a stream has no empty message, see :func:`_only_mark`).
 ``cycles`` counts clock cycles from the first input transfer to the last output transfer, both
 included.
 
@@ -67,7 +69,7 @@ from utf8_gateware.hdl.layouts import (CodepointLaneLayout, CodepointLayout, Enc
 from utf8_gateware.hdl.text_decoder import DECODINGS, TextDecoder
 from utf8_gateware.hdl.text_encoder import ENCODINGS, TextEncoder
 from utf8_gateware.hdl.transcoder import Transcoder, transcode_policies
-from utf8_gateware.hdl.utf16_units import SCHEMES
+from utf8_gateware.hdl.utf16_units import SCHEMES, UTF16_SCHEMES
 from utf8_gateware.hdl.validator import Utf8Validator, verdict_layout
 from . import encodings, reference
 from .reference import Decoded
@@ -581,22 +583,32 @@ class _ReferenceChunk:
                         for part, outputs, _ in self._parts)
 
 
-_BOM = b"\xef\xbb\xbf"
+#: The byte order marks that the decoder of an encoding drops at a message's start.
+_MARKS = {"utf-8-sig": (b"\xef\xbb\xbf",), "utf-16": (b"\xfe\xff", b"\xff\xfe")}
 
 
-def _only_mark(chunks, encoding, engine):
-    """Whether the message ``chunks`` is exactly EF BB BF for a gateware engine decoding
-    ``utf-8-sig``, and the chunks again (read up to one byte past the mark). Such a message
-    decodes to nothing: no output carries its ``last``, so it is not simulated (as an empty
-    message is not)."""
-    if encoding != "utf-8-sig" or engine == "reference":
-        return False, chunks
+def _peek(chunks, size):
+    """The first bytes of the message ``chunks`` (more than ``size``, or all of them), and the
+    chunks again."""
     head, rest = b"", iter(chunks)
     for chunk in rest:
         head += chunk
-        if len(head) > len(_BOM):
-            return False, itertools.chain([head], rest)
-    return head == _BOM, iter([head])
+        if len(head) > size:
+            return head, itertools.chain([head], rest)
+    return head, iter([head])
+
+
+def _only_mark(chunks, encoding, engine):
+    """Whether the message ``chunks`` decodes to nothing for a gateware engine: it is empty, or
+    exactly a mark that the decoder of ``encoding`` drops (:data:`_MARKS`); and the chunks again
+    (read up to one byte past the mark). No output carries such a message's ``last``, so it is
+    not simulated (what the target of a transcoder writes for it is the model's, a mark or
+    nothing)."""
+    if engine == "reference":
+        return False, chunks
+    marks = _MARKS.get(encoding, ())
+    head, chunks = _peek(chunks, max(map(len, marks), default=0))
+    return not head or head in marks, chunks
 
 
 def _model_decode(chunks, encoding, errors, progress):
@@ -822,8 +834,8 @@ def encode(units, errors="replace", engine=None, *, encoding="utf-8", gaps=0.0, 
             if progress is not None:
                 progress(4 * len(units[start:start + _UNITS_CHUNK]))
         return EncodeRun(b"".join(chunks), errs, None)
-    if not units:
-        return EncodeRun(b"", [], 0)
+    if not units:      # no beat to simulate; what the encoding writes for it (a mark, or nothing)
+        return EncodeRun(encodings.encode([], encoding, errors).data, [], 0)
     if engine == "python":
         inputs = [{"codepoint": unit, "last": 0} for unit in units]
         inputs[-1]["last"] = 1
@@ -962,9 +974,9 @@ def invalid_units(units, start, errors, encoding="utf-8"):
     order (UTF-8's and UTF-16's by :func:`.reference.encode_errors`, as one: both refuse
     surrogates and values from 0x110000, but what ``surrogateescape``/``surrogatepass`` keep;
     the rest of the family's by its reference model)."""
-    if encoding in ("utf-8", *SCHEMES) and errors in ENCODE_ERRORS:
+    if encoding in ("utf-8", *UTF16_SCHEMES) and errors in ENCODE_ERRORS:
         found = reference.encode_errors(units, errors)
-    elif encoding in ("utf-8", *SCHEMES):    # surrogatepass: only values from 0x110000
+    elif encoding in ("utf-8", *UTF16_SCHEMES):    # surrogatepass: only values from 0x110000
         found = [(index, ErrorKind.TOO_LARGE) for index, unit in enumerate(units)
                  if unit >= 0x110000] if units and max(units) >= 0x110000 else []
     else:
@@ -1043,11 +1055,15 @@ def encode_stream(chunks, errors="replace", engine=None, *, encoding="utf-8", ga
                 yield EncodedChunk(run.data, [(start + index, kind) for index, kind in run.errors])
                 start, cycles = start + len(part), run.cycles
             return cycles if engine == "python" else None
+        head, chunks_left = _peek(chunks, 0)
+        if not head:      # as encode(): not simulated
+            yield EncodedChunk(encodings.encode([], encoding, errors).data, [])
+            return 0
         expected, start = collections.deque(), 0
 
         def feed():
             nonlocal start
-            for chunk in chunks:
+            for chunk in chunks_left:
                 units = units_of(bytes(chunk))
                 expected.extend(invalid_units(units, start, errors, encoding))
                 start += len(units)

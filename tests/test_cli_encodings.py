@@ -92,6 +92,44 @@ def test_encode_utf16(tmp_path, capsys, engine, target):
     assert (tmp_path / "out").read_bytes() == "A😀\ufeff\0".encode(target)
 
 
+@pytest.mark.parametrize("engine,command", [("python", "decode"), ("python", "encode"),
+                                            ("python", "transcode"), ("compiled", "decode")])
+def test_utf16_with_mark(tmp_path, capsys, engine, command):
+    """``utf-16`` through the gateware (``TextDecoder``/``TextEncoder("utf-16")``): the mark
+    gives the order and is dropped, FE FF is written before big-endian units; an empty message
+    and one of only a mark give what the reference engine gives (the mark, or nothing)."""
+    def utf16(text):          # CPython's utf-16 writes the machine's order
+        return b"\xfe\xff" + text.encode("utf-16-be")
+
+    text = "aΩ😀\ufeff"
+    decode = ["decode", "--encoding", "utf-16", "--output-format", "utf32le"]
+    cases = {   # (input, arguments, expected output)
+        "decode": [(LE_MARKED, decode, LE_MARKED.decode("utf-16", "replace")),
+                   (swap(UTF16LE), decode, swap(UTF16LE).decode("utf-16-be", "replace")),
+                   (b"\xfe\xff", decode, ""), (b"", decode, "")],
+        "encode": [(text.encode("utf-32-le"), ["encode", "--encoding", "utf-16"], utf16(text)),
+                   (b"", ["encode", "--encoding", "utf-16"], utf16(""))],
+        "transcode": [
+            (LE_MARKED, ["transcode", "--from", "utf-16", "--to", "utf-8-sig"],
+             LE_MARKED.decode("utf-16", "replace").encode("utf-8-sig")),
+            (b"\xff\xfe", ["transcode", "--from", "utf-16", "--to", "utf-8-sig"],
+             b"\xef\xbb\xbf"),
+            (TEXT, ["transcode", "--to", "utf-16"], utf16(TEXT.decode("utf-8", "replace"))),
+            (b"", ["transcode", "--to", "utf-16"], utf16(""))],
+    }[command]
+    for index, (data, argv, want) in enumerate(cases):
+        (tmp_path / "in").write_bytes(data)
+        status, _ = run(capsys, *argv, tmp_path / "in", "-o", tmp_path / "out", "--engine",
+                        engine)
+        assert status == 0
+        got = (tmp_path / "out").read_bytes()
+        assert got == (want.encode("utf-32-le") if isinstance(want, str) else want), index
+
+
+#: UTF-16 with a little-endian mark, text with a U+FEFF (kept) and an odd trailing byte.
+LE_MARKED = "\ufeffaΩ😀\ufeff".encode("utf-16-le") + b"\x41"
+
+
 @pytest.mark.parametrize("source,target", [("cesu-8", "utf-8"), ("mutf-8", "utf-16-le"),
                                            ("utf-8", "wtf-8"), ("utf-16", "utf-8-sig")])
 def test_reference_family(tmp_path, capsys, source, target):
