@@ -68,8 +68,7 @@ BUILDABLE = {
     "utf16_decoder": CoreSpec(Utf16Decoder, UTF16_DECODE_ERRORS, axi_stream=False),
     "utf16_units":   CoreSpec(Utf16Units, choices={"byteorder": BYTE_ORDERS}, axi_stream=False),
     "utf16_bytes":   CoreSpec(Utf16Bytes, choices={"byteorder": BYTE_ORDERS}, axi_stream=False),
-    # Its policies depend on the pair of encodings: not in the export's variants yet.
-    "transcoder":    CoreSpec(Transcoder, TRANSCODE_ERRORS, axi_stream=False,
+    "transcoder":    CoreSpec(Transcoder, TRANSCODE_ERRORS,
                               choices={"source_encoding": tuple(DECODINGS),
                                        "target_encoding": tuple(ENCODINGS)}),
 }

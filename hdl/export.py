@@ -135,7 +135,7 @@ def _slot_text(layout, path, width):
     bits = field_width(layout, path)
     if path[-1] == "codepoint":
         return ("a UTF-32 code unit (any 32-bit value)" if bits == CODEPOINT_BITS else
-                f"a code point, zero-extended")
+                "a code point, zero-extended")
     return "a byte" if width == 8 else f"{width // 8} bytes, the first in bits 7..0"
 
 
@@ -209,7 +209,7 @@ def _header(name, core_name, core, params, adapter, initial_values):
     """The comment at the top of an exported file."""
     settings = ", ".join(f"{key}={value!r}" for key, value in params.items()) or "none"
     command = " ".join(["utf8-gateware export", core_name,
-                        *(f"--{key} {value}" for key, value in params.items()),
+                        *(f"--{key.replace('_', '-')} {value}" for key, value in params.items()),
                         *([] if initial_values else ["--no-initial-values"]),
                         "--name", name])
     lines = _wrap(

@@ -87,6 +87,10 @@ class Transcoder(StreamStage):
         check_encoding(source_encoding, DECODINGS, "decodes")
         check_encoding(target_encoding, ENCODINGS, "writes")
         policies = transcode_policies(source_encoding, target_encoding)
+        if not policies:
+            raise ValueError(f"the transcoder does not write {target_encoding} yet (its encoder "
+                             f"does not carry the decoder's error kinds); it writes "
+                             f"{', '.join(CARRYING)}")
         if errors not in policies:
             raise ValueError(f"errors from {source_encoding} to {target_encoding} must be one of "
                              f"{', '.join(map(repr, policies))}, not {errors!r}")

@@ -6,7 +6,8 @@ prefixed by an instance name (``decoder_replace_s_axis_tdata``, ``decoder_replac
 and shares ``aresetn``. Plusargs:
 
 ``+dut=NAME``
-    the instance to drive; ``+core=`` and ``+errors=`` say what it is.
+    the instance to drive; ``+core=`` and ``+errors=`` say what it is (and for the transcoder
+    ``+source_encoding=`` and ``+target_encoding=``).
 ``+items=N``, ``+items_before_reset=M``, ``+seed=S``
     (``random_stream``) N items (bytes or code units) in random messages, the reset after the
     first M of them; the random generator's seed.
@@ -34,7 +35,7 @@ from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStream
 
 import corpora
 from utf8_gateware.hdl.error_kind import ErrorKind
-from utf8_gateware.sim import reference
+from utf8_gateware.sim import encodings, reference
 
 
 CLOCK_NS = 10
@@ -50,9 +51,12 @@ STALL_CYCLES = 5000
 # -------------------------------------------------------------------------------------------------
 # What the cores must produce
 
-def expected_beats(core, errors, message):
-    """The output beats ``[(tdata, tuser)]`` of ``core`` for one message (bytes for the decoder
-    and the sanitizer, code units for the encoder)."""
+def expected_beats(core, errors, message, source=None, target=None):
+    """The output beats ``[(tdata, tuser)]`` of ``core`` for one message (bytes for the decoder,
+    the sanitizer and the transcoder from ``source`` to ``target``, code units for the
+    encoder)."""
+    if core == "transcoder":
+        return transcoded_beats(source, target, errors, message)
     if core == "decoder":
         return [(out.codepoint, out.error.value) for out in reference.decode(message, errors)]
     if core == "encoder":
@@ -67,6 +71,20 @@ def expected_beats(core, errors, message):
         kind = kind if kind is not ErrorKind.NONE else carried
         # A unit that yields no byte (strict) yields one marker beat: data 0, its error kind.
         for index, byte in enumerate(data or b"\0"):
+            beats.append((byte, kind.value if index == 0 else 0))
+    return beats
+
+
+def transcoded_beats(source, target, errors, message):
+    """The transcoder's beats: a mark in front if the target writes one, then per decoded item
+    its bytes in the target encoding, the first flagged with the decoder's or the encoder's
+    error kind (one marker beat, data 0, for an item the policy leaves out)."""
+    mark = encodings.encode([], target, errors).data
+    beats = [(byte, 0) for byte in mark]
+    for decoded in encodings.decode(message, source, errors):
+        encoded = encodings.encode([decoded.codepoint], target, errors)
+        kind = encoded.errors[0][1] if encoded.errors else decoded.error
+        for index, byte in enumerate(encoded.data[len(mark):] or b"\0"):
             beats.append((byte, kind.value if index == 0 else 0))
     return beats
 
@@ -163,6 +181,7 @@ class Bench:
         self.name = args["dut"]
         self.core = args["core"]
         self.errors = args["errors"]
+        self.encodings = (args.get("source_encoding"), args.get("target_encoding"))
         self.rng = random.Random(seed)
         self.ports = [name for name in PORTS
                       if name == "aresetn" or hasattr(dut, f"{self.name}_{name}")]
@@ -240,7 +259,7 @@ class Bench:
             frame = await with_timeout(self.sink.recv(compact=False),
                                        STALL_CYCLES * CLOCK_NS * max(1, len(message)), "ns")
             got = self.beats(frame)
-            want = expected_beats(self.core, self.errors, message)
+            want = expected_beats(self.core, self.errors, message, *self.encodings)
             if got != want:
                 raise AssertionError(describe(label, index, message, want, got))
         await ClockCycles(self.clock, 32)
