@@ -20,6 +20,9 @@ core payload field              AXI4-Stream
 ``lanes`` (array of structs     per lane: its ``codepoint``/``data`` in the lane's ``tdata``
 of ``codepoint``/``data``,      slot, its ``error`` in the lane's ``tuser`` slot, its
 ``error``, ``valid``)           ``valid`` on every ``tkeep`` bit of the lane's slot
+a verdict (``valid``,           ``tdata``: ``offset`` then ``errors``, each in whole bytes;
+``offset``, ``error``,          ``tuser``: ``error`` (3 bits) then ``valid`` (bit 3); one beat,
+``errors``: the validator's)    with ``tlast``, per message
 ==============================  ==============================================================
 """
 
@@ -33,7 +36,7 @@ from .component import CheckedComponent
 from .error_kind import ErrorKind
 
 
-__all__ = ["CODEPOINT_BITS", "AxisMap", "axis_map", "field_width", "stream_ports",
+__all__ = ["CODEPOINT_BITS", "VERDICT_FIELDS", "AxisMap", "axis_map", "field_width", "stream_ports",
            "AxiStreamAdapter"]
 
 
@@ -53,7 +56,8 @@ class AxisMap:
     ``path`` (a tuple of field names and lane indices) and the bits it takes, in order from bit
     0 (``path`` ``None``: constant zero padding). ``tlast``: the path of ``last``. ``count``: the
     path of a byte count that ``tkeep`` (one bit per byte) stands for, or ``None``. ``lanes``:
-    how many items a beat carries (1 without ``tkeep``).
+    how many items a beat carries (1 without ``tkeep``). ``verdict``: the payload is a
+    validator's verdict (:func:`~.validator.verdict_layout`), not items.
     """
     tdata: tuple
     tuser: tuple
@@ -61,6 +65,7 @@ class AxisMap:
     tlast: tuple
     count: tuple = None
     lanes: int = 1
+    verdict: bool = False
 
     def width(self, name):
         """Width of the ``tdata``, ``tuser`` or ``tkeep`` port (0 if there is none)."""
@@ -100,6 +105,22 @@ def _item_fields(layout, prefix, lanes_of=None):
     return tdata, tuser, valid
 
 
+#: The fields of a validator's verdict (:func:`~.validator.verdict_layout`).
+VERDICT_FIELDS = ("valid", "offset", "error", "errors", "last")
+
+
+def _verdict_map(fields):
+    """The :class:`AxisMap` of a verdict: ``offset`` and ``errors`` on ``tdata`` (whole bytes
+    each, in that order), ``error`` and ``valid`` on ``tuser``."""
+    if sorted(fields) != sorted(VERDICT_FIELDS) or fields["error"].shape is not ErrorKind:
+        raise ValueError(f"a verdict payload has the fields {', '.join(VERDICT_FIELDS)} (error "
+                         f"an ErrorKind), not {', '.join(fields)}")
+    tdata = tuple(((name,), _bytes_of(Shape.cast(fields[name].shape).width))
+                  for name in ("offset", "errors"))
+    tuser = ((("error",), Shape.cast(ErrorKind).width), (("valid",), 1))
+    return AxisMap(tdata, tuser, (), ("last",), verdict=True)
+
+
 def axis_map(layout):
     """The :class:`AxisMap` of a stream payload ``layout`` (a
     :class:`~amaranth.lib.data.StructLayout`; see the module docstring for the fields it may
@@ -125,6 +146,8 @@ def axis_map(layout):
         if "data" in fields or "codepoint" in fields:
             raise ValueError("a payload has either 'lanes' or a 'data'/'codepoint' field")
         return AxisMap(tuple(tdata), tuple(tuser), tuple(tkeep), ("last",), lanes=lanes.length)
+    if "offset" in fields or "errors" in fields:
+        return _verdict_map(fields)
     tdata, tuser, _ = _item_fields(layout, ())
     if "count" in fields:
         (path, width), = tdata

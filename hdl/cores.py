@@ -60,7 +60,7 @@ BUILDABLE = {
                             choices={"encoding": DECODER_ENCODINGS}),
     "encoder":     CoreSpec(Utf8Encoder, ENCODE_ERRORS, choices={"encoding": ENCODER_ENCODINGS}),
     "sanitizer":   CoreSpec(Utf8Sanitizer, SANITIZE_ERRORS),
-    "validator":   CoreSpec(Utf8Validator, choices={"lanes": LANES}, axi_stream=False),
+    "validator":   CoreSpec(Utf8Validator, choices={"lanes": LANES}),
     "lane_packer": CoreSpec(LanePacker, fixed={"lane": CodepointLaneLayout},
                             defaults={"lanes": 1}, axi_stream=False),
     # UTF-16 code units are not bytes or code points: no AXI4-Stream adapter for them yet.

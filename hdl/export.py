@@ -72,6 +72,8 @@ VERILATOR_WAIVERS = {
                   "writes a comparison with zero",
     "UNUSEDSIGNAL": "bits of an internal net that nothing reads (e.g. error-kind bits that "
                     "another part ignores, or a net that is constant for these parameters)",
+    "CMPCONST": "a comparison that is constant for these parameters (the validator's "
+                "one-lane byte count against the three-byte look-back)",
 }
 
 
@@ -151,6 +153,12 @@ def _port_rows(adapter):
             text = "clock (rising edge)"
         elif name == "aresetn":
             text = "synchronous reset, active low"
+        elif suffix == "tdata" and amap.verdict:
+            (_, offset), (_, count) = amap.tdata
+            text = (f"first error's offset [{offset - 1}:0], error count "
+                    f"[{offset + count - 1}:{offset}] (see Verdict)")
+        elif suffix == "tuser" and amap.verdict:
+            text = "first error's kind [2:0], valid [3] (see Verdict)"
         elif suffix == "tdata":
             (path, width), *more = amap.tdata
             text = _slot_text(layout, path, width)
@@ -228,7 +236,16 @@ def _header(name, core_name, core, params, adapter, initial_values):
         "an input. A message is the items up to and including the one with tlast; the core "
         "yields exactly one tlast per message.",
     ]
-    if adapter.m_map.tuser:
+    if adapter.m_map.verdict:
+        kinds = ", ".join(f"{kind.value} {kind.label}" for kind in ErrorKind)
+        text += ["", "Verdict: one output beat per input message, with tlast, after the "
+                     "message's last byte: m_axis_tuser[3] is 1 if the message is well-formed "
+                     "UTF-8; else the offset (from 0, the message's first byte) is that of the "
+                     "first byte of its first maximal subpart, m_axis_tuser[2:0] that "
+                     f"subpart's error kind ({kinds}), and the count the number of maximal "
+                     "subparts (what U+FFFD replacement would write; it saturates at the "
+                     "counter's largest value). A valid message has offset 0, kind 0 and count 0."]
+    elif adapter.m_map.tuser:
         text += ["", "tuser: " + _tuser_text(adapter)]
     if adapter.s_map.count is not None or adapter.m_map.tkeep:
         text += ["", "Lanes: lane 0 holds the first item of a beat (bits 7..0 of tdata for bytes, "

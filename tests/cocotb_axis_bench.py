@@ -35,7 +35,7 @@ from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStream
 
 import corpora
 from utf8_gateware.hdl.error_kind import ErrorKind
-from utf8_gateware.sim import encodings, reference
+from utf8_gateware.sim import encodings, engines, reference
 
 
 CLOCK_NS = 10
@@ -57,6 +57,10 @@ def expected_beats(core, errors, message, source=None, target=None):
     encoder)."""
     if core == "transcoder":
         return transcoded_beats(source, target, errors, message)
+    if core == "validator":
+        verdict = engines.validate(message, "reference")
+        return [((verdict.first_error_offset or 0) | verdict.errors << 32,
+                 (verdict.first_error_kind or ErrorKind.NONE).value | verdict.valid << 3)]
     if core == "decoder":
         return [(out.codepoint, out.error.value) for out in reference.decode(message, errors)]
     if core == "encoder":
@@ -235,6 +239,9 @@ class Bench:
         beat holds one item per ``KIND_BITS`` of ``tuser``; a lane whose ``tkeep`` bits are
         clear holds none."""
         beat_bytes = len(self.port("m_axis_tdata")) // 8
+        if self.core == "validator":   # a verdict: offset and count on tdata, kind and valid
+            return [(int.from_bytes(frame.tdata[start:start + beat_bytes], "little"),
+                     frame.tuser[start]) for start in range(0, len(frame.tdata), beat_bytes)]
         lanes = len(self.port("m_axis_tuser")) // KIND_BITS
         lane_bytes = beat_bytes // lanes
         items = []

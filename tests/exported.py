@@ -1,7 +1,7 @@
 """The exported Verilog of every core, shared by the export tests (``test_export.py``) and the
 cocotb tests (``test_export_cocotb.py``) through the session fixture ``exported`` of
-``conftest.py``: each core in each error mode (the decoder also with 2 lanes, the transcoder
-between UTF-8 and UTF-16LE), with and without initial values."""
+``conftest.py``: each core in each error mode (the decoder also with 2 lanes, the validator with
+1 and 4, the transcoder between UTF-8 and UTF-16LE), with and without initial values."""
 
 import re
 from dataclasses import dataclass
@@ -16,9 +16,12 @@ from utf8_gateware.hdl.synth import CORES
 #: adapter, and longer to compile).
 VARIANTS = {
     **{f"{core}_{errors}": (core, {"errors": errors})
-       for core, (_, policies) in CORES.items() if core != "transcoder" for errors in policies},
+       for core, (_, policies) in CORES.items() if core not in ("transcoder", "validator")
+       for errors in policies},
     **{f"decoder_{errors}_lanes2": ("decoder", {"errors": errors, "lanes": 2})
        for errors in CORES["decoder"][1]},
+    # The validator (no policies): one lane and four.
+    **{f"validator_lanes{lanes}": ("validator", {"lanes": lanes}) for lanes in (1, 4)},
     # The transcoder's policies depend on its pair of encodings: UTF-8 and UTF-16LE each way.
     **{f"transcoder_{source}_{target}".replace("-", ""):
        ("transcoder", {"source_encoding": source, "target_encoding": target, "errors": "replace"})

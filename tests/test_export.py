@@ -171,6 +171,10 @@ def test_exported_file(exported, variant):
                 "m_axis_tuser": 3 * lanes}
     if lanes > 1:
         expected.update(s_axis_tkeep=lanes, m_axis_tkeep=4 * lanes)
+    if item.core == "validator":   # a verdict: offset and count; the kind and valid
+        expected.update(m_axis_tdata=64, m_axis_tuser=4)
+        expected.pop("m_axis_tkeep", None)
+        assert "Verdict: one output beat per input message" in header.replace("\n// ", " ")
     assert widths == expected
     flat = " ".join(line[2:].strip() for line in header.splitlines())
     for kind in ErrorKind:
