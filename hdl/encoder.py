@@ -15,13 +15,13 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.sim.encodings import ENCODE_POLICIES, check as check_encoding
-from .bom_writer import ByteOrderMarkWriter
 from .component import CheckedComponent
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import CE_FANOUT
 from .surrogate_join import SurrogateJoiner
-from .surrogate_split import SplitUnitLayout, SurrogateSplitter
+from .surrogate_split import SplitUnitLayout
+from .utf16_encoder import plane_minus_one
 
 
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
@@ -33,7 +33,13 @@ __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteE
 ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
 
 #: The byte rules :class:`Utf8ByteEncoder` offers (``encoding``), and its error policies.
-BYTE_ENCODINGS = ("utf-8", "cesu-8", "mutf-8", "wtf-8")
+BYTE_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
+
+#: The encodings whose supplementary code points are written as surrogate pairs.
+SPLIT_ENCODINGS = ("cesu-8", "mutf-8")
+
+#: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
+_MARK = 0xFEFF
 BYTE_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 
@@ -98,7 +104,7 @@ class Utf8ByteEncoder(CheckedComponent):
     def _input_layout(self):
         if self._carry_error:
             return CarriedUnitLayout
-        return UnitLayout if self._encoding == "utf-8" else SplitUnitLayout
+        return SplitUnitLayout if self._encoding == "wtf-8" else UnitLayout
 
     #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
     LATENCY = 3
@@ -175,7 +181,7 @@ class Utf8ByteEncoder(CheckedComponent):
         hi1101 = term("a_hi1101", u[12:16] == 0b1101)     # u[15:12] == 1101
         low0   = term("a_low0",   u[7:11] == 0)           # u[10:7] == 0000
         nz4    = term("a_nz4",    u[16:20] != 0)
-        if self._encoding == "utf-8":
+        if self._encoding != "wtf-8":
             z21 = (term("a_z31", u[28:32] == 0) & term("a_z27", u[24:28] == 0) &
                    term("a_z23", u[21:24] == 0))
         else:
@@ -183,8 +189,6 @@ class Utf8ByteEncoder(CheckedComponent):
         # `sur_hi`: with u[11] set, the unit is a surrogate that is an error (None: none is).
         if self._writes_surrogates:
             sur_hi = None
-        elif self._encoding == "cesu-8":
-            sur_hi = hi1101 & ~self.i.p.pair                # a lone surrogate
         else:
             sur_hi = hi1101
         lw = low0
@@ -212,21 +216,58 @@ class Utf8ByteEncoder(CheckedComponent):
     def _unit_register(self, m, term, adv, a, b):
         """Stage A, the unit register: u[20:0], the class flags (:meth:`_classify`) and, with
         ``carry_error``, the carried error kind. It takes a unit when it is empty or its unit
-        moves on to the byte register."""
-        z21, zl, r4, h0, hs, lw = self._classify(term, self.i.p.codepoint)
-        m.d.comb += self.i.ready.eq(~a.valid | (adv.adv & b.rem[0]))
-        adv.load([
-            (a.valid, self.i.valid),
-            (a.last, self.i.p.last),
-            (a.u, self.i.p.codepoint[:21]),
-            (a.z21, z21),
-            (a.zl, zl),
-            (a.r4, r4),
-            (a.h0, h0),
-            (a.hs, hs),
-            (a.lw, lw),
-            *([(a.error, self.i.p.error)] if self._carry_error else []),
-        ], cond=lambda adv: ~a.valid | (adv & b.rem[0]))
+        moves on to the byte register.
+
+        ``utf-8-sig``: ``a.start`` marks that the next unit begins a message; while it is set,
+        A takes U+FEFF (the mark, a C3 character: EF BB BF) instead of the offered unit, which is
+        taken next (the flags are constants: the flip-flops' synchronous set/reset).
+        ``cesu-8``, ``mutf-8``: a supplementary code point (class C4) is written as its pair;
+        A keeps u[19:16] as the plane minus one (the lead half's payload, see
+        :meth:`_byte_register`). When the byte register takes the lead half, A stays and turns
+        into the trail half in place: u[15:10] becomes 110111 (DC00 | u[9:0]) and the flags
+        those of a C3 character, again by synchronous set/reset.
+        """
+        u = self.i.p.codepoint
+        z21, zl, r4, h0, hs, lw = self._classify(term, u)
+        split = self._encoding in SPLIT_ENCODINGS
+        high = Cat(plane_minus_one(u), u[20]) if split else u[16:21]
+        # (register, from the input, for the mark, for the trail half (None: kept))
+        rows = [
+            (a.valid,    self.i.valid,    self.i.valid, None),
+            (a.last,     self.i.p.last,   0,            None),
+            (a.u[:10],   u[:10],          _MARK & 0x3FF, None),
+            (a.u[10:16], u[10:16],        _MARK >> 10,  0b110111),
+            (a.u[16:21], high,            0,            None),
+            (a.z21,      z21,             1,            None),
+            (a.zl,       zl,              1,            1),
+            (a.r4,       r4,              0,            0),
+            (a.h0,       h0,              0,            0),
+            (a.hs,       hs,              0,            0),
+            (a.lw,       lw,              0,            None),
+            *([(a.error, self.i.p.error, ErrorKind.NONE, None)] if self._carry_error else []),
+        ]
+        ready = ~a.valid | (adv.adv & b.rem[0])
+        if self._encoding == "utf-8-sig":
+            start = Signal(init=1, name="a_start")
+            rows = [(reg, Mux(start, mark, value), None, trail)
+                    for reg, value, mark, trail in rows]
+            # Cleared when A takes the mark, set when it takes a unit with `last`.
+            rows.append((start, Mux(start, ~self.i.valid, self.i.valid & self.i.p.last),
+                         None, None))
+            ready &= ~start
+        if split:
+            # A holds the lead half of a pair still to go: the byte register takes it next.
+            lead_half = term("a_lead_half", a.valid & a.z21 & a.r4)
+            ready = ~a.valid | (adv.adv & b.rem[0] & ~lead_half)
+            adv.load([(reg, Mux(lead_half, trail, value))
+                      for reg, value, _, trail in rows if trail is not None],
+                     cond=lambda adv: ~a.valid | (adv & b.rem[0]))
+            adv.load([(reg, value) for reg, value, _, trail in rows if trail is None],
+                     cond=lambda adv: ~a.valid | (adv & b.rem[0] & ~lead_half))
+        else:
+            adv.load([(reg, value) for reg, value, _, _ in rows],
+                     cond=lambda adv: ~a.valid | (adv & b.rem[0]))
+        m.d.comb += self.i.ready.eq(ready)
 
     def _byte_register(self, term, adv, a, b):
         """Stage B, the byte register: the character of the unit in A, as its lead byte
@@ -236,10 +277,15 @@ class Utf8ByteEncoder(CheckedComponent):
         empty), else it moves on to its next byte. Every bit is a function of at most four terms
         (the ``term``\\ s, and A bits). Returns the ``(register, value)`` pairs loaded in every
         step (``first``, ``rem``), for the output stage to add its own to.
+
+        ``cesu-8``, ``mutf-8``: class C4 (``four``) is the lead half of a pair, 3 bytes: ED,
+        10 10 w (w = u[19:16] in A, the plane minus one), 10 u[15:10] (The Unicode Standard 3.9,
+        D91); A then holds the trail half (:meth:`_unit_register`).
         """
         markers = self._markers
+        split = self._encoding in SPLIT_ENCODINGS
         bmp   = term("b_bmp",  a.z21 & a.zl)                        # in the BMP
-        four  = term("b_four", a.z21 & a.r4)                        # C4
+        four  = term("b_four", a.z21 & a.r4)                        # C4 (a lead half)
         large = term("b_large", ~a.z21 | (~a.zl & ~a.r4))           # TOO_LARGE
         if markers:
             single = term("b_single", (bmp & a.hs) | large)         # C1 or an error: one beat
@@ -253,23 +299,30 @@ class Utf8ByteEncoder(CheckedComponent):
         n2 = term("b_n2", a.z21 & a.zl & a.h0 & ~a.lw)              # C2
         lead = self._lead_byte(term, a, bmp, four)
 
-        if markers:
-            c1, c2 = a.u[6:12], a.u[0:6]
+        if split:
+            # The lead half's payloads: 10 w, u[15:10].
+            c0 = 0
+            c1 = Mux(four, Cat(a.u[16:20], 0, 1), a.u[6:12])
+            c2 = Mux(four, a.u[10:16], a.u[0:6])
+            rem = Cat(~a.valid | single, n2, n3 | four, 0)
         else:
-            c1     = Mux(error, 0x3F, a.u[6:12])         # BF
-            c2     = Mux(error, 0x3D, a.u[0:6])          # BD
+            c0, c1, c2 = a.u[12:18], a.u[6:12], a.u[0:6]
+            rem = Cat(~a.valid | single, n2, n3, four)
+        if not markers:
+            c1 = Mux(error, 0x3F, c1)         # BF
+            c2 = Mux(error, 0x3D, c2)         # BD
         adv.load([
             (b.valid, a.valid),
-            (b.last, a.last),
+            (b.last, a.last & ~four if split else a.last),
             (b.lead, lead),
-            (b.c0, a.u[12:18]),
+            (b.c0, c0),
             (b.c1, c1),
             (b.c2, c2),
             (b.error, Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a.error))),
         ], cond=lambda adv: adv & b.rem[0])
         return [
             (b.first, b.rem[0]),
-            (b.rem, Mux(b.rem[0], Cat(~a.valid | single, n2, n3, four), b.rem >> 1)),
+            (b.rem, Mux(b.rem[0], rem, b.rem >> 1)),
         ]
 
     def _lead_byte(self, term, a, bmp, four):
@@ -279,20 +332,21 @@ class Utf8ByteEncoder(CheckedComponent):
         In the BMP: h0 ? (lw ? C1 : C2) : (hs ? error : C3); outside: C4 or error. Bits 0..4 in
         the BMP: t_c12 | t_c3s, t_c12 = h0 & (lw ? C1 : C2) and t_c3s = ~h0 & (hs ? e : C3),
         where ``e``, the error bit, is the low bits of EF (replace) or of the strict marker 00.
+        Outside the BMP, C4's lead byte is 11110 u[20:18], or ED (the lead half of a pair) with
+        ``cesu-8`` and ``mutf-8``.
         """
         e = 0 if self._markers else 1
+        split = self._encoding in SPLIT_ENCODINGS
         lead = Signal(8)
         for j in range(5):
             t_c12 = term(f"b_lead{j}_c12", a.h0 & Mux(a.lw, a.u[j], a.u[6 + j]))
-            if j < 3:
+            four_j = (0xED >> j) & 1 if split else a.u[18 + j] if j < 3 else int(j == 4)
+            if j < 4:
                 t_c3s = term(f"b_lead{j}_c3s", ~a.h0 & Mux(a.hs, e, a.u[12 + j]))
-                t_out = term(f"b_lead{j}_out", Mux(a.z21 & a.r4, a.u[18 + j], e))
-            elif j == 3:
-                t_c3s = term(f"b_lead{j}_c3s", ~a.h0 & Mux(a.hs, e, a.u[15]))
-                t_out = term(f"b_lead{j}_out", ~(a.z21 & a.r4) & e)
+                t_out = term(f"b_lead{j}_out", Mux(a.z21 & a.r4, four_j, e))
             else:
                 t_c3s = 0                                               # 1110 xxxx, EF, 00
-                t_out = four
+                t_out = four & four_j
             term.m.d.comb += lead[j].eq(Mux(bmp, t_c12 | t_c3s, t_out))
         for j in range(5, 8):
             # C1: u[j]; C2: 0 (bit 5) or 1; C3: 1; error: e.
@@ -461,34 +515,20 @@ class Utf8Encoder(Utf8ByteEncoder):
         return CarriedUnitLayout if self._carry_error else UnitLayout
 
     def elaborate(self, platform):
-        if self._encoding == "utf-8":
+        if self._encoding != "wtf-8":
             return super().elaborate(platform)
         m = Module()
-        byte_encoding = "utf-8" if self._encoding == "utf-8-sig" else self._encoding
-        m.submodules.bytes = encoder = Utf8ByteEncoder(self._errors, encoding=byte_encoding)
-        first, last = encoder.i, encoder.o
-        if self._encoding in ("cesu-8", "mutf-8"):
-            m.submodules.split = split = SurrogateSplitter()
-            wiring.connect(m, split.o, encoder.i)
-            first = split.i
-        elif self._encoding == "wtf-8":
-            m.submodules.join = join = SurrogateJoiner()
-            wiring.connect(m, join.o, encoder.i)
-            first = join.i
-        else:
-            m.submodules.bom = bom = ByteOrderMarkWriter()
-            wiring.connect(m, encoder.o, bom.i)
-            last = bom.o
-        wiring.connect(m, wiring.flipped(self.i), first)
-        wiring.connect(m, last, wiring.flipped(self.o))
+        m.submodules.bytes = encoder = Utf8ByteEncoder(self._errors, encoding=self._encoding)
+        m.submodules.join = join = SurrogateJoiner()
+        wiring.connect(m, join.o, encoder.i)
+        wiring.connect(m, wiring.flipped(self.i), join.i)
+        wiring.connect(m, encoder.o, wiring.flipped(self.o))
         return m
 
 
 #: The latency of the stage that each encoding adds to the byte pipeline.
 _EXTRA_LATENCY = {
-    "utf-8-sig": ByteOrderMarkWriter.LATENCY,
-    "cesu-8":    SurrogateSplitter.LATENCY,
-    "mutf-8":    SurrogateSplitter.LATENCY,
+    "utf-8-sig": -1,           # to the mark, which A takes the cycle before the message's first unit
     "wtf-8":     SurrogateJoiner.LATENCY,
 }
 
