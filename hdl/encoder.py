@@ -218,56 +218,49 @@ class Utf8ByteEncoder(CheckedComponent):
         ``carry_error``, the carried error kind. It takes a unit when it is empty or its unit
         moves on to the byte register.
 
-        ``utf-8-sig``: ``a.start`` marks that the next unit begins a message; while it is set,
+        ``utf-8-sig``: ``a_start`` marks that the next unit begins a message; while it is set,
         A takes U+FEFF (the mark, a C3 character: EF BB BF) instead of the offered unit, which is
-        taken next (the flags are constants: the flip-flops' synchronous set/reset).
-        ``cesu-8``, ``mutf-8``: a supplementary code point (class C4) is written as its pair;
-        A keeps u[19:16] as the plane minus one (the lead half's payload, see
-        :meth:`_byte_register`). When the byte register takes the lead half, A stays and turns
-        into the trail half in place: u[15:10] becomes 110111 (DC00 | u[9:0]) and the flags
-        those of a C3 character, again by synchronous set/reset.
+        taken next (the mark's bits are constants: the flip-flops' synchronous set/reset).
+        ``cesu-8``, ``mutf-8``: A holds u[19:16] as the plane minus one of a supplementary code
+        point (the payload of its lead surrogate), and ``a.hold`` (a flip-flop, so that A's
+        clock enable and ``i.ready`` stay one LUT of flip-flops) for a unit that the byte
+        register takes twice (:meth:`_byte_register`): set for u[20:16] in 1..16, cleared when
+        the byte register takes the unit the first time. (u[31:21] is left out, which one LUT
+        could not also read: a too large value with such bits is taken twice too, the second
+        time as a bubble.)
         """
         u = self.i.p.codepoint
         z21, zl, r4, h0, hs, lw = self._classify(term, u)
         split = self._encoding in SPLIT_ENCODINGS
-        high = Cat(plane_minus_one(u), u[20]) if split else u[16:21]
-        # (register, from the input, for the mark, for the trail half (None: kept))
+        # (register, from the input, for the mark)
         rows = [
-            (a.valid,    self.i.valid,    self.i.valid, None),
-            (a.last,     self.i.p.last,   0,            None),
-            (a.u[:10],   u[:10],          _MARK & 0x3FF, None),
-            (a.u[10:16], u[10:16],        _MARK >> 10,  0b110111),
-            (a.u[16:21], high,            0,            None),
-            (a.z21,      z21,             1,            None),
-            (a.zl,       zl,              1,            1),
-            (a.r4,       r4,              0,            0),
-            (a.h0,       h0,              0,            0),
-            (a.hs,       hs,              0,            0),
-            (a.lw,       lw,              0,            None),
-            *([(a.error, self.i.p.error, ErrorKind.NONE, None)] if self._carry_error else []),
+            (a.valid, self.i.valid,  self.i.valid),
+            (a.last,  self.i.p.last, 0),
+            (a.u,     Cat(u[:16], plane_minus_one(u), u[20]) if split else u[:21], _MARK),
+            (a.z21,   z21,           1),
+            (a.zl,    zl,            1),
+            (a.r4,    r4,            0),
+            (a.h0,    h0,            0),
+            (a.hs,    hs,            0),
+            (a.lw,    lw,            0),
+            *([(a.error, self.i.p.error, ErrorKind.NONE)] if self._carry_error else []),
         ]
-        ready = ~a.valid | (adv.adv & b.rem[0])
+        # A moves on with B's last byte, but not after B's first take of a unit with `hold`.
+        moves = (lambda adv: adv & b.rem[0] & ~a.hold) if split else (lambda adv: adv & b.rem[0])
+        ready = ~a.valid | moves(adv.adv)
+        pairs = [(reg, value) for reg, value, _ in rows]
+        if split:
+            # Loaded in every step in which B takes from A, or A is empty.
+            adv.load([(a.hold, ~a.hold & self.i.valid & r4)],
+                     cond=lambda adv: ~a.valid | (adv & b.rem[0]))
         if self._encoding == "utf-8-sig":
             start = Signal(init=1, name="a_start")
-            rows = [(reg, Mux(start, mark, value), None, trail)
-                    for reg, value, mark, trail in rows]
+            pairs = [(reg, Mux(start, mark, value)) for reg, value, mark in rows]
             # Cleared when A takes the mark, set when it takes a unit with `last`.
-            rows.append((start, Mux(start, ~self.i.valid, self.i.valid & self.i.p.last),
-                         None, None))
+            pairs.append((start, Mux(start, ~self.i.valid, self.i.valid & self.i.p.last)))
             ready &= ~start
-        if split:
-            # A holds the lead half of a pair still to go: the byte register takes it next.
-            lead_half = term("a_lead_half", a.valid & a.z21 & a.r4)
-            ready = ~a.valid | (adv.adv & b.rem[0] & ~lead_half)
-            adv.load([(reg, Mux(lead_half, trail, value))
-                      for reg, value, _, trail in rows if trail is not None],
-                     cond=lambda adv: ~a.valid | (adv & b.rem[0]))
-            adv.load([(reg, value) for reg, value, _, trail in rows if trail is None],
-                     cond=lambda adv: ~a.valid | (adv & b.rem[0] & ~lead_half))
-        else:
-            adv.load([(reg, value) for reg, value, _, _ in rows],
-                     cond=lambda adv: ~a.valid | (adv & b.rem[0]))
         m.d.comb += self.i.ready.eq(ready)
+        adv.load(pairs, cond=lambda adv: ~a.valid | moves(adv))
 
     def _byte_register(self, term, adv, a, b):
         """Stage B, the byte register: the character of the unit in A, as its lead byte
@@ -278,9 +271,11 @@ class Utf8ByteEncoder(CheckedComponent):
         (the ``term``\\ s, and A bits). Returns the ``(register, value)`` pairs loaded in every
         step (``first``, ``rem``), for the output stage to add its own to.
 
-        ``cesu-8``, ``mutf-8``: class C4 (``four``) is the lead half of a pair, 3 bytes: ED,
-        10 10 w (w = u[19:16] in A, the plane minus one), 10 u[15:10] (The Unicode Standard 3.9,
-        D91); A then holds the trail half (:meth:`_unit_register`).
+        ``cesu-8``, ``mutf-8``: class C4 (``four``) is written as its surrogate pair (The
+        Unicode Standard 3.9, D91), two 3-byte characters: B takes the unit twice (``a.hold``,
+        :meth:`_unit_register`; ``b.tp`` marks the second take): the lead half ED, 10 10 w
+        (w = u[19:16] in A, the plane minus one), 10 u[15:10], then the trail half ED,
+        10 11 u[9:6], 10 u[5:0]. The second take of a too large value is a bubble.
         """
         markers = self._markers
         split = self._encoding in SPLIT_ENCODINGS
@@ -298,28 +293,36 @@ class Utf8ByteEncoder(CheckedComponent):
             n3     = term("b_n3", (a.z21 & a.zl & ~a.h0) | large)   # C3, or EF BF BD
         n2 = term("b_n2", a.z21 & a.zl & a.h0 & ~a.lw)              # C2
         lead = self._lead_byte(term, a, bmp, four)
+        kind = Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a.error))
 
         if split:
-            # The lead half's payloads: 10 w, u[15:10].
-            c0 = 0
-            c1 = Mux(four, Cat(a.u[16:20], 0, 1), a.u[6:12])
-            c2 = Mux(four, a.u[10:16], a.u[0:6])
-            rem = Cat(~a.valid | single, n2, n3 | four, 0)
+            # The halves' payloads: 10 w or 10 11 u[9:6]; u[15:10] or u[5:0].
+            tp = b.tp
+            c1 = Cat(*(Mux(four, term(f"b_c1_{j}", Mux(tp, a.u[6 + j], a.u[16 + j])), a.u[6 + j])
+                       for j in range(4)), Mux(four, tp, a.u[10]), four | a.u[11])
+            c2 = Cat(*(term(f"b_c2_{j}", Mux(four & ~tp, a.u[10 + j], a.u[j])) for j in range(6)))
         else:
-            c0, c1, c2 = a.u[12:18], a.u[6:12], a.u[0:6]
-            rem = Cat(~a.valid | single, n2, n3, four)
+            c1, c2 = a.u[6:12], a.u[0:6]
         if not markers:
             c1 = Mux(error, 0x3F, c1)         # BF
             c2 = Mux(error, 0x3D, c2)         # BD
-        adv.load([
+        pairs = [
             (b.valid, a.valid),
-            (b.last, a.last & ~four if split else a.last),
+            (b.last, a.last),
             (b.lead, lead),
-            (b.c0, c0),
+            (b.c0, a.u[12:18]),
             (b.c1, c1),
             (b.c2, c2),
-            (b.error, Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a.error))),
-        ], cond=lambda adv: adv & b.rem[0])
+            (b.error, kind),
+        ]
+        rem = Cat(~a.valid | single, n2, n3, four)
+        if split:
+            pairs[:2] = [(b.valid, a.valid & ~(tp & ~a.z21)),       # a too large value's bubble
+                         (b.last, a.last & ~(a.hold & a.z21))]       # not on a lead half
+            pairs[3] = (b.c0, 0)
+            pairs.append((tp, a.hold))
+            rem = Cat(~a.valid | single, n2, n3 | four, 0)
+        adv.load(pairs, cond=lambda adv: adv & b.rem[0])
         return [
             (b.first, b.rem[0]),
             (b.rem, Mux(b.rem[0], rem, b.rem >> 1)),
@@ -618,8 +621,9 @@ def _unit_register_signals(carry_error):
     a_hs    = Signal()
     a_lw    = Signal()
     a_error = Signal(ErrorKind)
+    a_hold  = Signal()
     return SimpleNamespace(valid=a_valid, last=a_last, u=a_u, z21=a_z21, zl=a_zl, r4=a_r4,
-                           h0=a_h0, hs=a_hs, lw=a_lw, error=a_error)
+                           h0=a_h0, hs=a_hs, lw=a_lw, error=a_error, hold=a_hold)
 
 
 def _byte_register_signals():
@@ -640,5 +644,6 @@ def _byte_register_signals():
     b_error = Signal(ErrorKind)
     b_first = Signal()
     b_rem   = Signal(4, init=0b0001)
+    b_tp    = Signal()
     return SimpleNamespace(valid=b_valid, last=b_last, lead=b_lead, c0=b_c0, c1=b_c1, c2=b_c2,
-                           error=b_error, first=b_first, rem=b_rem)
+                           error=b_error, first=b_first, rem=b_rem, tp=b_tp)
