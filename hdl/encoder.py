@@ -1,11 +1,10 @@
 """Streaming UTF-8 encoders: UTF-32 code units in, bytes of the UTF-8 family out.
 
-:class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its 1..4 bytes);
-:class:`Utf8Encoder` is the public core: for ``encoding="utf-8"`` the byte pipeline itself,
-for the other encodings of the family the byte pipeline composed with a stage before it
-(:class:`~utf8_gateware.hdl.surrogate_split.SurrogateSplitter`,
-:class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`) or after it
-(:class:`~utf8_gateware.hdl.bom_writer.ByteOrderMarkWriter`).
+:class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its bytes);
+:class:`Utf8Encoder` is the public core: for every encoding but ``wtf-8`` the byte pipeline
+itself (the mark of ``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are
+states of its registers), for ``wtf-8`` the byte pipeline behind
+:class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`.
 """
 
 from types import SimpleNamespace
@@ -19,12 +18,11 @@ from .component import CheckedComponent
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import CE_FANOUT
-from .surrogate_join import SurrogateJoiner
-from .surrogate_split import SplitUnitLayout
+from .surrogate_join import JoinedUnitLayout, SurrogateJoiner
 from .utf16_encoder import plane_minus_one
 
 
-__all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
+__all__ = ["CARRYING", "ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
            "Utf8Encoder"]
 
 #: The encodings :class:`Utf8Encoder` offers in gateware (the reference model has more:
@@ -32,45 +30,47 @@ __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteE
 #: Utf16Encoder` and :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`).
 ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
 
+#: The encodings whose encoder offers ``carry_error`` (all but ``wtf-8``, whose joiner does not
+#: carry an error kind yet).
+CARRYING = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8")
+
 #: The byte rules :class:`Utf8ByteEncoder` offers (``encoding``), and its error policies.
-BYTE_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
+BYTE_ENCODINGS = ENCODER_ENCODINGS
+BYTE_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 #: The encodings whose supplementary code points are written as surrogate pairs.
 SPLIT_ENCODINGS = ("cesu-8", "mutf-8")
 
 #: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
 _MARK = 0xFEFF
-BYTE_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 
 
 class Utf8ByteEncoder(CheckedComponent):
     """The byte pipeline of the UTF-8 encoders: each code unit on its own to its bytes.
 
-    :class:`Utf8Encoder` with ``encoding="utf-8"`` is this pipeline (see its documentation for
-    ports, latency, throughput and timing); the other encodings use it as their byte stage,
+    :class:`Utf8Encoder` is this pipeline (see its documentation for ports, latency,
+    throughput and timing), but for ``"wtf-8"``, where it is the byte stage behind the joiner,
     with the byte rules of ``encoding``:
 
-    ``"utf-8"``
+    ``"utf-8"``, ``"utf-8-sig"``
         Table 3-7; a surrogate is an error (with ``"surrogatepass"`` written as its 3-byte
-        form).
-    ``"cesu-8"``
-        A surrogate with ``pair`` set (half of a split supplementary code point) is written as
-        its 3-byte form; a lone one is an error as in UTF-8.
-    ``"mutf-8"``, ``"wtf-8"``
-        Every surrogate is written as its 3-byte form (no error); Modified UTF-8 writes U+0000
-        as C0 80 (the 2-byte class).
-
-    With an encoding other than ``"utf-8"`` the input is
-    :data:`~utf8_gateware.hdl.surrogate_split.SplitUnitLayout` (the output of the stage before:
-    the unit's low 21 bits and ``large`` for u[31:21] != 0).
+        form); ``"utf-8-sig"`` writes U+FEFF before the first unit of every message
+        (:meth:`_unit_register`).
+    ``"cesu-8"``, ``"mutf-8"``
+        A supplementary code point is written as its surrogate pair (:meth:`_byte_register`);
+        a lone surrogate is an error in CESU-8 as in UTF-8; Modified UTF-8 writes every
+        surrogate as its 3-byte form (no error) and U+0000 as C0 80 (the 2-byte class).
+    ``"wtf-8"``
+        Every surrogate is written as its 3-byte form (no error). The input is
+        :data:`~utf8_gateware.hdl.surrogate_join.JoinedUnitLayout` (the joiner's output: the
+        unit's low 21 bits and ``large`` for u[31:21] != 0).
 
     ``errors``: ``"replace"``, ``"strict"``, ``"surrogateescape"`` as for :class:`Utf8Encoder`;
     ``"surrogatepass"`` writes surrogates and gives a value of 0x110000 or more a marker beat
     (as ``"strict"``). LUT depth: two levels between flip-flops, three for the unit register's
-    flags of ``"cesu-8"`` with ``"surrogateescape"`` and of ``"mutf-8"`` with ``"strict"``;
-    behind a stage (:class:`Utf8Encoder`'s composed encodings) the stage's output multiplexer
-    adds one in front of the flags (the critical path of those encodings).
+    flags of ``"mutf-8"`` with ``"strict"``; behind the joiner (``"wtf-8"``) the joiner's output
+    multiplexer adds one in front of the flags (the critical path of that encoding).
     """
 
     @classmethod
@@ -104,7 +104,7 @@ class Utf8ByteEncoder(CheckedComponent):
     def _input_layout(self):
         if self._carry_error:
             return CarriedUnitLayout
-        return SplitUnitLayout if self._encoding == "wtf-8" else UnitLayout
+        return JoinedUnitLayout if self._encoding == "wtf-8" else UnitLayout
 
     #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
     LATENCY = 3
@@ -293,7 +293,8 @@ class Utf8ByteEncoder(CheckedComponent):
             n3     = term("b_n3", (a.z21 & a.zl & ~a.h0) | large)   # C3, or EF BF BD
         n2 = term("b_n2", a.z21 & a.zl & a.h0 & ~a.lw)              # C2
         lead = self._lead_byte(term, a, bmp, four)
-        kind = Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a.error))
+        carried = Mux(b.tp, ErrorKind.NONE, a.error) if split else a.error   # not on a trail half
+        kind = Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, carried))
 
         if split:
             # The halves' payloads: 10 w or 10 11 u[9:6]; u[15:10] or u[5:0].
@@ -406,7 +407,8 @@ class Utf8Encoder(Utf8ByteEncoder):
         If set, the input payload has an extra ``error`` field
         (:data:`CarriedUnitLayout`) which is reported on the first output beat of its unit
         (unless the unit is itself invalid). :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`
-        uses it to pass the decoder's errors on. Only with ``encoding="utf-8"``.
+        uses it to pass the decoder's errors on. With every encoding of :data:`CARRYING`
+        (not ``"wtf-8"``); a mark or the trail half of a pair carries none.
 
     Ports
     -----
@@ -436,18 +438,17 @@ class Utf8Encoder(Utf8ByteEncoder):
     ---------
     ``"utf-8"``
         The byte pipeline (:class:`Utf8ByteEncoder`) alone; everything below about latency and
-        timing is about it.
+        timing is about it, and about the next two.
     ``"utf-8-sig"``
-        The byte pipeline, then :class:`~utf8_gateware.hdl.bom_writer.ByteOrderMarkWriter`:
-        EF BB BF before the first beat of every message (three more cycles per message). The
-        mark is added to bytes, so the byte pipeline stays that of ``"utf-8"``.
+        The byte pipeline, whose unit register takes U+FEFF (EF BB BF) before the first unit of
+        every message (three more cycles per message, no other logic in the paths).
     ``"cesu-8"``, ``"mutf-8"``
-        :class:`~utf8_gateware.hdl.surrogate_split.SurrogateSplitter`, then the byte pipeline
-        in its CESU-8 / Modified UTF-8 rules: a supplementary code point becomes its surrogate
-        pair, each half written as 3 bytes; Modified UTF-8 also writes U+0000 as C0 80 and every
-        lone surrogate as 3 bytes (a Java ``char``), CESU-8 flags a lone surrogate
-        (``SURROGATE``) as UTF-8 does. The split lies before the byte pipeline, at code points,
-        so the byte pipeline keeps its one-unit-at-a-time classes and its speed.
+        The byte pipeline in its CESU-8 / Modified UTF-8 rules: the byte register takes a
+        supplementary code point twice from the unit register, as the two halves of its
+        surrogate pair, each written as 3 bytes; Modified UTF-8 also writes U+0000 as C0 80 and
+        every lone surrogate as 3 bytes (a Java ``char``), CESU-8 flags a lone surrogate
+        (``SURROGATE``) as UTF-8 does. (A too large value whose bits 20..16 are 1..16 is taken
+        twice too, the second time as 1..3 idle cycles on ``o``.)
     ``"wtf-8"``
         :class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`, then the byte pipeline
         writing every surrogate: a lead surrogate directly followed by a trail surrogate (in one
@@ -460,10 +461,10 @@ class Utf8Encoder(Utf8ByteEncoder):
     Latency and throughput
     ----------------------
     The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 3 cycles after the cycle in
-    which the unit was transferred on ``i`` (unit register, byte register, output slot); for
-    the other encodings the stages' latencies add up (``LATENCY`` of the instance: 5 for
-    ``"cesu-8"`` and ``"mutf-8"``, 6 for ``"wtf-8"``, 4 for ``"utf-8-sig"``, where the first
-    output of a message is the first byte of its mark). Once the
+    which the unit was transferred on ``i`` (unit register, byte register, output slot), also
+    for ``"cesu-8"`` and ``"mutf-8"``; ``LATENCY`` of the instance is 6 for ``"wtf-8"`` (the
+    joiner's 3 add up) and 2 for ``"utf-8-sig"``: from the transfer of a message's first unit
+    (taken the cycle after the mark) to the mark's first byte. Once the
     source stops, everything the encoder holds is out after at most :attr:`DRAIN` cycles with
     the sink ready (``"utf-8"``; ``None`` for the other encodings: not bounded yet, and with
     ``"wtf-8"`` a lead surrogate that does not end its message waits for the next unit). An
@@ -498,13 +499,14 @@ class Utf8Encoder(Utf8ByteEncoder):
             check_encoding(encoding, errors, "encode")
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
-        if carry_error and encoding != "utf-8":
-            raise ValueError(f"carry_error is offered with encoding 'utf-8' only, not {encoding!r}")
+        if carry_error and encoding not in CARRYING:
+            raise ValueError(f"carry_error is offered with encoding "
+                             f"{', '.join(map(repr, CARRYING))}, not {encoding!r}")
 
     def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
         super().__init__(errors, encoding=encoding, carry_error=carry_error)
         if encoding != "utf-8":
-            #: Of this instance: the stage before or after the byte pipeline adds its own.
+            #: Of this instance: the mark comes first, the joiner adds its own.
             self.LATENCY = self.latency(encoding)
             #: Stated (and proven) for ``"utf-8"`` only.
             self.DRAIN = None

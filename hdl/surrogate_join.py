@@ -1,17 +1,26 @@
 """The joining stage of the WTF-8 encoder: a lead surrogate directly followed by a trail
 surrogate becomes the pair's supplementary code point; every other code unit passes unchanged."""
 
-from amaranth.hdl import Cat, Const, Module
-from amaranth.lib import stream
+from amaranth.hdl import Cat, Module
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .layouts import UnitLayout
 from .pipeline import Pipeline, keep
-from .surrogate_split import SplitUnitLayout
 
 
-__all__ = ["SurrogateJoiner"]
+__all__ = ["JoinedUnitLayout", "SurrogateJoiner"]
+
+
+#: Output layout of :class:`SurrogateJoiner`, the input of the WTF-8 byte pipeline behind it: a
+#: code unit's low 21 bits, ``large`` for a unit with u[31:21] != 0 (so that neither the stage
+#: nor the byte pipeline carries the 11 bits that only say "too large"), and ``last``.
+JoinedUnitLayout = data.StructLayout({
+    "codepoint": 21,
+    "large":     1,
+    "last":      1,
+})
 
 
 class SurrogateJoiner(CheckedComponent):
@@ -31,9 +40,8 @@ class SurrogateJoiner(CheckedComponent):
     Ports
     -----
     ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
-    ``o``: :data:`~utf8_gateware.hdl.surrogate_split.SplitUnitLayout` stream (``codepoint``:
-    the unit's low 21 bits, ``large``: u[31:21] != 0, ``pair`` clear); ``last`` on the output
-    that holds a unit with ``last``.
+    ``o``: :data:`JoinedUnitLayout` stream (``codepoint``: the unit's low 21 bits, ``large``:
+    u[31:21] != 0); ``last`` on the output that holds a unit with ``last``.
 
     Latency and throughput
     ----------------------
@@ -50,7 +58,7 @@ class SurrogateJoiner(CheckedComponent):
     """
 
     i: In(stream.Signature(UnitLayout))
-    o: Out(stream.Signature(SplitUnitLayout))
+    o: Out(stream.Signature(JoinedUnitLayout))
 
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
     LATENCY = 3
@@ -91,5 +99,5 @@ class SurrogateJoiner(CheckedComponent):
         s_unit  = pipe.data("s_unit", keep(pair, joined, h_unit), 21)
         s_large = pipe.data("s_large", h_large)          # (a lead that pairs is not large)
         s_last  = pipe.data("s_last", keep(pair, x_last, h_last))
-        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_large, Const(0, 1), s_last))
+        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_large, s_last))
         return m
