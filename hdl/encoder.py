@@ -18,21 +18,17 @@ from .component import CheckedComponent
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import CE_FANOUT
-from .surrogate_join import JoinedUnitLayout, SurrogateJoiner
+from .surrogate_join import CarriedJoinedUnitLayout, JoinedUnitLayout, SurrogateJoiner
 from .utf16_encoder import plane_minus_one
 
 
-__all__ = ["CARRYING", "ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
+__all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
            "Utf8Encoder"]
 
 #: The encodings :class:`Utf8Encoder` offers in gateware (the reference model has more:
 #: ``utf-8-rfc2279`` is not offered yet; UTF-16 is :class:`~utf8_gateware.hdl.utf16_encoder.
 #: Utf16Encoder` and :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`).
 ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
-
-#: The encodings whose encoder offers ``carry_error`` (all but ``wtf-8``, whose joiner does not
-#: carry an error kind yet).
-CARRYING = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8")
 
 #: The byte rules :class:`Utf8ByteEncoder` offers (``encoding``), and its error policies.
 BYTE_ENCODINGS = ENCODER_ENCODINGS
@@ -102,9 +98,9 @@ class Utf8ByteEncoder(CheckedComponent):
         return self._errors == "surrogatepass" or self._encoding in ("mutf-8", "wtf-8")
 
     def _input_layout(self):
-        if self._carry_error:
-            return CarriedUnitLayout
-        return JoinedUnitLayout if self._encoding == "wtf-8" else UnitLayout
+        if self._encoding == "wtf-8":
+            return CarriedJoinedUnitLayout if self._carry_error else JoinedUnitLayout
+        return CarriedUnitLayout if self._carry_error else UnitLayout
 
     #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
     LATENCY = 3
@@ -407,8 +403,8 @@ class Utf8Encoder(Utf8ByteEncoder):
         If set, the input payload has an extra ``error`` field
         (:data:`CarriedUnitLayout`) which is reported on the first output beat of its unit
         (unless the unit is itself invalid). :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`
-        uses it to pass the decoder's errors on. With every encoding of :data:`CARRYING`
-        (not ``"wtf-8"``); a mark or the trail half of a pair carries none.
+        uses it to pass the decoder's errors on. With every encoding; a mark or the trail
+        half of a pair carries none, a joined pair its lead's.
 
     Ports
     -----
@@ -499,9 +495,6 @@ class Utf8Encoder(Utf8ByteEncoder):
             check_encoding(encoding, errors, "encode")
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
-        if carry_error and encoding not in CARRYING:
-            raise ValueError(f"carry_error is offered with encoding "
-                             f"{', '.join(map(repr, CARRYING))}, not {encoding!r}")
 
     def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
         super().__init__(errors, encoding=encoding, carry_error=carry_error)
@@ -523,8 +516,9 @@ class Utf8Encoder(Utf8ByteEncoder):
         if self._encoding != "wtf-8":
             return super().elaborate(platform)
         m = Module()
-        m.submodules.bytes = encoder = Utf8ByteEncoder(self._errors, encoding=self._encoding)
-        m.submodules.join = join = SurrogateJoiner()
+        m.submodules.bytes = encoder = Utf8ByteEncoder(self._errors, encoding=self._encoding,
+                                                       carry_error=self._carry_error)
+        m.submodules.join = join = SurrogateJoiner(carry_error=self._carry_error)
         wiring.connect(m, join.o, encoder.i)
         wiring.connect(m, wiring.flipped(self.i), join.i)
         wiring.connect(m, encoder.o, wiring.flipped(self.o))

@@ -2,7 +2,7 @@
 
 from .component import EncodingStage, in_a_row
 from utf8_gateware.sim.encodings import ENCODE_POLICIES
-from .encoder import CARRYING as UTF8_CARRYING, ENCODER_ENCODINGS, Utf8Encoder
+from .encoder import ENCODER_ENCODINGS, Utf8Encoder
 from .error_kind import ENCODE_ERRORS, check_encoding, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .utf16_bytes import Utf16Bytes
@@ -25,7 +25,7 @@ ENCODINGS = {
 
 #: The encodings whose encoder can carry a decoder's error kind (``carry_error``): the targets
 #: of a transcoder.
-CARRYING = (*UTF8_CARRYING, *SCHEMES)
+CARRYING = (*ENCODER_ENCODINGS, *SCHEMES)
 
 
 class TextEncoder(EncodingStage):

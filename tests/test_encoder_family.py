@@ -12,7 +12,7 @@ import mutf8
 import numpy as np
 import pytest
 
-from utf8_gateware.hdl.encoder import CARRYING, ENCODER_ENCODINGS, Utf8Encoder
+from utf8_gateware.hdl.encoder import ENCODER_ENCODINGS, Utf8Encoder
 from utf8_gateware.hdl.error_kind import ENCODE_ERRORS, ErrorKind
 from utf8_gateware.hdl.layouts import EncodedByteLayout
 from utf8_gateware.hdl.surrogate_join import SurrogateJoiner
@@ -137,14 +137,15 @@ def test_random_streams(encoding, errors):
 
 
 @pytest.mark.parametrize("encoding, errors", [
-    (encoding, errors) for encoding in CARRYING if encoding != "utf-8"
+    (encoding, errors) for encoding in ENCODER_ENCODINGS if encoding != "utf-8"
     for errors in ("replace", "strict")])
 def test_carry_error(encoding, errors):
     """With ``carry_error`` each unit's carried kind is on the first beat of its own bytes
-    (unless the unit is invalid itself), never on a mark or the trail half of a pair."""
+    (unless the unit is invalid itself), never on a mark or the trail half of a pair; a pair
+    that WTF-8 joins carries its lead's."""
     rng = random.Random(f"carry-{encoding}-{errors}")
-    messages = [[(random_unit(rng), rng.choice(list(ErrorKind)))
-                 for _ in range(rng.randrange(1, 6))] for _ in range(30)]
+    messages = [[(unit, rng.choice(list(ErrorKind)))
+                 for unit in random_message(rng, rng.randrange(1, 6))] for _ in range(30)]
     items = [{"codepoint": unit, "error": kind, "last": int(index == len(units) - 1)}
              for units in messages for index, (unit, kind) in enumerate(units)]
     run = run_stream(Utf8Encoder(errors, encoding=encoding, carry_error=True), items,
@@ -154,13 +155,25 @@ def test_carry_error(encoding, errors):
     for units in messages:
         beats = ([(byte, ErrorKind.NONE) for byte in b"\xef\xbb\xbf"]
                  if encoding == "utf-8-sig" else [])
-        for unit, carried in units:
+        for unit, carried in joined(units) if encoding == "wtf-8" else units:
             encoded = encode([unit], byte_encoding, errors)    # lone surrogates: no joining
             kind = encoded.errors[0][1] if encoded.errors else carried
             beats += [(byte, kind if index == 0 else ErrorKind.NONE)
                       for index, byte in enumerate(encoded.data or b"\0")]
         expected += [(*beat, int(index == len(beats) - 1)) for index, beat in enumerate(beats)]
     assert [(int(p.data), ErrorKind(p.error), int(p.last)) for p in run.outputs] == expected
+
+
+def joined(units):
+    """``(unit, carried)`` pairs of a message with each lead surrogate that directly precedes a
+    trail joined with it (WTF-8), carrying the lead's kind."""
+    out = []
+    for unit, carried in units:
+        if out and 0xD800 <= out[-1][0] < 0xDC00 and 0xDC00 <= unit < 0xE000:
+            out[-1] = (codepoints_from_utf16([out[-1][0], unit])[0], out[-1][1])
+        else:
+            out.append((unit, carried))
+    return out
 
 
 @pytest.mark.parametrize("encoding", ENCODER_ENCODINGS)
@@ -223,9 +236,10 @@ def test_parameters():
         Utf8Encoder(encoding="latin-1")
     with pytest.raises(TypeError, match="^encoding must be a string"):
         Utf8Encoder(encoding=8)
-    with pytest.raises(ValueError, match="^carry_error is offered with encoding 'utf-8', "
-                                         "'utf-8-sig', 'cesu-8', 'mutf-8', not 'wtf-8'$"):
-        Utf8Encoder(encoding="wtf-8", carry_error=True)
+    with pytest.raises(TypeError, match="^carry_error must be a bool, not 1$"):
+        Utf8Encoder(encoding="wtf-8", carry_error=1)
+    with pytest.raises(TypeError, match="^carry_error must be a bool, not 1$"):
+        SurrogateJoiner(carry_error=1)
 
 
 @pytest.mark.parametrize("folder, encoding", [
