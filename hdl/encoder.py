@@ -475,7 +475,8 @@ class Utf8Encoder(Utf8ByteEncoder):
     ------
     The pipeline moves in the cycles in which ``adv``, a flip-flop, is high; it falls for the
     cycle after one in which the sink refused a byte. So no logic depends on ``o.ready`` in the
-    same cycle: ``i.ready`` is one LUT of three flip-flops, ``o.valid`` and ``o.payload`` are one
+    same cycle: ``i.ready`` is one LUT of three flip-flops (four for ``"utf-8-sig"``,
+    ``"cesu-8"``, ``"mutf-8"``), ``o.valid`` and ``o.payload`` are one
     LUT (a 2:1 multiplexer: the output slot, or the skid register) of flip-flops, and the clock
     enables come from copies of ``adv`` that drive at most 15 flip-flops each. Between
     flip-flops there are at most two LUT levels: the unit register holds six class flags of the
@@ -525,9 +526,10 @@ class Utf8Encoder(Utf8ByteEncoder):
         return m
 
 
-#: The latency of the stage that each encoding adds to the byte pipeline.
+#: What each encoding adds to the byte pipeline's latency: the joiner's (``wtf-8``); the
+#: mark (``utf-8-sig``), which the unit register takes the cycle before a message's first unit.
 _EXTRA_LATENCY = {
-    "utf-8-sig": -1,           # to the mark, which A takes the cycle before the message's first unit
+    "utf-8-sig": -1,
     "wtf-8":     SurrogateJoiner.LATENCY,
 }
 
