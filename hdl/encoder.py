@@ -1,11 +1,10 @@
 """Streaming UTF-8 encoders: UTF-32 code units in, bytes of the UTF-8 family out.
 
-:class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its 1..4 bytes);
-:class:`Utf8Encoder` is the public core: for ``encoding="utf-8"`` the byte pipeline itself,
-for the other encodings of the family the byte pipeline composed with a stage before it
-(:class:`~utf8_gateware.hdl.surrogate_split.SurrogateSplitter`,
-:class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`) or after it
-(:class:`~utf8_gateware.hdl.bom_writer.ByteOrderMarkWriter`).
+:class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its bytes);
+:class:`Utf8Encoder` is the public core: for every encoding but ``wtf-8`` the byte pipeline
+itself (the mark of ``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are
+states of its registers), for ``wtf-8`` the byte pipeline behind
+:class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`.
 """
 
 from types import SimpleNamespace
@@ -15,13 +14,12 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.sim.encodings import ENCODE_POLICIES, check as check_encoding
-from .bom_writer import ByteOrderMarkWriter
 from .component import CheckedComponent
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import CE_FANOUT
-from .surrogate_join import SurrogateJoiner
-from .surrogate_split import SplitUnitLayout, SurrogateSplitter
+from .surrogate_join import CarriedJoinedUnitLayout, JoinedUnitLayout, SurrogateJoiner
+from .utf16_encoder import plane_minus_one
 
 
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
@@ -33,38 +31,42 @@ __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteE
 ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
 
 #: The byte rules :class:`Utf8ByteEncoder` offers (``encoding``), and its error policies.
-BYTE_ENCODINGS = ("utf-8", "cesu-8", "mutf-8", "wtf-8")
+BYTE_ENCODINGS = ENCODER_ENCODINGS
 BYTE_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
+
+#: The encodings whose supplementary code points are written as surrogate pairs.
+SPLIT_ENCODINGS = ("cesu-8", "mutf-8")
+
+#: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
+_MARK = 0xFEFF
 
 
 
 class Utf8ByteEncoder(CheckedComponent):
     """The byte pipeline of the UTF-8 encoders: each code unit on its own to its bytes.
 
-    :class:`Utf8Encoder` with ``encoding="utf-8"`` is this pipeline (see its documentation for
-    ports, latency, throughput and timing); the other encodings use it as their byte stage,
+    :class:`Utf8Encoder` is this pipeline (see its documentation for ports, latency,
+    throughput and timing), but for ``"wtf-8"``, where it is the byte stage behind the joiner,
     with the byte rules of ``encoding``:
 
-    ``"utf-8"``
+    ``"utf-8"``, ``"utf-8-sig"``
         Table 3-7; a surrogate is an error (with ``"surrogatepass"`` written as its 3-byte
-        form).
-    ``"cesu-8"``
-        A surrogate with ``pair`` set (half of a split supplementary code point) is written as
-        its 3-byte form; a lone one is an error as in UTF-8.
-    ``"mutf-8"``, ``"wtf-8"``
-        Every surrogate is written as its 3-byte form (no error); Modified UTF-8 writes U+0000
-        as C0 80 (the 2-byte class).
-
-    With an encoding other than ``"utf-8"`` the input is
-    :data:`~utf8_gateware.hdl.surrogate_split.SplitUnitLayout` (the output of the stage before:
-    the unit's low 21 bits and ``large`` for u[31:21] != 0).
+        form); ``"utf-8-sig"`` writes U+FEFF before the first unit of every message
+        (:meth:`_unit_register`).
+    ``"cesu-8"``, ``"mutf-8"``
+        A supplementary code point is written as its surrogate pair (:meth:`_byte_register`);
+        a lone surrogate is an error in CESU-8 as in UTF-8; Modified UTF-8 writes every
+        surrogate as its 3-byte form (no error) and U+0000 as C0 80 (the 2-byte class).
+    ``"wtf-8"``
+        Every surrogate is written as its 3-byte form (no error). The input is
+        :data:`~utf8_gateware.hdl.surrogate_join.JoinedUnitLayout` (the joiner's output: the
+        unit's low 21 bits and ``large`` for u[31:21] != 0).
 
     ``errors``: ``"replace"``, ``"strict"``, ``"surrogateescape"`` as for :class:`Utf8Encoder`;
     ``"surrogatepass"`` writes surrogates and gives a value of 0x110000 or more a marker beat
     (as ``"strict"``). LUT depth: two levels between flip-flops, three for the unit register's
-    flags of ``"cesu-8"`` with ``"surrogateescape"`` and of ``"mutf-8"`` with ``"strict"``;
-    behind a stage (:class:`Utf8Encoder`'s composed encodings) the stage's output multiplexer
-    adds one in front of the flags (the critical path of those encodings).
+    flags of ``"mutf-8"`` with ``"strict"``; behind the joiner (``"wtf-8"``) the joiner's output
+    multiplexer adds one in front of the flags (the critical path of that encoding).
     """
 
     @classmethod
@@ -96,9 +98,9 @@ class Utf8ByteEncoder(CheckedComponent):
         return self._errors == "surrogatepass" or self._encoding in ("mutf-8", "wtf-8")
 
     def _input_layout(self):
-        if self._carry_error:
-            return CarriedUnitLayout
-        return UnitLayout if self._encoding == "utf-8" else SplitUnitLayout
+        if self._encoding == "wtf-8":
+            return CarriedJoinedUnitLayout if self._carry_error else JoinedUnitLayout
+        return CarriedUnitLayout if self._carry_error else UnitLayout
 
     #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
     LATENCY = 3
@@ -175,7 +177,7 @@ class Utf8ByteEncoder(CheckedComponent):
         hi1101 = term("a_hi1101", u[12:16] == 0b1101)     # u[15:12] == 1101
         low0   = term("a_low0",   u[7:11] == 0)           # u[10:7] == 0000
         nz4    = term("a_nz4",    u[16:20] != 0)
-        if self._encoding == "utf-8":
+        if self._encoding != "wtf-8":
             z21 = (term("a_z31", u[28:32] == 0) & term("a_z27", u[24:28] == 0) &
                    term("a_z23", u[21:24] == 0))
         else:
@@ -183,8 +185,6 @@ class Utf8ByteEncoder(CheckedComponent):
         # `sur_hi`: with u[11] set, the unit is a surrogate that is an error (None: none is).
         if self._writes_surrogates:
             sur_hi = None
-        elif self._encoding == "cesu-8":
-            sur_hi = hi1101 & ~self.i.p.pair                # a lone surrogate
         else:
             sur_hi = hi1101
         lw = low0
@@ -212,21 +212,51 @@ class Utf8ByteEncoder(CheckedComponent):
     def _unit_register(self, m, term, adv, a, b):
         """Stage A, the unit register: u[20:0], the class flags (:meth:`_classify`) and, with
         ``carry_error``, the carried error kind. It takes a unit when it is empty or its unit
-        moves on to the byte register."""
-        z21, zl, r4, h0, hs, lw = self._classify(term, self.i.p.codepoint)
-        m.d.comb += self.i.ready.eq(~a.valid | (adv.adv & b.rem[0]))
-        adv.load([
-            (a.valid, self.i.valid),
-            (a.last, self.i.p.last),
-            (a.u, self.i.p.codepoint[:21]),
-            (a.z21, z21),
-            (a.zl, zl),
-            (a.r4, r4),
-            (a.h0, h0),
-            (a.hs, hs),
-            (a.lw, lw),
-            *([(a.error, self.i.p.error)] if self._carry_error else []),
-        ], cond=lambda adv: ~a.valid | (adv & b.rem[0]))
+        moves on to the byte register.
+
+        ``utf-8-sig``: ``a_start`` marks that the next unit begins a message; while it is set,
+        A takes U+FEFF (the mark, a C3 character: EF BB BF) instead of the offered unit, which is
+        taken next (the mark's bits are constants: the flip-flops' synchronous set/reset).
+        ``cesu-8``, ``mutf-8``: A holds u[19:16] as the plane minus one of a supplementary code
+        point (the payload of its lead surrogate), and ``a.hold`` (a flip-flop, so that A's
+        clock enable and ``i.ready`` stay one LUT of flip-flops) for a unit that the byte
+        register takes twice (:meth:`_byte_register`): set for u[20:16] in 1..16, cleared when
+        the byte register takes the unit the first time. (u[31:21] is left out, which one LUT
+        could not also read: a too large value with such bits is taken twice too, the second
+        time as a bubble.)
+        """
+        u = self.i.p.codepoint
+        z21, zl, r4, h0, hs, lw = self._classify(term, u)
+        split = self._encoding in SPLIT_ENCODINGS
+        # (register, from the input, for the mark)
+        rows = [
+            (a.valid, self.i.valid,  self.i.valid),
+            (a.last,  self.i.p.last, 0),
+            (a.u,     Cat(u[:16], plane_minus_one(u), u[20]) if split else u[:21], _MARK),
+            (a.z21,   z21,           1),
+            (a.zl,    zl,            1),
+            (a.r4,    r4,            0),
+            (a.h0,    h0,            0),
+            (a.hs,    hs,            0),
+            (a.lw,    lw,            0),
+            *([(a.error, self.i.p.error, ErrorKind.NONE)] if self._carry_error else []),
+        ]
+        # A moves on with B's last byte, but not after B's first take of a unit with `hold`.
+        moves = (lambda adv: adv & b.rem[0] & ~a.hold) if split else (lambda adv: adv & b.rem[0])
+        ready = ~a.valid | moves(adv.adv)
+        pairs = [(reg, value) for reg, value, _ in rows]
+        if split:
+            # Loaded in every step in which B takes from A, or A is empty.
+            adv.load([(a.hold, ~a.hold & self.i.valid & r4)],
+                     cond=lambda adv: ~a.valid | (adv & b.rem[0]))
+        if self._encoding == "utf-8-sig":
+            start = Signal(init=1, name="a_start")
+            pairs = [(reg, Mux(start, mark, value)) for reg, value, mark in rows]
+            # Cleared when A takes the mark, set when it takes a unit with `last`.
+            pairs.append((start, Mux(start, ~self.i.valid, self.i.valid & self.i.p.last)))
+            ready &= ~start
+        m.d.comb += self.i.ready.eq(ready)
+        adv.load(pairs, cond=lambda adv: ~a.valid | moves(adv))
 
     def _byte_register(self, term, adv, a, b):
         """Stage B, the byte register: the character of the unit in A, as its lead byte
@@ -236,10 +266,17 @@ class Utf8ByteEncoder(CheckedComponent):
         empty), else it moves on to its next byte. Every bit is a function of at most four terms
         (the ``term``\\ s, and A bits). Returns the ``(register, value)`` pairs loaded in every
         step (``first``, ``rem``), for the output stage to add its own to.
+
+        ``cesu-8``, ``mutf-8``: class C4 (``four``) is written as its surrogate pair (The
+        Unicode Standard 3.9, D91), two 3-byte characters: B takes the unit twice (``a.hold``,
+        :meth:`_unit_register`; ``b.tp`` marks the second take): the lead half ED, 10 10 w
+        (w = u[19:16] in A, the plane minus one), 10 u[15:10], then the trail half ED,
+        10 11 u[9:6], 10 u[5:0]. The second take of a too large value is a bubble.
         """
         markers = self._markers
+        split = self._encoding in SPLIT_ENCODINGS
         bmp   = term("b_bmp",  a.z21 & a.zl)                        # in the BMP
-        four  = term("b_four", a.z21 & a.r4)                        # C4
+        four  = term("b_four", a.z21 & a.r4)                        # C4 (a lead half)
         large = term("b_large", ~a.z21 | (~a.zl & ~a.r4))           # TOO_LARGE
         if markers:
             single = term("b_single", (bmp & a.hs) | large)         # C1 or an error: one beat
@@ -252,24 +289,40 @@ class Utf8ByteEncoder(CheckedComponent):
             n3     = term("b_n3", (a.z21 & a.zl & ~a.h0) | large)   # C3, or EF BF BD
         n2 = term("b_n2", a.z21 & a.zl & a.h0 & ~a.lw)              # C2
         lead = self._lead_byte(term, a, bmp, four)
+        carried = Mux(b.tp, ErrorKind.NONE, a.error) if split else a.error   # not on a trail half
+        kind = Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, carried))
 
-        if markers:
-            c1, c2 = a.u[6:12], a.u[0:6]
+        if split:
+            # The halves' payloads: 10 w or 10 11 u[9:6]; u[15:10] or u[5:0].
+            tp = b.tp
+            c1 = Cat(*(Mux(four, term(f"b_c1_{j}", Mux(tp, a.u[6 + j], a.u[16 + j])), a.u[6 + j])
+                       for j in range(4)), Mux(four, tp, a.u[10]), four | a.u[11])
+            c2 = Cat(*(term(f"b_c2_{j}", Mux(four & ~tp, a.u[10 + j], a.u[j])) for j in range(6)))
         else:
-            c1     = Mux(error, 0x3F, a.u[6:12])         # BF
-            c2     = Mux(error, 0x3D, a.u[0:6])          # BD
-        adv.load([
+            c1, c2 = a.u[6:12], a.u[0:6]
+        if not markers:
+            c1 = Mux(error, 0x3F, c1)         # BF
+            c2 = Mux(error, 0x3D, c2)         # BD
+        pairs = [
             (b.valid, a.valid),
             (b.last, a.last),
             (b.lead, lead),
             (b.c0, a.u[12:18]),
             (b.c1, c1),
             (b.c2, c2),
-            (b.error, Mux(large, ErrorKind.TOO_LARGE, Mux(sur, ErrorKind.SURROGATE, a.error))),
-        ], cond=lambda adv: adv & b.rem[0])
+            (b.error, kind),
+        ]
+        rem = Cat(~a.valid | single, n2, n3, four)
+        if split:
+            pairs[:2] = [(b.valid, a.valid & ~(tp & ~a.z21)),       # a too large value's bubble
+                         (b.last, a.last & ~(a.hold & a.z21))]       # not on a lead half
+            pairs[3] = (b.c0, 0)
+            pairs.append((tp, a.hold))
+            rem = Cat(~a.valid | single, n2, n3 | four, 0)
+        adv.load(pairs, cond=lambda adv: adv & b.rem[0])
         return [
             (b.first, b.rem[0]),
-            (b.rem, Mux(b.rem[0], Cat(~a.valid | single, n2, n3, four), b.rem >> 1)),
+            (b.rem, Mux(b.rem[0], rem, b.rem >> 1)),
         ]
 
     def _lead_byte(self, term, a, bmp, four):
@@ -279,20 +332,21 @@ class Utf8ByteEncoder(CheckedComponent):
         In the BMP: h0 ? (lw ? C1 : C2) : (hs ? error : C3); outside: C4 or error. Bits 0..4 in
         the BMP: t_c12 | t_c3s, t_c12 = h0 & (lw ? C1 : C2) and t_c3s = ~h0 & (hs ? e : C3),
         where ``e``, the error bit, is the low bits of EF (replace) or of the strict marker 00.
+        Outside the BMP, C4's lead byte is 11110 u[20:18], or ED (the lead half of a pair) with
+        ``cesu-8`` and ``mutf-8``.
         """
         e = 0 if self._markers else 1
+        split = self._encoding in SPLIT_ENCODINGS
         lead = Signal(8)
         for j in range(5):
             t_c12 = term(f"b_lead{j}_c12", a.h0 & Mux(a.lw, a.u[j], a.u[6 + j]))
-            if j < 3:
+            four_j = (0xED >> j) & 1 if split else a.u[18 + j] if j < 3 else int(j == 4)
+            if j < 4:
                 t_c3s = term(f"b_lead{j}_c3s", ~a.h0 & Mux(a.hs, e, a.u[12 + j]))
-                t_out = term(f"b_lead{j}_out", Mux(a.z21 & a.r4, a.u[18 + j], e))
-            elif j == 3:
-                t_c3s = term(f"b_lead{j}_c3s", ~a.h0 & Mux(a.hs, e, a.u[15]))
-                t_out = term(f"b_lead{j}_out", ~(a.z21 & a.r4) & e)
+                t_out = term(f"b_lead{j}_out", Mux(a.z21 & a.r4, four_j, e))
             else:
                 t_c3s = 0                                               # 1110 xxxx, EF, 00
-                t_out = four
+                t_out = four & four_j
             term.m.d.comb += lead[j].eq(Mux(bmp, t_c12 | t_c3s, t_out))
         for j in range(5, 8):
             # C1: u[j]; C2: 0 (bit 5) or 1; C3: 1; error: e.
@@ -349,7 +403,8 @@ class Utf8Encoder(Utf8ByteEncoder):
         If set, the input payload has an extra ``error`` field
         (:data:`CarriedUnitLayout`) which is reported on the first output beat of its unit
         (unless the unit is itself invalid). :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`
-        uses it to pass the decoder's errors on. Only with ``encoding="utf-8"``.
+        uses it to pass the decoder's errors on. With every encoding; a mark or the trail
+        half of a pair carries none, a joined pair its lead's.
 
     Ports
     -----
@@ -379,18 +434,17 @@ class Utf8Encoder(Utf8ByteEncoder):
     ---------
     ``"utf-8"``
         The byte pipeline (:class:`Utf8ByteEncoder`) alone; everything below about latency and
-        timing is about it.
+        timing is about it, and about the next two.
     ``"utf-8-sig"``
-        The byte pipeline, then :class:`~utf8_gateware.hdl.bom_writer.ByteOrderMarkWriter`:
-        EF BB BF before the first beat of every message (three more cycles per message). The
-        mark is added to bytes, so the byte pipeline stays that of ``"utf-8"``.
+        The byte pipeline, whose unit register takes U+FEFF (EF BB BF) before the first unit of
+        every message (three more cycles per message, no other logic in the paths).
     ``"cesu-8"``, ``"mutf-8"``
-        :class:`~utf8_gateware.hdl.surrogate_split.SurrogateSplitter`, then the byte pipeline
-        in its CESU-8 / Modified UTF-8 rules: a supplementary code point becomes its surrogate
-        pair, each half written as 3 bytes; Modified UTF-8 also writes U+0000 as C0 80 and every
-        lone surrogate as 3 bytes (a Java ``char``), CESU-8 flags a lone surrogate
-        (``SURROGATE``) as UTF-8 does. The split lies before the byte pipeline, at code points,
-        so the byte pipeline keeps its one-unit-at-a-time classes and its speed.
+        The byte pipeline in its CESU-8 / Modified UTF-8 rules: the byte register takes a
+        supplementary code point twice from the unit register, as the two halves of its
+        surrogate pair, each written as 3 bytes; Modified UTF-8 also writes U+0000 as C0 80 and
+        every lone surrogate as 3 bytes (a Java ``char``), CESU-8 flags a lone surrogate
+        (``SURROGATE``) as UTF-8 does. (A too large value whose bits 20..16 are 1..16 is taken
+        twice too, the second time as 1..3 idle cycles on ``o``.)
     ``"wtf-8"``
         :class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`, then the byte pipeline
         writing every surrogate: a lead surrogate directly followed by a trail surrogate (in one
@@ -403,10 +457,10 @@ class Utf8Encoder(Utf8ByteEncoder):
     Latency and throughput
     ----------------------
     The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 3 cycles after the cycle in
-    which the unit was transferred on ``i`` (unit register, byte register, output slot); for
-    the other encodings the stages' latencies add up (``LATENCY`` of the instance: 5 for
-    ``"cesu-8"`` and ``"mutf-8"``, 6 for ``"wtf-8"``, 4 for ``"utf-8-sig"``, where the first
-    output of a message is the first byte of its mark). Once the
+    which the unit was transferred on ``i`` (unit register, byte register, output slot), also
+    for ``"cesu-8"`` and ``"mutf-8"``; ``LATENCY`` of the instance is 6 for ``"wtf-8"`` (the
+    joiner's 3 add up) and 2 for ``"utf-8-sig"``: from the transfer of a message's first unit
+    (taken the cycle after the mark) to the mark's first byte. Once the
     source stops, everything the encoder holds is out after at most :attr:`DRAIN` cycles with
     the sink ready (``"utf-8"``; ``None`` for the other encodings: not bounded yet, and with
     ``"wtf-8"`` a lead surrogate that does not end its message waits for the next unit). An
@@ -421,7 +475,8 @@ class Utf8Encoder(Utf8ByteEncoder):
     ------
     The pipeline moves in the cycles in which ``adv``, a flip-flop, is high; it falls for the
     cycle after one in which the sink refused a byte. So no logic depends on ``o.ready`` in the
-    same cycle: ``i.ready`` is one LUT of three flip-flops, ``o.valid`` and ``o.payload`` are one
+    same cycle: ``i.ready`` is one LUT of three flip-flops (four for ``"utf-8-sig"``,
+    ``"cesu-8"``, ``"mutf-8"``), ``o.valid`` and ``o.payload`` are one
     LUT (a 2:1 multiplexer: the output slot, or the skid register) of flip-flops, and the clock
     enables come from copies of ``adv`` that drive at most 15 flip-flops each. Between
     flip-flops there are at most two LUT levels: the unit register holds six class flags of the
@@ -441,13 +496,11 @@ class Utf8Encoder(Utf8ByteEncoder):
             check_encoding(encoding, errors, "encode")
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
-        if carry_error and encoding != "utf-8":
-            raise ValueError(f"carry_error is offered with encoding 'utf-8' only, not {encoding!r}")
 
     def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
         super().__init__(errors, encoding=encoding, carry_error=carry_error)
         if encoding != "utf-8":
-            #: Of this instance: the stage before or after the byte pipeline adds its own.
+            #: Of this instance: the mark comes first, the joiner adds its own.
             self.LATENCY = self.latency(encoding)
             #: Stated (and proven) for ``"utf-8"`` only.
             self.DRAIN = None
@@ -461,34 +514,22 @@ class Utf8Encoder(Utf8ByteEncoder):
         return CarriedUnitLayout if self._carry_error else UnitLayout
 
     def elaborate(self, platform):
-        if self._encoding == "utf-8":
+        if self._encoding != "wtf-8":
             return super().elaborate(platform)
         m = Module()
-        byte_encoding = "utf-8" if self._encoding == "utf-8-sig" else self._encoding
-        m.submodules.bytes = encoder = Utf8ByteEncoder(self._errors, encoding=byte_encoding)
-        first, last = encoder.i, encoder.o
-        if self._encoding in ("cesu-8", "mutf-8"):
-            m.submodules.split = split = SurrogateSplitter()
-            wiring.connect(m, split.o, encoder.i)
-            first = split.i
-        elif self._encoding == "wtf-8":
-            m.submodules.join = join = SurrogateJoiner()
-            wiring.connect(m, join.o, encoder.i)
-            first = join.i
-        else:
-            m.submodules.bom = bom = ByteOrderMarkWriter()
-            wiring.connect(m, encoder.o, bom.i)
-            last = bom.o
-        wiring.connect(m, wiring.flipped(self.i), first)
-        wiring.connect(m, last, wiring.flipped(self.o))
+        m.submodules.bytes = encoder = Utf8ByteEncoder(self._errors, encoding=self._encoding,
+                                                       carry_error=self._carry_error)
+        m.submodules.join = join = SurrogateJoiner(carry_error=self._carry_error)
+        wiring.connect(m, join.o, encoder.i)
+        wiring.connect(m, wiring.flipped(self.i), join.i)
+        wiring.connect(m, encoder.o, wiring.flipped(self.o))
         return m
 
 
-#: The latency of the stage that each encoding adds to the byte pipeline.
+#: What each encoding adds to the byte pipeline's latency: the joiner's (``wtf-8``); the
+#: mark (``utf-8-sig``), which the unit register takes the cycle before a message's first unit.
 _EXTRA_LATENCY = {
-    "utf-8-sig": ByteOrderMarkWriter.LATENCY,
-    "cesu-8":    SurrogateSplitter.LATENCY,
-    "mutf-8":    SurrogateSplitter.LATENCY,
+    "utf-8-sig": -1,
     "wtf-8":     SurrogateJoiner.LATENCY,
 }
 
@@ -578,8 +619,9 @@ def _unit_register_signals(carry_error):
     a_hs    = Signal()
     a_lw    = Signal()
     a_error = Signal(ErrorKind)
+    a_hold  = Signal()
     return SimpleNamespace(valid=a_valid, last=a_last, u=a_u, z21=a_z21, zl=a_zl, r4=a_r4,
-                           h0=a_h0, hs=a_hs, lw=a_lw, error=a_error)
+                           h0=a_h0, hs=a_hs, lw=a_lw, error=a_error, hold=a_hold)
 
 
 def _byte_register_signals():
@@ -600,5 +642,6 @@ def _byte_register_signals():
     b_error = Signal(ErrorKind)
     b_first = Signal()
     b_rem   = Signal(4, init=0b0001)
+    b_tp    = Signal()
     return SimpleNamespace(valid=b_valid, last=b_last, lead=b_lead, c0=b_c0, c1=b_c1, c2=b_c2,
-                           error=b_error, first=b_first, rem=b_rem)
+                           error=b_error, first=b_first, rem=b_rem, tp=b_tp)

@@ -1,20 +1,39 @@
 """The joining stage of the WTF-8 encoder: a lead surrogate directly followed by a trail
 surrogate becomes the pair's supplementary code point; every other code unit passes unchanged."""
 
-from amaranth.hdl import Cat, Const, Module
-from amaranth.lib import stream
+from amaranth.hdl import Cat, Module, Value
+from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
-from .component import CheckedComponent
-from .layouts import UnitLayout
+from .component import StreamStage
+from .error_kind import ErrorKind
+from .layouts import CarriedUnitLayout, UnitLayout
 from .pipeline import Pipeline, keep
-from .surrogate_split import SplitUnitLayout
 
 
-__all__ = ["SurrogateJoiner"]
+__all__ = ["JoinedUnitLayout", "CarriedJoinedUnitLayout", "SurrogateJoiner"]
 
 
-class SurrogateJoiner(CheckedComponent):
+#: Output layout of :class:`SurrogateJoiner`, the input of the WTF-8 byte pipeline behind it: a
+#: code unit's low 21 bits, ``large`` for a unit with u[31:21] != 0 (so that neither the stage
+#: nor the byte pipeline carries the 11 bits that only say "too large"), and ``last``.
+JoinedUnitLayout = data.StructLayout({
+    "codepoint": 21,
+    "large":     1,
+    "last":      1,
+})
+
+#: :data:`JoinedUnitLayout` with the carried ``error`` of
+#: :data:`~utf8_gateware.hdl.layouts.CarriedUnitLayout` (``carry_error``).
+CarriedJoinedUnitLayout = data.StructLayout({
+    "codepoint": 21,
+    "large":     1,
+    "error":     ErrorKind,
+    "last":      1,
+})
+
+
+class SurrogateJoiner(StreamStage):
     """Joins surrogate pairs of code units into supplementary code points (the WTF-8
     specification, "Encoding"; the reference model's ``StreamEncoder`` with ``join_pairs``).
 
@@ -31,9 +50,11 @@ class SurrogateJoiner(CheckedComponent):
     Ports
     -----
     ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
-    ``o``: :data:`~utf8_gateware.hdl.surrogate_split.SplitUnitLayout` stream (``codepoint``:
-    the unit's low 21 bits, ``large``: u[31:21] != 0, ``pair`` clear); ``last`` on the output
-    that holds a unit with ``last``.
+    ``o``: :data:`JoinedUnitLayout` stream (``codepoint``: the unit's low 21 bits, ``large``:
+    u[31:21] != 0); ``last`` on the output that holds a unit with ``last``.
+    With ``carry_error``, :data:`~utf8_gateware.hdl.layouts.CarriedUnitLayout` and
+    :data:`CarriedJoinedUnitLayout`: each unit's ``error`` passes with it (a pair's is its
+    lead's).
 
     Latency and throughput
     ----------------------
@@ -49,8 +70,16 @@ class SurrogateJoiner(CheckedComponent):
     flip-flops. LUT depth: two levels (the pair test, then the output multiplexer).
     """
 
-    i: In(stream.Signature(UnitLayout))
-    o: Out(stream.Signature(SplitUnitLayout))
+    @classmethod
+    def check_parameters(cls, *, carry_error=False):
+        if not isinstance(carry_error, bool):
+            raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
+
+    def __init__(self, *, carry_error=False):
+        self._carry_error = carry_error
+        self.LAYOUTS = ((CarriedUnitLayout, CarriedJoinedUnitLayout) if carry_error
+                        else (UnitLayout, JoinedUnitLayout))
+        super().__init__()
 
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
     LATENCY = 3
@@ -69,11 +98,14 @@ class SurrogateJoiner(CheckedComponent):
         x_last  = pipe.data("x_last", self.i.p.last)
         x_trail = pipe.data("x_trail", surrogate & u[10])
         x_waits = pipe.data("x_waits", surrogate & ~u[10] & ~self.i.p.last)   # may begin a pair
+        carried = [("error", ErrorKind)] if self._carry_error else []
+        x_carried = [pipe.data(f"x_{name}", self.i.p[name], shape) for name, shape in carried]
 
         # -- the held unit: shifted in every step, but while a lead waits for the next unit -------
         h_valid, h_wait = pipe.register("h_valid"), pipe.register("h_wait")
         h_unit, h_last = pipe.register("h_unit", 21), pipe.register("h_last")
         h_large = pipe.register("h_large")
+        h_carried = [pipe.register(f"h_{name}", shape) for name, shape in carried]
         shift = ~h_wait | x_valid
         pair = h_wait & x_valid & x_trail          # x completes the held lead's pair
         with m.If(pipe.enable(2 + 21 + 1 + 1)):
@@ -84,6 +116,9 @@ class SurrogateJoiner(CheckedComponent):
                 h_last.eq(keep(shift, x_last, h_last)),
                 h_large.eq(keep(shift, x_large, h_large)),
             ]
+        for h, x in zip(h_carried, x_carried):
+            with m.If(pipe.enable(len(Value.cast(h)))):
+                m.d.sync += h.eq(keep(shift, x, h))
 
         # -- the output slot: the held unit alone, or joined with x ---------------------------------
         joined = Cat(x_unit[:10], h_unit[:6], h_unit[6:10] + 1)
@@ -91,5 +126,7 @@ class SurrogateJoiner(CheckedComponent):
         s_unit  = pipe.data("s_unit", keep(pair, joined, h_unit), 21)
         s_large = pipe.data("s_large", h_large)          # (a lead that pairs is not large)
         s_last  = pipe.data("s_last", keep(pair, x_last, h_last))
-        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_large, Const(0, 1), s_last))
+        s_carried = [pipe.data(f"s_{name}", h, shape)            # (a pair's: its lead's)
+                     for (name, shape), h in zip(carried, h_carried)]
+        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_large, *s_carried, s_last))
         return m

@@ -1,6 +1,5 @@
 """Code points in, bytes of an encoding out: the encoder for an encoding chosen by name."""
 
-from .bom_writer import ByteOrderMarkWriter
 from .component import EncodingStage, in_a_row
 from utf8_gateware.sim.encodings import ENCODE_POLICIES
 from .encoder import ENCODER_ENCODINGS, Utf8Encoder
@@ -26,10 +25,8 @@ ENCODINGS = {
 }
 
 #: The encodings whose encoder can carry a decoder's error kind (``carry_error``): the targets
-#: of a transcoder. (``utf-8-sig`` is composed here, ``utf-8``'s encoder then the mark, so that
-#: it carries; ``cesu-8``, ``mutf-8`` and ``wtf-8`` need their split or join stage to carry the
-#: kind, which they do not yet.)
-CARRYING = ("utf-8", "utf-8-sig", *UTF16_SCHEMES)
+#: of a transcoder.
+CARRYING = (*ENCODER_ENCODINGS, *UTF16_SCHEMES)
 
 
 class TextEncoder(EncodingStage):
@@ -107,9 +104,6 @@ class TextEncoder(EncodingStage):
             stages = [Utf16Encoder(self._errors, carry_error=self._carry_error),
                       *([Utf16BomWriter()] if self._encoding == "utf-16" else []),
                       Utf16Bytes(SCHEMES.get(self._encoding, "big"))]
-        elif self._encoding == "utf-8-sig" and self._carry_error:
-            # Utf8Encoder carries with "utf-8" only; the mark goes on its bytes, as inside it.
-            stages = [Utf8Encoder(self._errors, carry_error=True), ByteOrderMarkWriter()]
         else:
             stages = [Utf8Encoder(self._errors, encoding=self._encoding,
                                   carry_error=self._carry_error)]

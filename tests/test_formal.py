@@ -206,6 +206,16 @@ def test_valid_independent_of_ready(core, errors, tmp_path):
     assert paths == set(), f"{core}: combinational path(s) {sorted(paths)}"
 
 
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "cesu-8", "mutf-8", "wtf-8"])
+def test_family_encoder_ready_registered(encoding, tmp_path):
+    """The encoder's other encodings (states of the byte pipeline, or the joiner in front): no
+    combinational path from ``o.ready`` to ``o.valid``, ``o.payload`` or ``i.ready``."""
+    from utf8_gateware.hdl.encoder import Utf8Encoder
+    paths = formal.combinational_paths(Utf8Encoder(encoding=encoding), ["o.ready"],
+                                       ["o.valid", "o.payload", "i.ready"], workdir=tmp_path)
+    assert paths == set(), f"{encoding}: combinational path(s) {sorted(paths)}"
+
+
 # -- the runner itself ----------------------------------------------------------------------------
 
 class _Broken(wiring.Component):
