@@ -6,7 +6,7 @@ from amaranth.hdl import Cat, Signal, Value
 
 from .error_kind import ErrorKind
 from .lane_marks import surrogate_sequences
-from .pipeline import CE_FANOUT, keep
+from .pipeline import keep
 
 
 __all__ = ["SurrogateJoiner"]
@@ -63,50 +63,65 @@ class SurrogateJoiner:
 
     def flags(self, pipe, marked, last, slots):
         """The flags of the item in each slot stage, from the stage-``D`` ``marked`` and the
-        byte's ``last``: registers of stage ``E``, then one per slot stage (``slots``)."""
+        byte's ``last``: registers of stage ``E``, then one per slot stage (``slots``). Returns
+        the flags of the last two levels (the last slot's, and those of the level before)."""
         flags = {"lead": marked.lead & ~last, "trail": marked.trail,
                  "surrogate": marked.lead | marked.trail}
+        levels = []
         for stage in range(slots + 1):
             flags = {name: pipe.data(f"join_{stage}_{name}", value)
                      for name, value in flags.items()}
-        return SimpleNamespace(**flags)
+            levels.append(SimpleNamespace(**flags))
+        return levels[-2:]
 
     def build(self, pipe, x, flags):
         """``H`` and ``J`` after the slot ``x`` (registers ``valid``, ``codepoint``, ``error``,
-        ``last``) with its ``flags``; returns ``(valid, payload)`` of ``J``."""
+        ``last``) with ``flags`` (of the level before ``x`` and of ``x``, :meth:`flags`);
+        returns ``(valid, payload)`` of ``J``."""
         m = pipe.m
-        h_valid, h_wait, h_last = (pipe.register(f"join_h_{name}")
-                                   for name in ("valid", "wait", "last"))
-        h_cp = pipe.register("join_h_cp", 21)
-        h_low, h_high = pipe.register("join_h_low", 6), pipe.register("join_h_high", 5)
-        h_error = pipe.register("join_h_error", ErrorKind)
+        before, flags = flags
+        h_valid, h_wait, h_last, h_surrogate = (
+            pipe.register(f"join_h_{name}") for name in ("valid", "wait", "last", "surrogate"))
+        h_cp, h_error = pipe.register("join_h_cp", 21), pipe.register("join_h_error", ErrorKind)
+        # H moves on in every step but while it holds a waiting lead and x is a bubble.
         shift = ~h_wait | x.valid
         consumed = h_wait & flags.trail        # (a trail flag is only set on a valid item)
-        lone = flags.surrogate
         loads = [
-            (h_valid, x.valid & ~consumed & ~pipe.flushing),
-            (h_wait, flags.lead & ~pipe.flushing),
-            (h_last, x.last),
-            (h_cp, keep(lone, _REPLACEMENT, x.codepoint) if self._substitute
-             else x.codepoint),
-            (h_low, x.codepoint[0:6]),
-            (h_high, x.codepoint[6:10] + 1),
-            (h_error, keep(lone, self._lone_kind, x.error) if self._lone_kind is not None
-             else x.error),
+            (h_valid, keep(shift, x.valid & ~consumed, h_valid) & ~pipe.flushing),
+            (h_wait, keep(shift, flags.lead, h_wait) & ~pipe.flushing),
+            (h_last, keep(shift, x.last, h_last)),
+            (h_surrogate, keep(shift, flags.surrogate, h_surrogate)),
+            (h_cp, keep(shift, x.codepoint, h_cp)),
+            (h_error, keep(shift, x.error, h_error)),
         ]
-        bits = [(Value.cast(reg)[k], Value.cast(value)[k]) for reg, value in loads
-                for k in range(len(Value.cast(reg)))]
-        for start in range(0, len(bits), CE_FANOUT):
-            group = bits[start:start + CE_FANOUT]
-            enable = Signal(name=f"join_h_ce{start // CE_FANOUT}")
-            m.d.comb += enable.eq(pipe.enable(CE_FANOUT) & (shift | pipe.flushing))
-            with m.If(enable):
-                m.d.sync += [reg.eq(value) for reg, value in group]
-
-        pair = h_wait & flags.trail
+        for reg, value in loads:
+            with m.If(pipe.enable(len(Value.cast(reg)))):
+                m.d.sync += reg.eq(value)
+        # A lead's bits 6..9 plus one, for the pair, loaded with each lead (a lead is valid, so
+        # H moves on), each bit one LUT of at most four of x's bits (no carry chain).
+        h_high = pipe.register("join_h_high", 5)
+        bits = x.codepoint[6:10]
+        with m.If(pipe.enable(5) & flags.lead):
+            m.d.sync += h_high.eq(Cat(~bits[0], *(bits[k] ^ _all(bits[:k]) for k in (1, 2, 3)),
+                                      _all(bits)))
+        # Whether J takes the pair: H will hold a waiting lead and x a trail (one flip-flop,
+        # from the flags one level before, so that J's bits are one LUT each).
+        pair = pipe.fact("join_pair", before.trail & keep(shift, flags.lead, h_wait),
+                         pipe.flushing)
+        alone = keep(h_surrogate, _REPLACEMENT, h_cp) if self._substitute else h_cp
+        kind = keep(h_surrogate, self._lone_kind, h_error) if self._lone_kind is not None \
+            else h_error
         j_valid = pipe.fact("join_j_valid", h_valid & shift, pipe.flushing)
-        j_cp = pipe.data("join_j_cp", keep(pair, Cat(x.codepoint[0:10], h_low, h_high), h_cp),
-                         21)
-        j_error = pipe.data("join_j_error", keep(pair, ErrorKind.NONE, h_error), ErrorKind)
+        j_cp = pipe.data("join_j_cp", keep(pair, Cat(x.codepoint[0:10], h_cp[0:6], h_high),
+                                           alone), 21)
+        j_error = pipe.data("join_j_error", keep(pair, ErrorKind.NONE, kind), ErrorKind)
         j_last = pipe.data("join_j_last", keep(pair, x.last, h_last))
         return j_valid, Cat(j_cp, j_error, j_last)
+
+
+def _all(bits):
+    """The AND of ``bits`` (1 if there are none)."""
+    result = 1
+    for bit in bits:
+        result = result & bit
+    return result
