@@ -52,14 +52,14 @@ class Utf8Decoder(CheckedComponent):
     encoding : ``"utf-8"`` (default), ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"`` or ``"wtf-8"``
         The encoding of the family to decode (:mod:`~utf8_gateware.hdl.decoder_family`): the
         same byte pipeline generated from the encoding's byte grammar, with the encoding's
-        stages in front or after it. Each decodes exactly like
+        marks and stages folded into it. Each decodes exactly like
         ``utf8_gateware.sim.encodings.decode(data, encoding, errors)``, with the policies the
         model offers for it that the gateware has: ``replace`` for all, ``surrogateescape``
         for ``utf-8``, ``utf-8-sig`` and ``cesu-8`` (``mutf-8`` and ``wtf-8`` have none: a
         lone surrogate is well-formed there). An encoding other than ``utf-8`` is decoded with
         one lane; its stages add
-        :func:`~utf8_gateware.hdl.decoder_family.stages_latency` cycles (4 for ``utf-8-sig``,
-        3 for ``wtf-8``, ``cesu-8`` and ``mutf-8``, 10 for ``cesu-8`` with
+        :func:`~utf8_gateware.hdl.decoder_family.stages_latency` cycles (none for
+        ``utf-8-sig`` and ``wtf-8``, 2 for ``cesu-8`` and ``mutf-8``, 9 for ``cesu-8`` with
         ``surrogateescape``) and keep one byte per cycle. Any other combination is a one-line
         :class:`ValueError`.
 
