@@ -23,7 +23,7 @@ encoding       byte grammar                         marks and stages
                                                     surrogate is well-formed)
 ``wtf-8``      generalized UTF-8 (surrogates)       a trail sequence right after a lead
                                                     sequence rejected
-                                                    (:func:`~.surrogate_pair_rejecter.surrogate_pair`)
+                                                    (:mod:`.surrogate_pair_rejecter`)
 =============  ===================================  =========================================
 
 Why these boundaries, and why all of it is one pipeline: a byte order mark is three fixed

@@ -20,7 +20,7 @@ def surrogate_pair(marks):
     first two bytes have no outputs, and nothing is pending between two complete sequences),
     a fact of six bytes in a row. Three states kept in histories beside stage ``D`` follow it
     one byte at a time (a lead just completed; then ED; then B0..BF), one LUT each, and the
-    mark is the third state and a continuation byte: eleven flip-flops, no latency, no LUT
+    mark is the third state and a continuation byte: about fifteen flip-flops, no latency, no LUT
     level.
     """
     seq = surrogate_sequences(marks)
