@@ -108,12 +108,13 @@ class SurrogateJoiner:
                                       _all(bits)))
         # Whether J takes the pair: H will hold a waiting lead and x a trail (one flip-flop,
         # from the flags one level before, so that J's bits are one LUT each).
-        pair = pipe.fact("join_pair", before.trail & keep(shift, flags.lead, h_wait),
-                         pipe.flushing)
+        # (J's registers need no clearing after a reset: the flush hides them until H, which
+        # it clears, has reached them.)
+        pair = pipe.data("join_pair", before.trail & keep(shift, flags.lead, h_wait))
         alone = keep(h_surrogate, _REPLACEMENT, h_cp) if self._substitute else h_cp
         kind = keep(h_surrogate, self._lone_kind, h_error) if self._lone_kind is not None \
             else h_error
-        j_valid = pipe.fact("join_j_valid", h_valid & shift, pipe.flushing)
+        j_valid = pipe.data("join_j_valid", h_valid & shift)
         j_cp = pipe.data("join_j_cp", keep(pair, Cat(x.codepoint[0:10], h_cp[0:6], h_high),
                                            alone), 21)
         j_error = pipe.data("join_j_error", keep(pair, ErrorKind.NONE, kind), ErrorKind)
