@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Signal, Value
+from amaranth.hdl import Cat, Value
 
 from .error_kind import ErrorKind
 from .lane_marks import surrogate_sequences
