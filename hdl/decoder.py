@@ -5,8 +5,7 @@ from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
-from .decoder_family import (back_stages, check_family_parameters, connect_back,
-                             connect_front, front_stages, stages_latency)
+from .decoder_family import FamilyStages, check_family_parameters, connect_back, stages_latency
 from .decoder_lane import (LaneTables, before, kind_of, lane_stages, stage_a, stage_align,
                            stage_b, stage_c, stage_d, stage_e)
 from .error_kind import DECODE_ERRORS, ErrorKind, check_policy
@@ -53,14 +52,14 @@ class Utf8Decoder(CheckedComponent):
     encoding : ``"utf-8"`` (default), ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"`` or ``"wtf-8"``
         The encoding of the family to decode (:mod:`~utf8_gateware.hdl.decoder_family`): the
         same byte pipeline generated from the encoding's byte grammar, with the encoding's
-        stages in front or after it. Each decodes exactly like
+        marks and stages folded into it. Each decodes exactly like
         ``utf8_gateware.sim.encodings.decode(data, encoding, errors)``, with the policies the
         model offers for it that the gateware has: ``replace`` for all, ``surrogateescape``
         for ``utf-8``, ``utf-8-sig`` and ``cesu-8`` (``mutf-8`` and ``wtf-8`` have none: a
         lone surrogate is well-formed there). An encoding other than ``utf-8`` is decoded with
         one lane; its stages add
-        :func:`~utf8_gateware.hdl.decoder_family.stages_latency` cycles (4 for ``utf-8-sig``,
-        3 for ``wtf-8``, ``cesu-8`` and ``mutf-8``, 10 for ``cesu-8`` with
+        :func:`~utf8_gateware.hdl.decoder_family.stages_latency` cycles (none for
+        ``utf-8-sig`` and ``wtf-8``, 2 for ``cesu-8`` and ``mutf-8``, 9 for ``cesu-8`` with
         ``surrogateescape``) and keep one byte per cycle. Any other combination is a one-line
         :class:`ValueError`.
 
@@ -235,9 +234,10 @@ class Utf8Decoder(CheckedComponent):
         # Past 4 lanes each enable copy drives more flip-flops: every copy is one more
         # flip-flop loading the output's next-state logic, and at 8-16 lanes hundreds of copies
         # cost more than the fan-out they save.
-        pipe = Pipeline(m, flush_steps=2 + self._slots + self._align_stages,
+        family = FamilyStages(self._encoding, self._errors)
+        pipe = Pipeline(m, flush_steps=2 + self._slots + self._align_stages + family.steps,
                         ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
-        i = connect_front(m, front_stages(self._encoding, self._errors), self.i)
+        i = self.i
         m.d.comb += i.ready.eq(pipe.adv & ~pipe.flushing)
 
         aligned, data = stage_align(pipe, i.payload, i.valid, n,
@@ -246,6 +246,7 @@ class Utf8Decoder(CheckedComponent):
         b = stage_b(pipe, a)
         c = stage_c(pipe, b, se)
         d = stage_d(pipe, c, se)
+        family.mark(pipe, data[0], a, b, c, d, self._slots)
         e = stage_e(pipe, d, se)
 
         slots = [self._slot(pipe, e, d, j) for j in range(n)]
@@ -276,8 +277,8 @@ class Utf8Decoder(CheckedComponent):
             beat_valid = pipe.data("s1_v", ~e.bubble | crossing(1))
             for stage in range(2, self._slots + 1):
                 beat_valid = pipe.data(f"s{stage}_v", beat_valid | crossing(stage))
-        pipe.drive_output(connect_back(m, back_stages(self._encoding, self._errors), self.o),
-                          beat_valid, out)
+        pipe.drive_output(connect_back(m, family.back_stages(), self.o),
+                          *family.after(pipe, slots[0], beat_valid, out))
         return m
 
     # -- slots -----------------------------------------------------------------------------------

@@ -1,38 +1,42 @@
 """What ``Utf8Decoder(encoding=...)`` is made of for each encoding of the UTF-8 family.
 
 Each encoding is the lane-parametric byte decoder (:mod:`.decoder_lane`) generated from the
-encoding's byte grammar (:data:`~utf8_gateware.hdl.utf8_grammar.GRAMMARS`), with small stages
-in front of it (on bytes) or after it (on code points), as the reference model composes it
+encoding's byte grammar (:data:`~utf8_gateware.hdl.utf8_grammar.GRAMMARS`), with marks its lane
+computes and stages after it, as the reference model composes it
 (``utf8_gateware.sim.encodings``):
 
 =============  ===================================  =========================================
-encoding       byte grammar                         stages
+encoding       byte grammar                         marks and stages
 =============  ===================================  =========================================
 ``utf-8``      UTF-8 (Table 3-7)                    none
-``utf-8-sig``  UTF-8                                in front:
-                                                    :class:`~.bom_stripper.ByteOrderMarkStripper`
-``cesu-8``     CESU-8 (surrogates, no 4-byte form)  after:
-                                                    :class:`~.surrogate_joiner.SurrogateJoiner`
-                                                    (joins pairs; a lone surrogate is an
-                                                    error); with ``surrogateescape`` it passes
-                                                    a lone surrogate on and
+``utf-8-sig``  UTF-8                                a leading EF BB BF's scalar hidden
+                                                    (:func:`~.bom_stripper.byte_order_mark`)
+``cesu-8``     CESU-8 (surrogates, no 4-byte form)  :class:`~.surrogate_joiner.SurrogateJoiner`
+                                                    in the pipeline (joins pairs; a lone
+                                                    surrogate is an error); with
+                                                    ``surrogateescape`` it passes a lone
+                                                    surrogate on and
                                                     :class:`~.surrogate_escaper.SurrogateEscaper`
-                                                    writes its three bytes' escapes
-``mutf-8``     Modified UTF-8 (also C0 80, no 00)   after: ``SurrogateJoiner`` (joins pairs; a
-                                                    lone surrogate is well-formed)
-``wtf-8``      generalized UTF-8 (surrogates)       after: ``SurrogatePairRejecter``
+                                                    after the decoder writes its three bytes'
+                                                    escapes
+``mutf-8``     Modified UTF-8 (also C0 80, no 00)   ``SurrogateJoiner`` (joins pairs; a lone
+                                                    surrogate is well-formed)
+``wtf-8``      generalized UTF-8 (surrogates)       a trail sequence right after a lead
+                                                    sequence rejected
                                                     (:mod:`.surrogate_pair_rejecter`)
 =============  ===================================  =========================================
 
-Why these boundaries: a CESU-8 pair spans six bytes, past the byte decoder's three-byte
-look-back, but it is two items for a stage that sees code units, so pairs are joined after the
-byte decoder, by the UTF-16 decoder that joins them anyway (as
-:class:`~.surrogate_joiner.SurrogateJoiner`); WTF-8's rule is about two decoded
-surrogates in a row, one flip-flop of state after the byte decoder; a byte order mark is three
-fixed bytes at a message's start, cheaper to compare as bytes in front than as a 21-bit code
-point after. Every stage takes one item every cycle, so the composition keeps the byte
-decoder's throughput (one byte per cycle) and adds the stages' latencies
-(:func:`stages_latency`).
+Why these boundaries, and why all of it is one pipeline: a byte order mark is three fixed
+bytes at a message's start, and WTF-8's ill-formed pair a trail sequence right after a lead
+sequence, both facts of a few bytes in a row that the byte decoder's lane computes beside its
+own (:mod:`.lane_marks`: a few flip-flops, no latency), marking the byte whose scalar it then
+hides or rejects. A CESU-8 pair spans six bytes and a lead is lone or not by the next output,
+which may come any number of bubbles later: that is a stage holding one item after the byte
+decoder's output slot, but inside its rigid pipeline (one clock enable, one skid register), fed
+by flags the lane computes, so that it reads flip-flops only. Only ``surrogateescape``'s
+three escapes per lone CESU-8 surrogate (more items out than in) need a stage with a queue,
+:class:`~.surrogate_escaper.SurrogateEscaper`, after the decoder's output. Everything keeps one
+byte per cycle; the stages' latencies add (:func:`stages_latency`).
 
 The error policies of an encoding are those the reference model offers
 (:data:`~utf8_gateware.sim.encodings.DECODE_POLICIES`) that the gateware has (``replace``,
@@ -42,17 +46,18 @@ The error policies of an encoding are those the reference model offers
 from amaranth.lib import stream
 
 from utf8_gateware.sim.encodings import DECODE_POLICIES, lookup
-from .bom_stripper import ByteOrderMarkStripper
+from .bom_stripper import byte_order_mark
 from .error_kind import DECODE_ERRORS
-from .layouts import ByteLayout, CodepointLayout
+from .lane_marks import ByteMarks
+from .layouts import CodepointLayout
 from .surrogate_escaper import SurrogateEscaper
 from .surrogate_joiner import SurrogateJoiner
-from .surrogate_pair_rejecter import SurrogatePairRejecter
+from .surrogate_pair_rejecter import surrogate_pair
 from .utf8_grammar import GRAMMARS
 
 
 __all__ = ["DECODER_ENCODINGS", "NOT_YET", "decoder_policies", "check_family_parameters",
-           "front_stages", "back_stages", "stages_latency", "connect_front", "connect_back"]
+           "FamilyStages", "stages_latency", "connect_back"]
 
 
 #: The encodings ``Utf8Decoder`` decodes.
@@ -86,55 +91,81 @@ def check_family_parameters(encoding, errors, lanes):
         raise ValueError(f"{encoding} decodes in gateware with errors "
                          f"{', '.join(map(repr, decoder_policies(encoding)))}, not {errors!r}"
                          + (f" ({reason})" if reason else ""))
-    if lanes != 1 and stages_latency(encoding, errors):
+    if lanes != 1 and FamilyStages.folds(encoding, errors):
         raise ValueError(f"encoding {encoding!r} is decoded one lane at a time (lanes=1), "
                          f"not {lanes} lanes")
 
 
-#: The stages in front of the byte decoder (on bytes) and after it (on code points), per
-#: encoding and policy (``None``: any): ``(class, keyword arguments)`` in order.
-_FRONT = {
-    ("utf-8-sig", None): ((ByteOrderMarkStripper, {}),),
+def _entry(table, encoding, errors):
+    return table.get((encoding, errors), table.get((encoding, None)))
+
+
+#: Per encoding and policy (``None``: any): the mark whose scalar stage ``E`` hides, the mark
+#: whose scalar it rejects (U+FFFD, ``SURROGATE``), the joiner's keyword arguments, and the
+#: stages after the decoder's output (classes).
+_HIDE = {("utf-8-sig", None): byte_order_mark}
+_REJECT = {("wtf-8", None): surrogate_pair}
+_JOIN = {
+    ("cesu-8", "replace"): {},
+    ("cesu-8", "surrogateescape"): {"errors": "surrogatepass"},
+    ("mutf-8", None): {"lone_is_error": False},
 }
-_BACK = {
-    ("cesu-8", "replace"): ((SurrogateJoiner, {}),),
-    ("cesu-8", "surrogateescape"): ((SurrogateJoiner, {"errors": "surrogatepass"}),
-                                    (SurrogateEscaper, {})),
-    ("mutf-8", None): ((SurrogateJoiner, {"lone_is_error": False}),),
-    ("wtf-8", None): ((SurrogatePairRejecter, {}),),
-}
+_BACK = {("cesu-8", "surrogateescape"): (SurrogateEscaper,)}
 
 
-def _stages(table, encoding, errors):
-    return table.get((encoding, errors), table.get((encoding, None), ()))
+class FamilyStages:
+    """What ``encoding`` with ``errors`` adds to the one-lane byte decoder being built, in the
+    order the decoder calls it: :meth:`mark` after stage ``D``, :meth:`after` on its last
+    output slot, :meth:`back_stages` after its output port. :attr:`steps`: pipeline steps it
+    adds (the joiner's)."""
 
+    def __init__(self, encoding, errors):
+        self.hide = _entry(_HIDE, encoding, errors)
+        self.reject = _entry(_REJECT, encoding, errors)
+        join = _entry(_JOIN, encoding, errors)
+        self.joiner = SurrogateJoiner(**join) if join is not None else None
+        self.back = _entry(_BACK, encoding, errors) or ()
+        self.steps = self.joiner.LATENCY if self.joiner else 0
+        self._flags = None
 
-def front_stages(encoding, errors):
-    """New instances of the stages in front of the byte decoder of ``encoding`` with
-    ``errors``, in order."""
-    return [cls(**kwargs) for cls, kwargs in _stages(_FRONT, encoding, errors)]
+    @staticmethod
+    def folds(encoding, errors):
+        """Whether ``encoding`` with ``errors`` adds anything to the byte decoder."""
+        return any(_entry(table, encoding, errors) is not None
+                   for table in (_HIDE, _REJECT, _JOIN, _BACK))
 
+    def mark(self, pipe, byte, a, b, c, d, slots):
+        """The marks beside the lane's stages ``a`` .. ``d`` (``byte``: stage ``A``'s input),
+        as ``hide``/``reject`` of ``d``'s lane for stage ``E``; the joiner's flags, carried to
+        the last of ``slots`` slot stages."""
+        if not (self.hide or self.reject or self.joiner):
+            return
+        marks = ByteMarks(pipe, byte, a, b, c)
+        lane = d.lanes[0]
+        if self.hide:
+            lane.hide = self.hide(marks)
+        if self.reject:
+            lane.reject = self.reject(marks)
+        if self.joiner:
+            self._flags = self.joiner.flags(pipe, self.joiner.mark(marks), lane.last, slots)
 
-def back_stages(encoding, errors):
-    """New instances of the stages after the byte decoder of ``encoding`` with ``errors``, in
-    order."""
-    return [cls(**kwargs) for cls, kwargs in _stages(_BACK, encoding, errors)]
+    def after(self, pipe, slot, valid, payload):
+        """The output slot after the last slot stage ``slot`` (whose ``valid`` and ``payload``
+        are given): ``(valid, payload)``."""
+        if not self.joiner:
+            return valid, payload
+        return self.joiner.build(pipe, slot, self._flags)
+
+    def back_stages(self):
+        """New instances of the stages after the decoder's output port, in order."""
+        return [cls() for cls in self.back]
 
 
 def stages_latency(encoding, errors):
-    """Cycles the stages of ``encoding`` with ``errors`` add to the byte decoder's latency."""
-    return sum(cls.LATENCY for table in (_FRONT, _BACK)
-               for cls, _ in _stages(table, encoding, errors))
-
-
-def connect_front(m, stages, i):
-    """Add ``stages`` to ``m`` as submodules, chained, the first one taking the stream ``i``;
-    returns the stream the byte decoder is to take (``i`` itself without stages)."""
-    if not stages:
-        return i
-    tail = stream.Signature(ByteLayout).flip().create(path=("bytes_in",))
-    _chain(m, "front", stages, i, tail)
-    return tail
+    """Cycles the marks and stages of ``encoding`` with ``errors`` add to the byte decoder's
+    latency."""
+    stages = FamilyStages(encoding, errors)
+    return stages.steps + sum(cls.LATENCY for cls in stages.back)
 
 
 def connect_back(m, stages, o):
@@ -142,28 +173,16 @@ def connect_back(m, stages, o):
     returns the stream the byte decoder is to drive (``o`` itself without stages)."""
     if not stages:
         return o
-    head = stream.Signature(CodepointLayout).create(path=("codepoints",))
-    _chain(m, "back", stages, head, o)
+    source = head = stream.Signature(CodepointLayout).create(path=("codepoints",))
+    for n, stage in enumerate(stages):
+        m.submodules[f"back{n}"] = stage
+        _feed(m, source, stage.i)
+        source = stage.o
+    _feed(m, source, o)
     return head
 
 
-def _chain(m, name, stages, source, sink):
-    """``source`` -> ``stages`` (submodules ``{name}0``, ...) -> ``sink``."""
-    for n, stage in enumerate(stages):
-        m.submodules[f"{name}{n}"] = stage
-        _feed(m, source, stage.i)
-        source = stage.o
-    _feed(m, source, sink)
-
-
 def _feed(m, source, sink):
-    """``sink`` takes ``source``'s items, payload fields by name (a code unit's ``unit``: the
-    low 16 bits of ``codepoint``, which a CESU-8 or Modified UTF-8 byte decoder never
-    exceeds)."""
-    fields = {name for name, _ in sink.payload.shape()}
+    """``sink`` takes ``source``'s items."""
     m.d.comb += [sink.valid.eq(source.valid), source.ready.eq(sink.ready),
-                 sink.payload.last.eq(source.payload.last)]
-    for name in fields & {"data", "codepoint", "error"}:
-        m.d.comb += getattr(sink.payload, name).eq(getattr(source.payload, name))
-    if "unit" in fields:
-        m.d.comb += sink.payload.unit.eq(source.payload.codepoint[:16])
+                 sink.payload.eq(source.payload)]

@@ -723,8 +723,14 @@ def stage_e(pipe, d, surrogateescape):
     stage.recents = [copies[k // group] for k in range(count)]
     for k, (lane, regs) in enumerate(zip(d.lanes, lanes)):
         nv = lane.nv
-        regs.showc = pipe.fact(f"e{k}_showc", lane.asc | lane.multi, nv)
-        regs.err = pipe.fact(f"e{k}_err", lane.erb | lane.unc | lane.trunc, nv)
+        # A scalar the encoding's marks hide or reject (:mod:`.decoder_family`; one lane).
+        hide, reject = getattr(lane, "hide", None), getattr(lane, "reject", None)
+        scalar = lane.multi if hide is None and reject is None else \
+            lane.multi & ~any_of(mark for mark in (hide, reject) if mark is not None)
+        rejected = () if reject is None else ((reject, ErrorKind.SURROGATE),)
+        err = lane.erb | lane.unc | lane.trunc
+        regs.showc = pipe.fact(f"e{k}_showc", lane.asc | scalar, nv)
+        regs.err = pipe.fact(f"e{k}_err", err if reject is None else err | reject, nv)
         regs.multi = pipe.fact(f"e{k}_multi", lane.multi, nv)
         regs.len34 = pipe.fact(f"e{k}_len34", lane.len34, nv)
         regs.len4 = pipe.fact(f"e{k}_len4", lane.len4, nv)
@@ -732,7 +738,8 @@ def stage_e(pipe, d, surrogateescape):
         regs.kind = pipe.fact(f"e{k}_kind",
                               lane.startkind.as_value() |
                               kind_of((lane.unc, ErrorKind.UNEXPECTED_CONTINUATION),
-                                      (lane.trunc, ErrorKind.TRUNCATED)), nv, ErrorKind)
+                                      (lane.trunc, ErrorKind.TRUNCATED), *rejected),
+                              nv, ErrorKind)
         if count == 1:
             regs.d = recent[0]
             regs.w = recent[1:4]

@@ -24,10 +24,9 @@ class Utf16Decoder(PolicyStage):
     of the same message is one supplementary code point; a surrogate unit anywhere else is
     *lone*: an error (``SURROGATE``, one maximal subpart). Every other unit is its own code point.
     The output equals the reference model's ``JoinSurrogates`` stage followed by its error
-    policy (``utf8_gateware.sim.encodings.surrogates``, ``reference.render``). It is also the
-    joining stage that CESU-8 and Modified UTF-8 decoding compose after a byte decoder that
-    accepts surrogates: the boundary lies at code units, so neither byte decoder needs a longer
-    look-back window.
+    policy (``utf8_gateware.sim.encodings.surrogates``, ``reference.render``). (CESU-8 and
+    Modified UTF-8 decoding join pairs by the same rule inside the byte decoder's pipeline:
+    :class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`.)
 
     Parameters
     ----------
@@ -60,13 +59,6 @@ class Utf16Decoder(PolicyStage):
     multiplexer).
     """
 
-    # What a subclass for another composition changes (see
-    # :class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`): whether a lone surrogate is
-    # an error, and whether the error beats are the UTF-16 byte stage's (U+FFFD, merged with a
-    # lead before them) rather than items to pass on as they are.
-    _lone_is_error = True
-    _utf16_error_beats = True
-
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
     LATENCY = 3
 
@@ -78,8 +70,8 @@ class Utf16Decoder(PolicyStage):
         pipe = Pipeline(m, flush_steps=3)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
         replace = self._errors == "replace"
-        merge = replace and self._utf16_error_beats     # a lead and an error beat: one subpart
-        lone_sub = replace and self._lone_is_error      # a lone surrogate becomes U+FFFD
+        merge = lone_sub = replace      # a lead and an error beat: one subpart; a lone
+                                        # surrogate becomes U+FFFD
 
         def term(name, value, width=1):
             """`value` as a signal that synthesis maps to LUTs of its own (a LUT level)."""
@@ -101,11 +93,10 @@ class Utf16Decoder(PolicyStage):
         # x completes a held lead's output: a pair, or (replace) one TRUNCATED subpart.
         x_ends  = pipe.data("x_ends", trail | (trunc if merge else 0))
         x_waits = pipe.data("x_waits", lead & ~p.last)       # x would wait for the next unit
-        x_sub   = pipe.data("x_sub", (~ok if self._utf16_error_beats else 0) |
+        x_sub   = pipe.data("x_sub", ~ok |
                             (surrogate if lone_sub else 0))     # alone: U+FFFD
         # The kind of x alone: its own error, or SURROGATE for a (lone) surrogate unit.
-        lone_kind = ErrorKind.SURROGATE if self._lone_is_error else ErrorKind.NONE
-        x_kind  = pipe.data("x_kind", Mux(surrogate, lone_kind, p.error), 3)
+        x_kind  = pipe.data("x_kind", Mux(surrogate, ErrorKind.SURROGATE, p.error), 3)
 
         # -- the held unit: shifted in every step, but while a lead waits for the next unit -----
         # `h_wait`: a lead surrogate that is not the last unit of its message (it may join).
