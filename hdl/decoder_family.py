@@ -24,6 +24,11 @@ encoding       byte grammar                         stages
                                                     (:mod:`.surrogate_pair_rejecter`)
 =============  ===================================  =========================================
 
+``utf-8-rfc2279`` (values to 0x7FFFFFFF in up to six bytes) is not the lane pipeline but a core
+of its own (:data:`OWN_CORES`: :class:`~.rfc2279_decoder.Rfc2279Decoder`, one lane, 31-bit
+values, :func:`output_layout`): its sequences reach past the lane pipeline's three-byte
+look-back.
+
 Why these boundaries: a CESU-8 pair spans six bytes, past the byte decoder's three-byte
 look-back, but it is two items for a stage that sees code units, so pairs are joined after the
 byte decoder, by the UTF-16 decoder that joins them anyway (as
@@ -45,30 +50,40 @@ from utf8_gateware.sim.encodings import DECODE_POLICIES, lookup
 from .bom_stripper import ByteOrderMarkStripper
 from .error_kind import DECODE_ERRORS
 from .layouts import ByteLayout, CodepointLayout
+from .rfc2279_decoder import Rfc2279Decoder
 from .surrogate_escaper import SurrogateEscaper
 from .surrogate_joiner import SurrogateJoiner
 from .surrogate_pair_rejecter import SurrogatePairRejecter
 from .utf8_grammar import GRAMMARS
 
 
-__all__ = ["DECODER_ENCODINGS", "NOT_YET", "decoder_policies", "check_family_parameters",
+__all__ = ["DECODER_ENCODINGS", "OWN_CORES", "NOT_YET", "decoder_policies", "output_layout",
+           "check_family_parameters",
            "front_stages", "back_stages", "stages_latency", "connect_front", "connect_back"]
 
 
-#: The encodings ``Utf8Decoder`` decodes.
-DECODER_ENCODINGS = tuple(GRAMMARS)
+#: The encodings ``Utf8Decoder`` decodes with a core of their own instead of the lane pipeline:
+#: ``{encoding: class}`` (a class with ``errors``, ``LATENCY`` and ``OUTPUT_LAYOUT``).
+OWN_CORES = {"utf-8-rfc2279": Rfc2279Decoder}
 
-#: Encodings and policies the reference model has and the gateware does not offer yet, and why.
-NOT_YET = {
-    ("utf-8-rfc2279", None): "values above U+10FFFF need a 6-byte look-back and 31-bit code "
-                             "points",
-}
+#: The encodings ``Utf8Decoder`` decodes.
+DECODER_ENCODINGS = (*GRAMMARS, *OWN_CORES)
+
+#: Encodings and policies the reference model has and the gateware does not offer yet, and why
+#: (``(encoding, None)``: the encoding as a whole).
+NOT_YET = {}
 
 
 def decoder_policies(encoding):
     """The error policies ``Utf8Decoder(encoding=encoding)`` offers."""
     return tuple(policy for policy in DECODE_POLICIES[encoding]
                  if policy in DECODE_ERRORS and (encoding, policy) not in NOT_YET)
+
+
+def output_layout(encoding):
+    """The payload layout of the one-lane ``Utf8Decoder(encoding=encoding)``'s ``o``."""
+    core = OWN_CORES.get(encoding)
+    return CodepointLayout if core is None else core.OUTPUT_LAYOUT
 
 
 def check_family_parameters(encoding, errors, lanes):
@@ -86,7 +101,7 @@ def check_family_parameters(encoding, errors, lanes):
         raise ValueError(f"{encoding} decodes in gateware with errors "
                          f"{', '.join(map(repr, decoder_policies(encoding)))}, not {errors!r}"
                          + (f" ({reason})" if reason else ""))
-    if lanes != 1 and stages_latency(encoding, errors):
+    if lanes != 1 and (stages_latency(encoding, errors) or encoding in OWN_CORES):
         raise ValueError(f"encoding {encoding!r} is decoded one lane at a time (lanes=1), "
                          f"not {lanes} lanes")
 

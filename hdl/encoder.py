@@ -20,6 +20,7 @@ from .component import CheckedComponent
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import CE_FANOUT
+from .rfc2279_encoder import Rfc2279Encoder
 from .surrogate_join import SurrogateJoiner
 from .surrogate_split import SplitUnitLayout, SurrogateSplitter
 
@@ -27,10 +28,14 @@ from .surrogate_split import SplitUnitLayout, SurrogateSplitter
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
            "Utf8Encoder"]
 
-#: The encodings :class:`Utf8Encoder` offers in gateware (the reference model has more:
-#: ``utf-8-rfc2279`` is not offered yet; UTF-16 is :class:`~utf8_gateware.hdl.utf16_encoder.
-#: Utf16Encoder` and :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`).
-ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
+#: The encodings :class:`Utf8Encoder` writes with a core of their own instead of the byte
+#: pipeline: ``{encoding: class}``.
+OWN_CORES = {"utf-8-rfc2279": Rfc2279Encoder}
+
+#: The encodings :class:`Utf8Encoder` offers in gateware (UTF-16 is
+#: :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` and
+#: :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`).
+ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8", *OWN_CORES)
 
 #: The byte rules :class:`Utf8ByteEncoder` offers (``encoding``), and its error policies.
 BYTE_ENCODINGS = ("utf-8", "cesu-8", "mutf-8", "wtf-8")
@@ -343,8 +348,7 @@ class Utf8Encoder(Utf8ByteEncoder):
         model offers for ``encoding`` (``ENCODE_POLICIES``); any other pair is a one-line
         :class:`ValueError` before construction.
     encoding : str
-        One of :data:`ENCODER_ENCODINGS` (see *Encodings*; ``"utf-8-rfc2279"`` is not offered
-        in gateware yet: a one-line :class:`ValueError`).
+        One of :data:`ENCODER_ENCODINGS` (see *Encodings*).
     carry_error : bool
         If set, the input payload has an extra ``error`` field
         (:data:`CarriedUnitLayout`) which is reported on the first output beat of its unit
@@ -396,6 +400,12 @@ class Utf8Encoder(Utf8ByteEncoder):
         writing every surrogate: a lead surrogate directly followed by a trail surrogate (in one
         message) is written as the pair's 4-byte form, a lone surrogate as 3 bytes. (A lead
         surrogate that is not the last unit of its message waits for the next unit.)
+
+    ``"utf-8-rfc2279"``
+        :class:`~utf8_gateware.hdl.rfc2279_encoder.Rfc2279Encoder`, a core of its own (values
+        to 0x7FFFFFFF in 1 to 6 bytes; 0x80000000 and more ``TOO_LARGE``; ``"replace"`` or
+        ``"strict"``; latency 4): its 5- and 6-byte forms do not fit the byte pipeline's
+        four-byte classes.
 
     Every invalid unit is one error on the first beat of its own output (a split or joined pair
     is never one), so error indices are those of the reference model.
@@ -455,6 +465,8 @@ class Utf8Encoder(Utf8ByteEncoder):
     @staticmethod
     def latency(encoding="utf-8"):
         """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
+        if encoding in OWN_CORES:
+            return OWN_CORES[encoding].LATENCY
         return Utf8ByteEncoder.LATENCY + _EXTRA_LATENCY.get(encoding, 0)
 
     def _input_layout(self):
@@ -464,6 +476,11 @@ class Utf8Encoder(Utf8ByteEncoder):
         if self._encoding == "utf-8":
             return super().elaborate(platform)
         m = Module()
+        if self._encoding in OWN_CORES:
+            m.submodules.core = core = OWN_CORES[self._encoding](self._errors)
+            wiring.connect(m, wiring.flipped(self.i), core.i)
+            wiring.connect(m, core.o, wiring.flipped(self.o))
+            return m
         byte_encoding = "utf-8" if self._encoding == "utf-8-sig" else self._encoding
         m.submodules.bytes = encoder = Utf8ByteEncoder(self._errors, encoding=byte_encoding)
         first, last = encoder.i, encoder.o

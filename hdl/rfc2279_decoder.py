@@ -158,6 +158,9 @@ class Rfc2279Decoder(CheckedComponent):
     #: Cycles from the transfer of a determining byte to its output being valid.
     LATENCY = 5
 
+    #: The payload layout of ``o``.
+    OUTPUT_LAYOUT = WideCodepointLayout
+
     @classmethod
     def check_parameters(cls, errors="replace"):
         check_policy(errors, RFC2279_DECODE_ERRORS)
@@ -166,7 +169,7 @@ class Rfc2279Decoder(CheckedComponent):
         self._errors = errors
         super().__init__({
             "i": In(stream.Signature(ByteLayout)),
-            "o": Out(stream.Signature(WideCodepointLayout)),
+            "o": Out(stream.Signature(self.OUTPUT_LAYOUT)),
         })
 
     @property
