@@ -66,9 +66,19 @@ class Rfc2279Tables:
                for n in range(2, self.max_length + 1)},
         }
         for c, (low, kind) in enumerate(self.narrowed):
-            sets[f"ok{c}"] = set(range(low, 0xC0))
             sets[f"lead{c}"] = {byte for byte in leads
                                 if (grammar.low[byte], grammar.second_error[byte]) == (low, kind)}
+        sets["narrowed"] = {byte for byte in leads if grammar.low[byte] != 0x80}
+        assert all(length[byte] >= 3 for byte in sets["narrowed"]), \
+            "a narrowed lead's second byte never completes a form"
+        #: The range errors of the narrowed leads.
+        self.range_kinds = sorted({kind for _, kind in self.narrowed}, key=lambda k: k.value)
+        for kind in self.range_kinds:
+            sets[f"lead_{kind.label}"] = {byte for byte in sets["narrowed"]
+                                          if grammar.second_error[byte] is kind}
+        #: The continuation bytes at or above each narrowed class's bound (from the raw byte).
+        self.bounds = ByteClassifier({f"ok{c}": set(range(low, 0xC0))
+                                      for c, (low, _) in enumerate(self.narrowed)})
         self.start_kinds = sorted({grammar.start_error[byte] for byte in range(256)
                                    if not length[byte] and byte not in _CONTINUATION},
                                   key=lambda kind: kind.value)
@@ -138,20 +148,19 @@ class Rfc2279Decoder(CheckedComponent):
         picks between ``x`` and ``y``. The state takes a byte's update only for a byte (a
         bubble keeps it), and clears at the end of a message. ``C`` also registers what the byte
         completes (``cmp2``..``cmp6``: a form of n or more bytes), its own error, the burst,
-        and the payload shift register (six bits per byte).
+        and the payload shift register (six bits per byte, 37 bits).
     ``D``
-        The byte's own output: the shift register masked by the completed length (bits 0..6
-        for a single byte), or U+FFFD.
+        The byte's facts one step later (what it completes, its own error and kind).
     ``E``
-        The output slot: ``D``'s output, or the burst of the byte now in ``D``. A burst lands in
-        the slot just before the own output of the byte that ends the prefix, which belongs to
-        a prefix byte or a bubble and is always silent, so a byte that yields two outputs never
-        stops the input.
+        The output slot: the own output of the byte in ``D`` (``C``'s shift register as it was
+        one byte ago, masked by the completed length; bits 0..6 for a single byte; or U+FFFD),
+        or the burst of the byte in ``C``. A burst lands in the slot just before the own output
+        of the byte that ends the prefix, which belongs to a prefix byte or a bubble and is
+        always silent, so a byte that yields two outputs never stops the input.
     ``K``
         The skid register (:meth:`~utf8_gateware.hdl.pipeline.Pipeline.drive_output`).
 
-    LUT depth: two levels between flip-flops (one for ``A``'s predicates and most of ``D``
-    and ``E``), plus the clock enable of the state flip-flops (a copy of ``adv`` and ``B``'s
+    LUT depth: two levels between flip-flops (one for ``A``'s predicates and ``D``), plus the clock enable of the state flip-flops (a copy of ``adv`` and ``B``'s
     byte flag).
     """
 
@@ -181,93 +190,104 @@ class Rfc2279Decoder(CheckedComponent):
         tables = _TABLES
         pipe = Pipeline(m, flush_steps=4)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
+        state = _State(tables)
         a = self._stage_a(pipe, tables)
-        b = self._stage_b(pipe, tables, a)
-        c = self._stage_c(m, pipe, tables, b)
+        b = self._stage_b(pipe, tables, a, state)
+        c = self._stage_c(m, pipe, tables, b, state)
         d = self._stage_d(m, pipe, tables, c)
-        e_valid, out = self._stage_e(pipe, tables, c, d)
+        e_valid, out = self._stage_e(m, pipe, tables, c, d)
         pipe.drive_output(self.o, e_valid, out)
         return m
 
     def _stage_a(self, pipe, tables):
         i = self.i
+        bounds = tables.bounds.values(i.p.data)
         return _Regs(
             bub=pipe.control("a_bub", ~i.valid),
             end=pipe.control("a_end", i.valid & i.p.last),
             last=pipe.data("a_last", i.p.last),
             pay=pipe.data("a_pay", i.p.data[:7], 7),
-            pred=tables.classifier.registers(pipe, "a", i.p.data))
+            pred=tables.classifier.registers(pipe, "a", i.p.data),
+            ok=[pipe.data(f"a_ok{c}", tables.bounds.member(bounds, f"ok{c}"))
+                for c in range(len(tables.narrowed))])
 
-    def _stage_b(self, pipe, tables, a):
+    def _stage_b(self, pipe, tables, a, state):
+        m = pipe.m
+        classifier = tables.classifier
+
         def member(name):
-            return tables.classifier.member(a.pred, name)
+            return classifier.member(a.pred, name)
 
         def flag(name):
             return pipe.fact(f"b_{name}", member(name), a.bub)
         n = tables.max_length
         starts = [(member(f"start_{kind.label}"), kind) for kind in tables.start_kinds]
+        # The class of the latest valid byte (a narrowed lead's, or none), for the byte after
+        # it: whether that one is an allowed second byte is checked here, a stage ahead of the
+        # state's loop.
+        history = [pipe.held(f"b_h{c}", member(f"lead{c}"), ~a.bub)
+                   for c in range(len(tables.narrowed))]
+        ranges = [lut(m, f"b_sok{g}", any_of(h & ok for h, ok in
+                                             list(zip(history, a.ok))[2 * g:2 * g + 2]))
+                  for g in range((len(history) + 1) // 2)]
+
+        def with_second(name, members):
+            """``second_ok | members`` (``members``: a set of non-continuation bytes)."""
+            terms = classifier.terms(a.pred, members) if members else []
+            return pipe.fact(f"b_w_{name}", any_of(ranges + _pairs(m, f"b_w_{name}", terms)),
+                             a.bub)
         return _Regs(
             bub=pipe.control("b_bub", a.bub),
             end=pipe.control("b_end", a.end),
             go=pipe.control("b_go", ~a.bub | a.end),     # the state takes this step
             last=pipe.fact("b_last", a.last, a.bub),
             pay=pipe.data("b_pay", a.pay, 7),
-            single=flag("single"), cont=flag("cont"), plain=flag("plain"),
-            length={k: flag(f"len{k}") for k in range(2, n + 1)},
-            ok=[flag(f"ok{c}") for c in range(len(tables.narrowed))],
-            lead=[flag(f"lead{c}") for c in range(len(tables.narrowed))],
+            single=flag("single"), cont=flag("cont"), narrowed=flag("narrowed"),
+            length={k: flag(f"len{k}") for k in range(3, n + 1)},
+            second_ok=with_second("sok", None),
+            due={k: with_second(f"len{k + 1}", f"len{k + 1}") for k in range(1, n)},
+            plain=with_second("plain", "plain"),
+            kinds={kind: flag(f"lead_{kind.label}") for kind in tables.range_kinds},
             serr=pipe.fact("b_serr", any_of(f for f, _ in starts), a.bub),
             skind=pipe.fact("b_skind", kind_of(*starts), a.bub, ErrorKind))
 
-    def _stage_c(self, m, pipe, tables, b):
+    def _stage_c(self, m, pipe, tables, b, state):
         n = tables.max_length
-        # The state (cleared at the end of a message, kept across bubbles).
-        due = {k: Signal(name=f"c_m{k}") for k in range(1, n)}        # continuations due >= k
-        length = {k: Signal(name=f"c_len{k}") for k in range(3, n + 1)}
-        plain = Signal(name="c_pl")
-        second = [Signal(name=f"c_s{c}") for c in range(len(tables.narrowed))]
-
-        # extend = OR of (state flag & byte class); all pairs but the last in first-level LUTs
-        # of two pairs each, the last folded into `pick`.
-        pairs = [(plain, b.cont), *zip(second, b.ok)]
-        *front, (s_last, ok_last) = pairs
-        terms = [lut(m, f"c_t{g}", any_of(s & ok for s, ok in front[2 * g:2 * g + 2]))
-                 for g in range((len(front) + 1) // 2)]
-        assert len(terms) <= 2, "extend is two LUT levels"
-
-        def pick(name, if_extend, otherwise):
-            """``extend ? if_extend : otherwise`` (``if_extend`` one signal or constant)."""
-            inner = lut(m, f"c_u_{name}", Mux(s_last & ok_last, if_extend, otherwise))
-            return Mux(any_of(terms), if_extend, inner)
+        due, length, plain, narrowed = state.due, state.length, state.plain, state.narrowed
+        cont = b.cont
+        # The byte extends the pending prefix if it is a continuation byte and the prefix
+        # wants any (``plain``) or it is an allowed second byte (``narrowed``). A byte that is
+        # not a continuation byte starts afresh: the B flags ``b.due`` etc. are then its own
+        # (``second_ok`` is 0); for a continuation byte they are ``second_ok``. So each next
+        # state is one LUT of four flip-flops.
+        allowed = ~narrowed | b.second_ok
 
         def due_at(k):
             return due[k] if k in due else 0
-
-        nxt = [(due[k], pick(f"m{k}", due_at(k + 1), b.length[k + 1])) for k in due]
+        nxt = [(due[k], Mux(cont, due_at(k + 1) & (~narrowed | b.due[k]), b.due[k]))
+               for k in due]
         pending = nxt[0][1]                   # a prefix is pending after the byte
-        nxt += [(length[k], pick(f"len{k}", length[k], b.length[k])) for k in length]
-        nxt += [(plain, pick("pl", due_at(2), b.plain))]
-        nxt += [(s, pick(f"s{c}", 0, lead)) for c, (s, lead) in enumerate(zip(second, b.lead))]
+        nxt += [(length[k], Mux(cont, length[k], b.length[k])) for k in length]
+        nxt += [(plain, Mux(cont, due_at(2) & (~narrowed | b.plain), b.plain)),
+                (narrowed, b.narrowed)]
+        nxt += [(state.kinds[kind], b.kinds[kind]) for kind in tables.range_kinds]
         with m.If(pipe.enable(len(nxt)) & b.go):
             with m.If(b.end):
                 m.d.sync += [reg.eq(0) for reg, _ in nxt]
             with m.Else():
                 m.d.sync += [reg.eq(value) for reg, value in nxt]
 
-        # What the byte completes: cmp[k], a form of k or more bytes.
-        done = {k: lut(m, f"c_x{k}", ~due_at(2) & (length[k] if k > 2 else 1))
-                for k in range(2, n + 1)}
-        cmp = {k: pipe.fact(f"c_cmp{k}", pick(f"cmp{k}", done[k], 0), b.bub)
+        # What the byte completes: cmp[k], a form of k or more bytes (a narrowed lead's second
+        # byte never completes one: they are 3 bytes or more).
+        completes = cont & due[1] & ~due_at(2)
+        cmp = {k: pipe.fact(f"c_cmp{k}", completes & (length[k] if k > 2 else 1), b.bub)
                for k in range(2, n + 1)}
-        # The payload shift register: six bits per byte (bits 0..5 the latest byte's).
-        acc = pipe.register("c_acc", tables.width)
-        with m.If(pipe.enable(tables.width)):
+        # The payload shift register: six bits per byte (bits 0..5 the latest byte's), six more
+        # than a value so that stage E can look one byte back.
+        acc = pipe.register("c_acc", tables.width + 6)
+        with m.If(pipe.enable(len(acc))):
             m.d.sync += acc.eq(keep(~b.bub, Cat(b.pay[:6], acc[:-6]), acc))
-        # The range error of a lone lead of each kind.
-        kinds = sorted({kind for _, kind in tables.narrowed}, key=lambda kind: kind.value)
-        ranged = [(pipe.fact(f"c_r_{kind.label}",
-                             any_of(s & b.cont for s, (_, k) in zip(second, tables.narrowed)
-                                    if k is kind), b.bub), kind) for kind in kinds]
+        extend = cont & due[1] & allowed
         return _Regs(
             bub=pipe.control("c_bub", b.bub),
             last=pipe.fact("c_last", b.last, b.bub),
@@ -276,45 +296,76 @@ class Rfc2279Decoder(CheckedComponent):
             single=pipe.fact("c_single", b.single, b.bub),
             serr=pipe.fact("c_serr", b.serr, b.bub),
             skind=pipe.fact("c_skind", b.skind, b.bub, ErrorKind),
-            stray=pipe.fact("c_stray", pick("stray", 0, b.cont), b.bub),
+            stray=pipe.fact("c_stray", cont & ~extend, b.bub),
             pending=pipe.fact("c_pend", pending, b.bub),
-            burst=pipe.fact("c_burst", pick("burst", 0, due[1]), b.bub),
-            ranged=ranged)
+            burst=pipe.fact("c_burst", due[1] & ~extend, b.bub),
+            # The range error of a lone lead of each kind.
+            ranged=[(pipe.fact(f"c_r_{kind.label}", state.kinds[kind] & cont, b.bub), kind)
+                    for kind in tables.range_kinds])
 
     def _stage_d(self, m, pipe, tables, c):
+        """The facts of the byte in ``C`` one step later (``E`` assembles its value)."""
         cut = lut(m, "d_cut", c.last & c.pending)       # a prefix cut short by `last`
         error = lut(m, "d_err", c.serr | c.stray | cut)
-        bits = []
-        for bit in range(tables.width):
-            if bit < 6:
-                value = c.acc[bit] & (c.cmp[2] | c.single)
-            elif bit == 6:
-                value = (c.acc[bit] & c.cmp[2]) | (c.b6 & c.single)
-            else:
-                value = c.acc[bit] & c.cmp[tables.value_mask_length(bit)]
-            if _REPLACEMENT >> bit & 1:
-                value = value | error
-            bits.append(value)
         kind = c.skind.as_value() | kind_of((c.stray, tables.continuation_kind),
                                             (cut, ErrorKind.TRUNCATED))
         return _Regs(
-            cp=pipe.data("d_cp", Cat(*bits), tables.width),
+            cmp={k: pipe.data(f"d_cmp{k}", flag) for k, flag in c.cmp.items()},
+            single=pipe.data("d_single", c.single),
+            b6=pipe.data("d_b6", c.b6),
+            error=pipe.data("d_err", error),
             kind=pipe.data("d_kind", kind, ErrorKind),
             valid=pipe.data("d_v", c.cmp[2] | c.single | error),
             last=pipe.data("d_last", c.last))
 
-    def _stage_e(self, pipe, tables, c, d):
+    def _stage_e(self, m, pipe, tables, c, d):
+        """The output slot: the own output of the byte in ``D``, or the burst of the byte in
+        ``C``. The value of the byte in ``D`` is ``C``'s shift register as it was one byte ago:
+        shifted back by six bits unless ``C`` holds a bubble."""
+        replaced = lut(m, "e_fffd", d.error | c.burst)
+        bits = []
+        for bit in range(tables.width):
+            then = lut(m, f"e_acc{bit}", Mux(c.bub, c.acc[bit], c.acc[bit + 6]))
+            if bit < 6:
+                value = then & (d.cmp[2] | d.single)
+            elif bit == 6:
+                value = lut(m, "e_acc6_cmp", then & d.cmp[2]) | (d.b6 & d.single)
+            else:
+                value = then & d.cmp[tables.value_mask_length(bit)]
+            if _REPLACEMENT >> bit & 1:
+                value = value | replaced
+            bits.append(value)
         ranged = any_of(flag for flag, _ in c.ranged)
         burst_kind = kind_of(*c.ranged, (~ranged, ErrorKind.TRUNCATED))
         out = Signal(WideCodepointLayout)
-        pipe.m.d.comb += [
-            out.codepoint.eq(pipe.data("e_cp", d.cp | Mux(c.burst, _REPLACEMENT, 0),
-                                       tables.width)),
+        m.d.comb += [
+            out.codepoint.eq(pipe.data("e_cp", Cat(*bits), tables.width)),
             out.error.eq(pipe.data("e_kind", d.kind.as_value() |
                                    Mux(c.burst, burst_kind, ErrorKind.NONE), ErrorKind)),
             out.last.eq(pipe.data("e_last", d.last)),
         ]
         return pipe.data("e_v", d.valid | c.burst), out
+
+
+def _pairs(m, name, terms):
+    """``terms`` (ANDs of at most two predicates each) ORed in pairs, one LUT per pair."""
+    return [lut(m, f"{name}_{index}", any_of(terms[index:index + 2]))
+            for index in range(0, len(terms), 2)]
+
+
+class _State:
+    """The decoder's state (stage ``C``; cleared at the end of a message, kept across
+    bubbles): ``due[k]``, k or more continuation bytes are due (a thermometer, ``due[1]``: a
+    prefix is pending); ``length[k]``, the pending sequence has k or more bytes (k >= 3);
+    ``plain``, the next byte may be any continuation byte; ``narrowed``, it is the second byte
+    of a lead of a narrowed class; ``kinds[kind]``, of a lead whose range error is ``kind``."""
+    def __init__(self, tables):
+        n = tables.max_length
+        self.due = {k: Signal(name=f"c_m{k}") for k in range(1, n)}
+        self.length = {k: Signal(name=f"c_len{k}") for k in range(3, n + 1)}
+        self.plain = Signal(name="c_pl")
+        self.narrowed = Signal(name="c_sn")
+        self.kinds = {kind: Signal(name=f"c_s_{kind.label}") for kind in tables.range_kinds}
 
 
 class _Regs:
