@@ -56,7 +56,7 @@ class Utf8Decoder(CheckedComponent):
         same byte pipeline generated from the encoding's byte grammar, with the encoding's
         stages in front or after it; ``"utf-8-rfc2279"`` (``replace`` only) is
         :class:`~utf8_gateware.hdl.rfc2279_decoder.Rfc2279Decoder` (its ``o`` has 31-bit
-        values, :data:`~utf8_gateware.hdl.layouts.WideCodepointLayout`; latency 5). Each
+        values, :data:`~utf8_gateware.hdl.layouts.WideCodepointLayout`; latency 6). Each
         decodes exactly like
         ``utf8_gateware.sim.encodings.decode(data, encoding, errors)``, with the policies the
         model offers for it that the gateware has: ``replace`` for all, ``surrogateescape``
