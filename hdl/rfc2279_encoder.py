@@ -109,7 +109,7 @@ class Rfc2279Encoder(CheckedComponent):
     def elaborate(self, platform):
         m = Module()
         pipe = Pipeline(m, flush_steps=1)
-        r, el, b = _Stage(m, "r"), _Stage(m, "l"), _Stage(m, "b")
+        r, el, b = _Stage("r"), _Stage("l"), _Stage("b")
         b.rem = Signal(_LENGTHS, name="b_rem", init=1)     # one-hot: bytes left (bit 0: one)
         b_takes = (lambda adv: adv & b.rem[0])
         l_loads = (lambda adv: ~el.valid | b_takes(adv))
@@ -139,7 +139,6 @@ class Rfc2279Encoder(CheckedComponent):
                      for n, flag in enumerate(el.n, start=1))], loads)
 
     def _stage_b(self, pipe, el, b, takes):
-        m = pipe.m
         marker = self._errors == "strict"
         error_lead = [0] * 8 if marker else [(0xEF >> bit) & 1 for bit in range(8)]
         u = [el.u[bit] for bit in range(31)]
@@ -189,7 +188,7 @@ class Rfc2279Encoder(CheckedComponent):
 class _Stage:
     """The registers of one elastic stage: ``valid`` (0 at reset: empty), ``last``, and what
     the stage's builder adds."""
-    def __init__(self, m, name):
+    def __init__(self, name):
         self.valid = Signal(name=f"{name}_valid")
         self.last = Signal(name=f"{name}_last")
 
