@@ -10,7 +10,8 @@ random units. Here: streams rich in 5- and 6-byte forms, their overlong and cut 
 the shortest form of values sampled at every length boundary up to 0x7FFFFFFF, through the
 encoder and back through the decoder; the encoder at one byte per cycle on 6-byte forms; and
 (``exhaustive``, compiled) every message of one and two bytes and every long lead with every
-second byte.
+second byte; (``formal``) encoder then decoder is the identity on values below 0x80000000
+(:mod:`utf8_gateware.formal.rfc2279`).
 """
 
 import itertools
@@ -19,6 +20,7 @@ import random
 import numpy
 import pytest
 
+from utf8_gateware.formal import rfc2279 as rfc2279_proofs, runner as formal
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import ErrorKind
@@ -27,6 +29,7 @@ from utf8_gateware.sim import compiled, encodings, engines
 from utf8_gateware.sim.encodings.rfc2279 import RFC2279_LENGTH_LIMITS
 from utf8_gateware.sim.reference import sequence_bytes
 from utf8_gateware.sim.testbench import run_full_rate, run_stream
+from proofs import assert_proved
 
 
 ENCODING = "utf-8-rfc2279"
@@ -211,3 +214,12 @@ def test_sweep():
     assert not differ.size, f"first difference at output {differ[0]}: " \
                             f"{hex(got[differ[0]])}, model {hex(want[differ[0]])}"
     assert result.cycles <= len(items_) + Utf8Decoder.latency(encoding=ENCODING) + 8
+
+
+# --- formal --------------------------------------------------------------------------------------
+
+@pytest.mark.formal
+@pytest.mark.parametrize("proof", rfc2279_proofs.PROOFS, ids=lambda proof: proof.name)
+def test_proof(proof, tmp_path):
+    results = formal.run_many(proof.jobs(), workdir=tmp_path, max_workers=1)
+    assert_proved(results, proof.name)
