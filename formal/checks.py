@@ -675,9 +675,14 @@ class Together(Elaboratable):
         return m
 
 
-def check_scalar_round_trip(m, encoder, decoder, *, drain, name):
+def _scalar(value):
+    return (value < 0x110000) & ~((value >= 0xD800) & (value <= 0xDFFF))
+
+
+def check_scalar_round_trip(m, encoder, decoder, *, drain, name, values=_scalar, width=21):
     """Property 4a for any encoder and decoder of code points (UTF-8, UTF-16): the encoder's
-    input is free (``AnySeq``) but assumed to be scalar values; ``decoder`` takes the encoder's
+    input is free (``AnySeq``) but assumed to be scalar values (``values(unit)``: the
+    assumption; ``width``: the bits of a value); ``decoder`` takes the encoder's
     output (its payload fields by name); the decoder's outputs must be the scalar values, in
     order, without error and with the same ``last``, the encoder flags no error, and both
     output streams keep the stream rules. Bounded liveness: after ``drain`` quiet cycles with
@@ -685,8 +690,7 @@ def check_scalar_round_trip(m, encoder, decoder, *, drain, name):
     covers)."""
     i_xfer = drive_source(m, encoder.i)
     value = encoder.i.payload.codepoint
-    m.d.comb += Assume(~encoder.i.valid | ((value < 0x110000) &
-                                            ~((value >= 0xD800) & (value <= 0xDFFF))))
+    m.d.comb += Assume(~encoder.i.valid | values(value))
     source, sink = encoder.o.payload, decoder.i.payload
     m.d.comb += [
         decoder.i.valid.eq(encoder.o.valid),
@@ -701,7 +705,7 @@ def check_scalar_round_trip(m, encoder, decoder, *, drain, name):
 
     out = decoder.o.payload
     assert_identity(m, decoder.o, i_xfer=i_xfer, o_xfer=o_xfer,
-                    layout=data.StructLayout({"codepoint": 21, "last": 1}),
+                    layout=data.StructLayout({"codepoint": width, "last": 1}),
                     inputs={"codepoint": value, "last": encoder.i.payload.last},
                     outputs={"codepoint": out.codepoint, "last": out.last},
                     error=out.error, drain=drain, name=name)

@@ -1,15 +1,16 @@
 """Streaming UTF-8 decoder: bytes in, Unicode scalar values (or error outputs) out, N lanes."""
 
 from amaranth.hdl import Cat, Module, Signal
-from amaranth.lib import stream
+from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
-from .decoder_family import FamilyStages, check_family_parameters, connect_back, stages_latency
+from .decoder_family import (OWN_CORES, FamilyStages, check_family_parameters, connect_back,
+                             output_layout, stages_latency)
 from .decoder_lane import (LaneTables, before, kind_of, lane_stages, stage_a, stage_align,
                            stage_b, stage_c, stage_d, stage_e)
 from .error_kind import DECODE_ERRORS, ErrorKind, check_policy
-from .layouts import ByteLayout, CodepointLayout, byte_beat_layout, codepoint_beat_layout
+from .layouts import ByteLayout, byte_beat_layout, codepoint_beat_layout
 from .pipeline import CE_FANOUT, Pipeline, any_of
 from .utf8_grammar import GRAMMARS
 
@@ -49,10 +50,14 @@ class Utf8Decoder(CheckedComponent):
         What an ill-formed byte sequence becomes (see below).
     lanes : 1, 2, 4, 8 or 16
         Bytes per beat.
-    encoding : ``"utf-8"`` (default), ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"`` or ``"wtf-8"``
+    encoding : ``"utf-8"`` (default), ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"``, ``"wtf-8"``
+        or ``"utf-8-rfc2279"``
         The encoding of the family to decode (:mod:`~utf8_gateware.hdl.decoder_family`): the
         same byte pipeline generated from the encoding's byte grammar, with the encoding's
-        marks and stages folded into it. Each decodes exactly like
+        marks and stages folded into it; ``"utf-8-rfc2279"`` (``replace`` only) is
+        :class:`~utf8_gateware.hdl.rfc2279_decoder.Rfc2279Decoder` (its ``o`` has 31-bit
+        values, :data:`~utf8_gateware.hdl.layouts.WideCodepointLayout`; latency 6). Each
+        decodes exactly like
         ``utf8_gateware.sim.encodings.decode(data, encoding, errors)``, with the policies the
         model offers for it that the gateware has: ``replace`` for all, ``surrogateescape``
         for ``utf-8``, ``utf-8-sig`` and ``cesu-8`` (``mutf-8`` and ``wtf-8`` have none: a
@@ -185,7 +190,7 @@ class Utf8Decoder(CheckedComponent):
         self._lanes = lanes
         self._encoding = encoding
         if lanes == 1:
-            i_layout, o_layout = ByteLayout, CodepointLayout
+            i_layout, o_layout = ByteLayout, output_layout(encoding)
         else:
             i_layout, o_layout = byte_beat_layout(lanes), codepoint_beat_layout(lanes)
         super().__init__({
@@ -218,6 +223,8 @@ class Utf8Decoder(CheckedComponent):
     @staticmethod
     def latency(errors="replace", *, lanes=1, encoding="utf-8"):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
+        if encoding in OWN_CORES:
+            return OWN_CORES[encoding].LATENCY
         slots = (lanes - 1 + _BURST[errors]) // lanes
         align = ((lanes - 1).bit_length() + 1) // 2
         return 1 + lane_stages(lanes) + slots + align + stages_latency(encoding, errors)
@@ -228,6 +235,8 @@ class Utf8Decoder(CheckedComponent):
         return ((self._lanes - 1).bit_length() + 1) // 2
 
     def elaborate(self, platform):
+        if self._encoding in OWN_CORES:
+            return self._own_core()
         m = Module()
         se = self._errors == "surrogateescape"
         n = self._lanes
@@ -279,6 +288,14 @@ class Utf8Decoder(CheckedComponent):
                 beat_valid = pipe.data(f"s{stage}_v", beat_valid | crossing(stage))
         pipe.drive_output(connect_back(m, family.back_stages(), self.o),
                           *family.after(pipe, slots[0], beat_valid, out))
+        return m
+
+    def _own_core(self):
+        """The core of an encoding of :data:`OWN_CORES`, between this one's ports."""
+        m = Module()
+        m.submodules.core = core = OWN_CORES[self._encoding](self._errors)
+        wiring.connect(m, wiring.flipped(self.i), core.i)
+        wiring.connect(m, core.o, wiring.flipped(self.o))
         return m
 
     # -- slots -----------------------------------------------------------------------------------

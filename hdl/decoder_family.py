@@ -26,6 +26,11 @@ encoding       byte grammar                         marks and stages
                                                     (:mod:`.surrogate_pair_rejecter`)
 =============  ===================================  =========================================
 
+``utf-8-rfc2279`` (values to 0x7FFFFFFF in up to six bytes) is not the lane pipeline but a core
+of its own (:data:`OWN_CORES`: :class:`~.rfc2279_decoder.Rfc2279Decoder`, one lane, 31-bit
+values, :func:`output_layout`): its sequences reach past the lane pipeline's three-byte
+look-back.
+
 Why these boundaries, and why all of it is one pipeline: a byte order mark is three fixed
 bytes at a message's start, and WTF-8's ill-formed pair a trail sequence right after a lead
 sequence, both facts of a few bytes in a row that the byte decoder's lane computes beside its
@@ -50,6 +55,7 @@ from .bom_stripper import byte_order_mark
 from .error_kind import DECODE_ERRORS
 from .lane_marks import ByteMarks
 from .layouts import CodepointLayout
+from .rfc2279_decoder import Rfc2279Decoder
 from .surrogate_escaper import SurrogateEscaper
 from .surrogate_joiner import SurrogateJoiner
 from .surrogate_pair_rejecter import surrogate_pair
@@ -57,23 +63,31 @@ from .utf8_grammar import GRAMMARS
 
 
 __all__ = ["DECODER_ENCODINGS", "NOT_YET", "decoder_policies", "check_family_parameters",
-           "FamilyStages", "stages_latency", "connect_back"]
+           "FamilyStages", "OWN_CORES", "output_layout", "stages_latency", "connect_back"]
 
+
+#: The encodings ``Utf8Decoder`` decodes with a core of their own instead of the lane pipeline:
+#: ``{encoding: class}`` (a class with ``errors``, ``LATENCY`` and ``OUTPUT_LAYOUT``).
+OWN_CORES = {"utf-8-rfc2279": Rfc2279Decoder}
 
 #: The encodings ``Utf8Decoder`` decodes.
-DECODER_ENCODINGS = tuple(GRAMMARS)
+DECODER_ENCODINGS = (*GRAMMARS, *OWN_CORES)
 
-#: Encodings and policies the reference model has and the gateware does not offer yet, and why.
-NOT_YET = {
-    ("utf-8-rfc2279", None): "values above U+10FFFF need a 6-byte look-back and 31-bit code "
-                             "points",
-}
+#: Encodings and policies the reference model has and the gateware does not offer yet, and why
+#: (``(encoding, None)``: the encoding as a whole).
+NOT_YET = {}
 
 
 def decoder_policies(encoding):
     """The error policies ``Utf8Decoder(encoding=encoding)`` offers."""
     return tuple(policy for policy in DECODE_POLICIES[encoding]
                  if policy in DECODE_ERRORS and (encoding, policy) not in NOT_YET)
+
+
+def output_layout(encoding):
+    """The payload layout of the one-lane ``Utf8Decoder(encoding=encoding)``'s ``o``."""
+    core = OWN_CORES.get(encoding)
+    return CodepointLayout if core is None else core.OUTPUT_LAYOUT
 
 
 def check_family_parameters(encoding, errors, lanes):
@@ -91,7 +105,7 @@ def check_family_parameters(encoding, errors, lanes):
         raise ValueError(f"{encoding} decodes in gateware with errors "
                          f"{', '.join(map(repr, decoder_policies(encoding)))}, not {errors!r}"
                          + (f" ({reason})" if reason else ""))
-    if lanes != 1 and FamilyStages.folds(encoding, errors):
+    if lanes != 1 and (FamilyStages.folds(encoding, errors) or encoding in OWN_CORES):
         raise ValueError(f"encoding {encoding!r} is decoded one lane at a time (lanes=1), "
                          f"not {lanes} lanes")
 

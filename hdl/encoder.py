@@ -18,6 +18,7 @@ from .component import CheckedComponent
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import CE_FANOUT
+from .rfc2279_encoder import Rfc2279Encoder
 from .surrogate_join import CarriedJoinedUnitLayout, JoinedUnitLayout, SurrogateJoiner
 from .utf16_encoder import plane_minus_one
 
@@ -25,13 +26,18 @@ from .utf16_encoder import plane_minus_one
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
            "Utf8Encoder"]
 
-#: The encodings :class:`Utf8Encoder` offers in gateware (the reference model has more:
-#: ``utf-8-rfc2279`` is not offered yet; UTF-16 is :class:`~utf8_gateware.hdl.utf16_encoder.
-#: Utf16Encoder` and :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`).
-ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
+#: The encodings :class:`Utf8Encoder` writes with a core of their own instead of the byte
+#: pipeline: ``{encoding: class}``.
+OWN_CORES = {"utf-8-rfc2279": Rfc2279Encoder}
+
+#: The encodings :class:`Utf8Encoder` offers in gateware (UTF-16 is
+#: :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` and
+#: :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`).
+ENCODER_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8", *OWN_CORES)
 
 #: The byte rules :class:`Utf8ByteEncoder` offers (``encoding``), and its error policies.
-BYTE_ENCODINGS = ENCODER_ENCODINGS
+BYTE_ENCODINGS = tuple(encoding for encoding in ENCODER_ENCODINGS
+                       if encoding not in OWN_CORES)
 BYTE_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 #: The encodings whose supplementary code points are written as surrogate pairs.
@@ -397,8 +403,7 @@ class Utf8Encoder(Utf8ByteEncoder):
         model offers for ``encoding`` (``ENCODE_POLICIES``); any other pair is a one-line
         :class:`ValueError` before construction.
     encoding : str
-        One of :data:`ENCODER_ENCODINGS` (see *Encodings*; ``"utf-8-rfc2279"`` is not offered
-        in gateware yet: a one-line :class:`ValueError`).
+        One of :data:`ENCODER_ENCODINGS` (see *Encodings*).
     carry_error : bool
         If set, the input payload has an extra ``error`` field
         (:data:`CarriedUnitLayout`) which is reported on the first output beat of its unit
@@ -451,6 +456,12 @@ class Utf8Encoder(Utf8ByteEncoder):
         message) is written as the pair's 4-byte form, a lone surrogate as 3 bytes. (A lead
         surrogate that is not the last unit of its message waits for the next unit.)
 
+    ``"utf-8-rfc2279"``
+        :class:`~utf8_gateware.hdl.rfc2279_encoder.Rfc2279Encoder`, a core of its own (values
+        to 0x7FFFFFFF in 1 to 6 bytes; 0x80000000 and more ``TOO_LARGE``; ``"replace"`` or
+        ``"strict"``; latency 4): its 5- and 6-byte forms do not fit the byte pipeline's
+        four-byte classes.
+
     Every invalid unit is one error on the first beat of its own output (a split or joined pair
     is never one), so error indices are those of the reference model.
 
@@ -496,6 +507,9 @@ class Utf8Encoder(Utf8ByteEncoder):
             check_encoding(encoding, errors, "encode")
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
+        if carry_error and encoding in OWN_CORES:
+            raise ValueError(f"carry_error is not offered for {encoding} (its core does not "
+                             f"carry error kinds)")
 
     def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
         super().__init__(errors, encoding=encoding, carry_error=carry_error)
@@ -508,12 +522,20 @@ class Utf8Encoder(Utf8ByteEncoder):
     @staticmethod
     def latency(encoding="utf-8"):
         """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
+        if encoding in OWN_CORES:
+            return OWN_CORES[encoding].LATENCY
         return Utf8ByteEncoder.LATENCY + _EXTRA_LATENCY.get(encoding, 0)
 
     def _input_layout(self):
         return CarriedUnitLayout if self._carry_error else UnitLayout
 
     def elaborate(self, platform):
+        if self._encoding in OWN_CORES:
+            m = Module()
+            m.submodules.core = core = OWN_CORES[self._encoding](self._errors)
+            wiring.connect(m, wiring.flipped(self.i), core.i)
+            wiring.connect(m, core.o, wiring.flipped(self.o))
+            return m
         if self._encoding != "wtf-8":
             return super().elaborate(platform)
         m = Module()

@@ -1,17 +1,19 @@
 """Payload layouts of the cores' streams.
 
-========================  ==========================================  ==========================
-layout                    fields                                      used by
-========================  ==========================================  ==========================
-:data:`ByteLayout`        ``data: 8``, ``last: 1``                    decoder input
-:data:`CodepointLayout`   ``codepoint: 21``, ``error: ErrorKind``,    decoder output
-                          ``last: 1``
-:data:`UnitLayout`        ``codepoint: 32``, ``last: 1``              encoder input (UTF-32 unit)
-:data:`EncodedByteLayout` ``data: 8``, ``error: ErrorKind``,          encoder output
-                          ``last: 1``
-:data:`CodeUnitLayout`    ``unit: 16``, ``error: ErrorKind``,         UTF-16 encoder output,
-                          ``last: 1``                                 UTF-16 decoder input
-========================  ==========================================  ==========================
+===========================  ==========================================  ===========================
+layout                       fields                                      used by
+===========================  ==========================================  ===========================
+:data:`ByteLayout`           ``data: 8``, ``last: 1``                    decoder input
+:data:`CodepointLayout`      ``codepoint: 21``, ``error: ErrorKind``,    decoder output
+                             ``last: 1``
+:data:`WideCodepointLayout`  ``codepoint: 31``, ``error: ErrorKind``,    RFC 2279 decoder output
+                             ``last: 1``
+:data:`UnitLayout`           ``codepoint: 32``, ``last: 1``              encoder input (UTF-32 unit)
+:data:`EncodedByteLayout`    ``data: 8``, ``error: ErrorKind``,          encoder output
+                             ``last: 1``
+:data:`CodeUnitLayout`       ``unit: 16``, ``error: ErrorKind``,         UTF-16 encoder output,
+                             ``last: 1``                                 UTF-16 decoder input
+===========================  ==========================================  ===========================
 
 Several items per beat (``lanes`` = N > 1):
 
@@ -34,7 +36,8 @@ from amaranth.lib import data
 from .error_kind import ErrorKind
 
 
-__all__ = ["ByteLayout", "CodepointLayout", "UnitLayout", "CarriedUnitLayout", "EncodedByteLayout",
+__all__ = ["ByteLayout", "CodepointLayout", "WideCodepointLayout", "UnitLayout",
+           "CarriedUnitLayout", "EncodedByteLayout",
            "CodeUnitLayout", "CodepointLaneLayout", "byte_beat_layout", "codepoint_beat_layout"]
 
 
@@ -52,6 +55,14 @@ _DECODED = {
 CodepointLayout = data.StructLayout({
     **_DECODED,
     "last": 1,
+})
+
+#: A decoded RFC 2279 value (0..0x7FFFFFFF, 31 bits; U+FFFD for an error) and its kind:
+#: :class:`~utf8_gateware.hdl.rfc2279_decoder.Rfc2279Decoder`'s output.
+WideCodepointLayout = data.StructLayout({
+    "codepoint": 31,
+    "error":     ErrorKind,
+    "last":      1,
 })
 
 UnitLayout = data.StructLayout({

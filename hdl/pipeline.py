@@ -29,7 +29,7 @@ What :class:`Pipeline` makes, each register fed by one LUT level where the calle
 from amaranth.hdl import Mux, Signal, Value
 
 
-__all__ = ["CE_FANOUT", "Pipeline", "keep", "select", "any_of"]
+__all__ = ["CE_FANOUT", "Pipeline", "keep", "select", "any_of", "lut"]
 
 
 #: The most flip-flops one copy of the pipeline's clock enable drives.
@@ -53,6 +53,15 @@ def select(values, flags, bubble, kept):
     return any_of(Value.cast(value)[:width] & Value.cast(flag).replicate(width)
                   for value, flag in zip(values, flags)) | \
         (Value.cast(kept) & Value.cast(bubble).replicate(width))
+
+
+def lut(m, name, value):
+    """``value`` (a function of at most four bits) as a signal of ``m`` marked ``keep``, so that
+    synthesis maps it to one LUT and does not restructure the logic across it: the first level
+    of a two-level function whose split the caller chose."""
+    sig = Signal(name=name, attrs={"keep": 1})
+    m.d.comb += sig.eq(value)
+    return sig
 
 
 def any_of(values):
@@ -137,6 +146,18 @@ class Pipeline:
             with self.m.Else():
                 self.m.d.sync += reg.eq(value)
         return reg
+
+    def load(self, pairs, cond):
+        """For each ``(register, value)`` of ``pairs``: ``register`` takes ``value`` in the
+        cycles in which ``cond(copy)`` is high, ``copy`` being a copy of ``adv``
+        (:meth:`enable`) per :attr:`ce_fanout` flip-flops (an elastic stage that loads when it
+        is empty or the stage after it loads)."""
+        for register, value in pairs:
+            register, value = Value.cast(register), Value.cast(value)
+            for start in range(0, len(register), self.ce_fanout):
+                stop = min(len(register), start + self.ce_fanout)
+                with self.m.If(cond(self.enable(stop - start))):
+                    self.m.d.sync += register[start:stop].eq(value[start:stop])
 
     def held(self, name, value, valid, shape=1):
         """Loaded when ``adv`` and ``valid``: the latest valid beat's ``value``."""

@@ -2,8 +2,7 @@
 surrogate becomes the pair's supplementary code point; every other code unit passes unchanged."""
 
 from amaranth.hdl import Cat, Module, Value
-from amaranth.lib import data, stream
-from amaranth.lib.wiring import In, Out
+from amaranth.lib import data
 
 from .component import StreamStage
 from .error_kind import ErrorKind

@@ -2,9 +2,9 @@
 
 from .component import EncodingStage, in_a_row
 from .decoder import Utf8Decoder
-from .decoder_family import DECODER_ENCODINGS, decoder_policies
+from .decoder_family import DECODER_ENCODINGS, decoder_policies, output_layout
 from .error_kind import check_encoding, check_policy
-from .layouts import ByteLayout, CodepointLayout
+from .layouts import ByteLayout
 from .utf16_bom_units import Utf16BomUnits
 from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
 from .utf16_units import SCHEMES, UTF16_SCHEMES, Utf16Units
@@ -36,7 +36,7 @@ class TextDecoder(EncodingStage):
     It is the cores of the encoding in a row, so a transcoder or an engine can take the decoder
     of any encoding by name:
 
-    ``"utf-8"``, ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"``, ``"wtf-8"``
+    ``"utf-8"``, ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"``, ``"wtf-8"``, ``"utf-8-rfc2279"``
         :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` with that ``encoding`` (``errors``:
         ``"replace"``, and ``"surrogateescape"`` where the encoding has it).
     ``"utf-16-le"``, ``"utf-16-be"``
@@ -57,7 +57,9 @@ class TextDecoder(EncodingStage):
     -----
     ``i``: :data:`~utf8_gateware.hdl.layouts.ByteLayout` stream (``data: 8``, ``last``).
     ``o``: :data:`~utf8_gateware.hdl.layouts.CodepointLayout` stream (``codepoint: 21``,
-    ``error``, ``last``); ``last`` on the final output of each message.
+    ``error``, ``last``); ``last`` on the final output of each message. For
+    ``"utf-8-rfc2279"``: :data:`~utf8_gateware.hdl.layouts.WideCodepointLayout`
+    (``codepoint: 31``).
 
     Latency and throughput
     ----------------------
@@ -66,7 +68,9 @@ class TextDecoder(EncodingStage):
     (registered).
     """
 
-    LAYOUTS = (ByteLayout, CodepointLayout)
+    def __init__(self, encoding="utf-8", errors="replace"):
+        self.LAYOUTS = (ByteLayout, output_layout(encoding))
+        super().__init__(encoding, errors)
 
     @classmethod
     def check_parameters(cls, encoding="utf-8", errors="replace"):

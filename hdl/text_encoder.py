@@ -2,7 +2,7 @@
 
 from .component import EncodingStage, in_a_row
 from utf8_gateware.sim.encodings import ENCODE_POLICIES
-from .encoder import ENCODER_ENCODINGS, Utf8Encoder
+from .encoder import ENCODER_ENCODINGS, OWN_CORES, Utf8Encoder
 from .error_kind import ENCODE_ERRORS, check_encoding, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .utf16_bom_writer import Utf16BomWriter
@@ -25,8 +25,10 @@ ENCODINGS = {
 }
 
 #: The encodings whose encoder can carry a decoder's error kind (``carry_error``): the targets
-#: of a transcoder.
-CARRYING = (*ENCODER_ENCODINGS, *UTF16_SCHEMES)
+#: of a transcoder (all but ``utf-8-rfc2279``, whose 31-bit values a transcoder's 21-bit register
+#: cannot hold).
+CARRYING = (*(encoding for encoding in ENCODER_ENCODINGS if encoding not in OWN_CORES),
+            *UTF16_SCHEMES)
 
 
 class TextEncoder(EncodingStage):

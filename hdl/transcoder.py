@@ -6,6 +6,7 @@ from amaranth.lib import wiring
 from .component import StreamStage
 from .error_kind import check_encoding
 from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
+from .decoder_family import output_layout
 from .text_decoder import DECODINGS, TextDecoder
 from .text_encoder import CARRYING, ENCODINGS, TextEncoder
 
@@ -18,8 +19,9 @@ def transcode_policies(source, target):
     decoder of ``source`` and the encoder of ``target`` have (the same policy runs on both
     sides: ``surrogateescape`` escapes on one side and writes the bytes back on the other);
     none where the target's encoder cannot carry the decoder's errors
-    (:data:`~utf8_gateware.hdl.text_encoder.CARRYING`)."""
-    if target not in CARRYING:
+    (:data:`~utf8_gateware.hdl.text_encoder.CARRYING`) or the source's values are wider than
+    a code point (``utf-8-rfc2279``: the register between holds 21 bits)."""
+    if target not in CARRYING or output_layout(source) is not CodepointLayout:
         return ()
     return tuple(policy for policy in DECODINGS[source] if policy in ENCODINGS[target])
 

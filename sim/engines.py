@@ -61,7 +61,10 @@ import re
 import sys
 from typing import NamedTuple, Optional
 
+from amaranth.hdl import Shape
+
 from utf8_gateware.hdl.decoder import LANES, Utf8Decoder, check_lanes
+from utf8_gateware.hdl.decoder_family import output_layout
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind, check_policy
 from utf8_gateware.hdl.layouts import (CodepointLaneLayout, CodepointLayout, EncodedByteLayout,
@@ -397,7 +400,7 @@ def _map_error_beats(error_beats, units, errors, encoding="utf-8"):
 
 
 def _words(data, size):
-    code = {2: "H", 4: "I" if array.array("I").itemsize == 4 else "L"}[size]
+    code = {2: "H", 4: "I" if array.array("I").itemsize == 4 else "L", 8: "Q"}[size]
     words = array.array(code)
     words.frombytes(data)
     return words
@@ -669,24 +672,34 @@ def _decoded_block(raw, check):
     return DecodedChunk(bytes(cleaned), errs)
 
 
-def _decoded_words(words, check):
-    """A :class:`DecodedChunk` from :data:`CodepointLayout` ints (the general path)."""
-    check.block([index for index, word in enumerate(words) if (word >> _CL_SHIFT) & 1],
+def _decoded_words(words, check, layout=CodepointLayout):
+    """A :class:`DecodedChunk` from ``layout`` ints (:data:`CodepointLayout`, or the wider
+    values of :data:`~utf8_gateware.hdl.layouts.WideCodepointLayout`; the general path)."""
+    (cp_shift, cp_mask), (ce_shift, ce_mask), (cl_shift, _) = (
+        _field(layout, name) for name in ("codepoint", "error", "last"))
+    check.block([index for index, word in enumerate(words) if (word >> cl_shift) & 1],
                 len(words))
-    units = array.array(_WORD, [(word >> _CP_SHIFT) & _CP_MASK for word in words])
-    errs = [(index, _kind((word >> _CE_SHIFT) & _CE_MASK)) for index, word in enumerate(words)
-            if (word >> _CE_SHIFT) & _CE_MASK]
+    units = array.array(_WORD, [(word >> cp_shift) & cp_mask for word in words])
+    errs = [(index, _kind((word >> ce_shift) & ce_mask)) for index, word in enumerate(words)
+            if (word >> ce_shift) & ce_mask]
     return DecodedChunk(units.tobytes(), errs)
 
 
-def _decoded_chunks(blocks, out_bytes):
+def _decoded_chunks(blocks, out_bytes, layout=CodepointLayout):
+    """:class:`DecodedChunk` s from raw decoder outputs (``out_bytes`` little-endian bytes
+    each, ``layout``)."""
     check = _LastCheck()
     for block in blocks:
-        if _FAST_DECODED and out_bytes == 4:
+        if _FAST_DECODED and out_bytes == 4 and layout is CodepointLayout:
             yield _decoded_block(block, check)
         else:
-            yield _decoded_words(list(_words(block, out_bytes)), check)
+            yield _decoded_words(list(_words(block, out_bytes)), check, layout)
     check.end()
+
+
+def _word_bytes(layout):
+    """Bytes per output word of ``layout`` in the engines' arrays (4 or 8)."""
+    return 4 if Shape.cast(layout).width <= 32 else 8
 
 
 class _Stream:
@@ -726,6 +739,7 @@ def decode_stream(chunks, errors="replace", engine=None, *, lanes=1, encoding="u
     engine = default_engine() if engine is None else engine
     check_codec("decoder", encoding, errors, engine, lanes=lanes)
     chunks = _chunks_of(chunks)
+    layout = output_layout(encoding) if encoding in DECODINGS else CodepointLayout
 
     def produce():
         nonlocal chunks
@@ -747,12 +761,14 @@ def decode_stream(chunks, errors="replace", engine=None, *, lanes=1, encoding="u
                                         f"decoder-{encoding}-{errors}-x{lanes}")
             if progress is not None:
                 progress(len(data))
+            size = _word_bytes(layout)
             yield from _decoded_chunks(
-                [array.array(_WORD, _lane_words(words, lanes)).tobytes()], 4)
+                [array.array(_WORD if size == 4 else "Q", _lane_words(words, lanes)).tobytes()],
+                size, layout)
             return cycles
         model = compiled_model("decoder", errors, lanes, encoding)
         session = _compiled_session(model, chunks, gaps, stalls, seed, progress)
-        yield from _decoded_chunks(_engine_errors(session), model.out_bytes)
+        yield from _decoded_chunks(_engine_errors(session), model.out_bytes, layout)
         return session.result.cycles
     return _Stream(produce)
 

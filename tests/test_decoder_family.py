@@ -1,6 +1,6 @@
 # amaranth: UnusedElaboratable=no
 """``Utf8Decoder(encoding=...)`` for the UTF-8 family (utf-8-sig, CESU-8, Modified UTF-8,
-WTF-8) in Amaranth's simulator, against the reference model ``utf8_gateware.sim.encodings``,
+WTF-8, RFC 2279) in Amaranth's simulator, against the reference model ``utf8_gateware.sim.encodings``,
 and the byte grammars it is generated from against the model's."""
 
 import random
@@ -31,7 +31,10 @@ PIECES = [bytes.fromhex(h) for h in (
     "41", "00", "7f", "c0", "c080", "c081", "c1bf", "c3a9", "e282ac", "e08080", "e0a080",
     "ed9fbf", "eda080", "edafbf", "edb080", "edbfbf", "eda0bdedb2a9", "edb080eda080", "eda080",
     "eda0", "ed", "edb0", "f0", "f09f9880", "f4", "f48fbfbf", "f0908080", "f5", "ff", "80", "bf",
-    "efbbbf", "efbbbf", "efbb", "ef", "efbfbd")]
+    "efbbbf", "efbbbf", "efbb", "ef", "efbfbd",
+    # RFC 2279's 5- and 6-byte forms, their overlong and cut forms.
+    "f888808080", "fbbfbfbfbf", "fc8480808080", "fdbfbfbfbfbf", "f887bfbfbf", "fc83bfbfbfbf",
+    "fdbfbfbf", "f8", "fc84")]
 
 
 def model(messages, encoding, errors):
@@ -88,7 +91,9 @@ def test_policies_come_from_the_model():
     ({"encoding": "utf-16-le"}, ValueError, r"not decoded by Utf8Decoder; one of utf-8, "),
     ({"encoding": "latin-1"}, ValueError, r"unknown encoding 'latin-1'"),
     ({"encoding": 8}, TypeError, r"encoding must be a string"),
-    ({"encoding": "utf-8-rfc2279"}, ValueError, r"not offered in gateware yet \(values above"),
+    ({"encoding": "utf-8-rfc2279", "lanes": 2}, ValueError, r"one lane at a time \(lanes=1\)"),
+    ({"encoding": "utf-8-rfc2279", "errors": "surrogateescape"}, ValueError,
+     r"utf-8-rfc2279 decodes in gateware with errors 'replace', not 'surrogateescape' \(surr"),
     ({"encoding": "mutf-8", "errors": "surrogateescape"}, ValueError,
      r"mutf-8 decodes in gateware with errors 'replace', not 'surrogateescape' \(lone "),
     ({"encoding": "wtf-8", "lanes": 4}, ValueError, r"one lane at a time \(lanes=1\), not 4"),
@@ -176,7 +181,8 @@ def test_long_random_stream(encoding, errors):
     assert ready_low == 0
 
 
-CORPUS_FOLDERS = {"cesu-8": "cesu8", "mutf-8": "mutf8", "wtf-8": "wtf8", "utf-8-sig": "bom"}
+CORPUS_FOLDERS = {"cesu-8": "cesu8", "mutf-8": "mutf8", "wtf-8": "wtf8", "utf-8-sig": "bom",
+                  "utf-8-rfc2279": "rfc2279"}
 
 
 def corpus_messages(folder, errors):
@@ -220,6 +226,8 @@ WORST = {
     # outputs (the surrogate escaper's queue).
     "leads-ascii": "eda080" * 4 + "41" * 8, "lead-invalid": "eda080f0f0f0",
     "lead-cut": "eda080e18041", "leads-continuations": "eda080eda080" + "80" * 4,
+    # RFC 2279: the longest forms, and a byte that ends a prefix and has an output of its own.
+    "six-byte": "fdbfbfbfbfbf", "five-cut": "f8888080" + "41", "overlong-six": "fc83bf",
 }
 
 
@@ -240,7 +248,7 @@ def test_throughput(encoding, errors):
 
 #: Sequences whose halves must not meet across a message boundary: pairs, marks, C0 80.
 SPLIT = [bytes.fromhex(h) for h in ("eda0bdedb2a9", "efbbbf41", "c080", "eda080edb080",
-                                    "f09f9880")]
+                                    "f09f9880", "fdbfbfbfbfbf")]
 
 
 @pytest.mark.parametrize("encoding, errors", CASES)

@@ -228,8 +228,9 @@ def test_parameters():
         Utf8Encoder("surrogateescape", encoding="mutf-8")
     with pytest.raises(ValueError, match="^wtf-8 encodes with errors .* not 'surrogatepass'"):
         Utf8Encoder("surrogatepass", encoding="wtf-8")
-    with pytest.raises(ValueError, match="^encoding 'utf-8-rfc2279' is not offered in gateware"):
-        Utf8Encoder(encoding="utf-8-rfc2279")
+    with pytest.raises(ValueError, match="^utf-8-rfc2279 encodes with errors 'replace', "
+                                         "'strict', not 'surrogatepass'"):
+        Utf8Encoder("surrogatepass", encoding="utf-8-rfc2279")
     with pytest.raises(ValueError, match="^encoding 'utf-16-le' is not offered in gateware"):
         Utf8Encoder(encoding="utf-16-le")
     with pytest.raises(ValueError, match="^unknown encoding 'latin-1'"):

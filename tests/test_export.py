@@ -233,7 +233,7 @@ def test_module_name_rejected(name, message):
 def test_core_parameters_and_checks():
     assert core_parameters("decoder") == {"errors": "replace", "lanes": 1, "encoding": "utf-8"}
     assert parameter_choices("decoder", "encoding") == ("utf-8", "utf-8-sig", "cesu-8",
-                                                        "mutf-8", "wtf-8")
+                                                        "mutf-8", "wtf-8", "utf-8-rfc2279")
     assert core_parameters("utf16_decoder") == {"errors": "replace"}
     assert parameter_choices("decoder", "lanes") == (1, 2, 4, 8, 16)
     assert parameter_choices("encoder", "errors") == ("replace", "strict", "surrogateescape")
