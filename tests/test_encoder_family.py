@@ -16,6 +16,7 @@ from utf8_gateware.hdl.encoder import ENCODER_ENCODINGS, Utf8Encoder
 from utf8_gateware.hdl.error_kind import ENCODE_ERRORS, ErrorKind
 from utf8_gateware.hdl.layouts import EncodedByteLayout
 from utf8_gateware.hdl.surrogate_join import SurrogateJoiner
+from utf8_gateware.hdl.text_encoder import CARRYING
 from utf8_gateware.sim.encodings import (
     ENCODE_POLICIES, codepoints_from_utf16, encode, lookup, utf16_units)
 from utf8_gateware.sim.testbench import run_stream
@@ -136,9 +137,16 @@ def test_random_streams(encoding, errors):
     check_against_model(messages, encoding, errors, gap=gap, stall=stall, seed=len(messages))
 
 
+def test_no_carry_error_for_rfc2279():
+    assert "utf-8-rfc2279" not in CARRYING
+    with pytest.raises(ValueError, match="^carry_error is not offered for utf-8-rfc2279 "
+                                         r"\(its core does not carry error kinds\)$"):
+        Utf8Encoder(encoding="utf-8-rfc2279", carry_error=True)
+
+
 @pytest.mark.parametrize("encoding, errors", [
-    (encoding, errors) for encoding in ENCODER_ENCODINGS if encoding != "utf-8"
-    for errors in ("replace", "strict")])
+    (encoding, errors) for encoding in ENCODER_ENCODINGS
+    if encoding != "utf-8" and encoding in CARRYING for errors in ("replace", "strict")])
 def test_carry_error(encoding, errors):
     """With ``carry_error`` each unit's carried kind is on the first beat of its own bytes
     (unless the unit is invalid itself), never on a mark or the trail half of a pair; a pair

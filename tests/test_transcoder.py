@@ -174,6 +174,9 @@ def test_parameters():
         (("utf-8", "utf-7"), "encoding must be one of those the gateware writes ('utf-8', "),
         (("utf-8", "utf-16-le", "surrogateescape"),
          "errors from utf-8 to utf-16-le must be one of 'replace', not 'surrogateescape'"),
+        (("utf-8", "utf-8-rfc2279"), "the transcoder does not write utf-8-rfc2279 yet (its "
+                                     "encoder does not carry the decoder's error kinds); it "
+                                     "writes utf-8, "),
     ]:
         with pytest.raises(ValueError, match="^" + error.replace("(", r"\(").replace(")", r"\)")):
             Transcoder(*args)
