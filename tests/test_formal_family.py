@@ -11,16 +11,16 @@ C0 80 (the CESU-8 one); a WTF-8 decoder that lets a trail surrogate follow a lea
 encoder that writes U+0000 as 00 and flags lone surrogates (CESU-8's). The mutants of the
 ``formal_long`` proofs are ``formal_long`` too."""
 
-import time
-
 import pytest
-from utf8_gateware import toolchain
-from utf8_gateware.formal import family, runner
+
+from utf8_gateware.formal import family
 from utf8_gateware.formal.checks import Proof
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import ErrorKind
 from proofs import Mutant, assert_proved
+
+from test_formal import results  # noqa: F401 (the fixture: the selected tests' sby runs, at once)
 
 
 class PairPassingDecoder(Mutant):
@@ -81,45 +81,13 @@ def _marked(proofs):
             for proof in proofs]
 
 
-@pytest.fixture(scope="module")
-def results(request, tmp_path_factory):
-    """The sby runs of the selected tests (each proof and its cover run; each mutant's proof,
-    which must fail), two at a time."""
-    selected = {item.callspec.params["proof"].name: item.callspec.params["proof"]
-                for item in request.session.items
-                if item.module is not None and item.module.__name__ == __name__ and
-                hasattr(item, "callspec") and "proof" in item.callspec.params}
-    jobs = []
-    for proof in selected.values():
-        jobs += proof.jobs(expect="FAIL")[:1] if proof.name.startswith("mutant-") else \
-            proof.jobs()
-    started = time.monotonic()
-    try:
-        results = runner.run_many(jobs, workdir=tmp_path_factory.mktemp("formal-family"),
-                                  max_workers=2)
-    except toolchain.ToolError as error:
-        pytest.fail(str(error), pytrace=False)
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter is not None and capture is not None:
-        with capture.global_and_fixture_disabled():
-            reporter.write_line("")
-            for name, result in sorted(results.items()):
-                reporter.write_line(f"formal: {name:34} {result.mode:5} depth "
-                                    f"{result.depth:3} {result.status:7} "
-                                    f"{result.elapsed:6.1f} s")
-            reporter.write_line(f"formal: {len(results)} sby runs in "
-                                f"{time.monotonic() - started:.0f} s")
-    return results
-
-
 @pytest.mark.parametrize("proof", _marked(family.PROOFS))
-def test_proof(proof, results):
+def test_proof(proof, results):  # noqa: F811
     assert_proved(results, proof.name)
 
 
 @pytest.mark.parametrize("proof", _marked(MUTANT_PROOFS))
-def test_mutant_is_caught(proof, results):
+def test_mutant_is_caught(proof, results):  # noqa: F811
     result = results[proof.name]
     assert result.status == "FAIL", result.summary()
     assert result.traces and all(path.is_file() for path in result.traces), result.summary()
