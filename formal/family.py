@@ -339,7 +339,7 @@ WRITING_DEPTH = 12
 #: there), so depth 21 follows one supplementary code point, or two lone surrogates / BMP
 #: characters (U+0000 as C0 80 included), through both cores. (WTF-8's round trip,
 #: :class:`FamilyRoundTrip` ``("wtf-8")``, passes at depth 21 too, its supplementary cover in
-#: step 20, in about 25 s on the shared machine: left out of the suite for its time.)
+#: step 20, in about 24 s on the shared machine: left out of the suite for its time.)
 ROUND_TRIP_DEPTHS = {"mutf-8": 21}
 
 
