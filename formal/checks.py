@@ -31,7 +31,7 @@ from .spec_validator import SpecValidator
 __all__ = [
     "drive_source", "drive_sink", "assert_stream_rules", "assert_decoded_item",
     "utf8_length", "utf8_bytes", "Scoreboard", "QuietCounter", "assert_drained",
-    "assert_identity", "assume_beat_count", "ValidatorEquivalence",
+    "assert_identity", "track_ascii", "assume_beat_count", "ValidatorEquivalence",
     "SpecDecoderProperties", "DecoderProperties", "DecoderEquivalence",
     "EncoderEquivalence", "StreamRules", "Together", "EncoderDecoderRoundTrip",
     "DecoderEncoderRoundTrip", "check_scalar_round_trip",
@@ -248,6 +248,24 @@ def assert_identity(m, sink, *, i_xfer, o_xfer, layout, inputs, outputs, error, 
     assert_drained(m, sink.ready, i_xfer,
                    (scoreboard.pending == 0) | (waiting & (scoreboard.pending == 1)), drain,
                    f"{name}: items pending {drain} cycles after the last input")
+
+
+def track_ascii(m, dut, i_xfer, o_xfer, scoreboard, *, pushed=None, value=None):
+    """Property 2's checker on a decoder ``dut``: ``scoreboard`` (of 7-bit items) expects the
+    ASCII bytes taken (strobe ``i_xfer``; ``pushed``/``value``: which bytes count and as what,
+    by default the bytes below 0x80 as they are) and takes the outputs below U+0080 without
+    error (strobe ``o_xfer``). Returns whether the output offered is such an output."""
+    byte, out = dut.i.payload.data, dut.o.payload
+    out_ascii = Signal()
+    m.d.comb += [
+        out_ascii.eq((out.error == ErrorKind.NONE) & (out.codepoint < 0x80)),
+        scoreboard.push_count.eq(i_xfer & ((byte < 0x80) if pushed is None else pushed)),
+        scoreboard.push_items[0].eq(byte if value is None else value),
+        scoreboard.offer.eq(dut.o.valid & out_ascii),
+        scoreboard.offer_item.eq(out.codepoint),
+        scoreboard.pop.eq(o_xfer & out_ascii),
+    ]
+    return out_ascii
 
 
 def assume_beat_count(m, core):
@@ -583,16 +601,8 @@ class DecoderProperties(Elaboratable):
         assert_decoded_item(m, dut.o.valid, out, self.errors)
 
         # Property 2.
-        byte = dut.i.payload.data
-        out_ascii = (out.error == ErrorKind.NONE) & (out.codepoint < 0x80)
         m.submodules.ascii = ascii = Scoreboard(7, 1, name="ASCII bytes")
-        m.d.comb += [
-            ascii.push_count.eq(i_xfer & (byte < 0x80)),
-            ascii.push_items[0].eq(byte),
-            ascii.offer.eq(dut.o.valid & out_ascii),
-            ascii.offer_item.eq(out.codepoint),
-            ascii.pop.eq(o_xfer & out_ascii),
-        ]
+        out_ascii = track_ascii(m, dut, i_xfer, o_xfer, ascii)
 
         # Messages: `last` in versus `last` out.
         open_messages = Signal(range(self.messages + 1))

@@ -30,7 +30,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.layouts import CodepointLayout, EncodedByteLayout
 from .checks import (Proof, Scoreboard, assert_decoded_item, assert_drained,
                      assert_stream_rules, check_against_spec, check_scalar_round_trip,
-                     drive_sink, drive_source, _bits)
+                     drive_sink, drive_source, track_ascii, _bits)
 from .spec_decoder import SpecDecoder
 from .spec_encoder import SpecEncoder
 
@@ -115,20 +115,13 @@ class PairingProperties(Elaboratable):
                      window.last.eq(byte.last)]
 
         # Property 2: the ASCII outputs (Modified UTF-8: U+0000 from C0 80, not from 00).
-        ascii_out = ok & (out.codepoint < 0x80)
+        m.submodules.ascii = ascii = Scoreboard(7, 1, name=f"{self.encoding} ASCII")
         if self.encoding == "mutf-8":
             nul = (window.count >= 2) & (window.bytes[-2] == 0xC0) & (byte.data == 0x80)
-            ascii_in = (_in(byte.data, 0x01, 0x7F) | nul)
+            track_ascii(m, dut, i_xfer, o_xfer, ascii, pushed=_in(byte.data, 0x01, 0x7F) | nul,
+                        value=Mux(byte.data < 0x80, byte.data, 0))
         else:
-            ascii_in = byte.data < 0x80
-        m.submodules.ascii = ascii = Scoreboard(7, 1, name=f"{self.encoding} ASCII")
-        m.d.comb += [
-            ascii.push_count.eq(i_xfer & ascii_in),
-            ascii.push_items[0].eq(Mux(byte.data < 0x80, byte.data, 0)),
-            ascii.offer.eq(dut.o.valid & ascii_out),
-            ascii.offer_item.eq(out.codepoint),
-            ascii.pop.eq(o_xfer & ascii_out),
-        ]
+            track_ascii(m, dut, i_xfer, o_xfer, ascii)
         drained = (ascii.pending == 0) & (~dut.i.valid | dut.i.ready)
 
         if self.encoding == "wtf-8":
