@@ -16,7 +16,7 @@
   output of each message dropped if it is a well-formed U+FEFF (one leading mark, only then).
 * :class:`MarkWriting`: the ``utf-8-sig`` encoder writes EF BB BF and then exactly the UTF-8
   spec encoder's beats, for every message (one mark per message, never elsewhere).
-* :func:`family_round_trip`: the decoder of an encoding after its encoder is the identity on
+* :class:`FamilyRoundTrip`: the decoder of an encoding after its encoder is the identity on
   scalar values (and for Modified UTF-8 and WTF-8 on lone surrogates too).
 """
 
