@@ -3,7 +3,7 @@ formal``)."""
 
 from dataclasses import dataclass
 
-from . import checks, induction, rfc2279, utf16
+from . import checks, family, induction, rfc2279, utf16
 from .checks import Proof
 
 
@@ -23,7 +23,9 @@ def catalog():
     """Every proof of :data:`~utf8_gateware.formal.checks.PROOFS` (``formal``, or
     ``formal_long`` if ``long``), of :data:`~utf8_gateware.formal.induction.LONG_PROOFS`
     (``formal_long``), of :data:`~utf8_gateware.formal.utf16.PROOFS` (the UTF-16 cores) and of
-    :data:`~utf8_gateware.formal.rfc2279.PROOFS` (the RFC 2279 cores)."""
+    :data:`~utf8_gateware.formal.rfc2279.PROOFS` (the RFC 2279 cores) and of
+    :data:`~utf8_gateware.formal.family.PROOFS` (the UTF-8 family's; ``formal_long`` if
+    ``long``)."""
     return [
         *(Entry(proof, "formal_long", "tests/test_formal_long.py") if proof.long else
           Entry(proof, "formal", "tests/test_formal.py") for proof in checks.PROOFS),
@@ -31,4 +33,6 @@ def catalog():
           for proof in induction.LONG_PROOFS),
         *(Entry(proof, "formal", "tests/test_formal_utf16.py") for proof in utf16.PROOFS),
         *(Entry(proof, "formal", "tests/test_rfc2279.py") for proof in rfc2279.PROOFS),
+        *(Entry(proof, "formal_long" if proof.long else "formal", "tests/test_formal_family.py")
+          for proof in family.PROOFS),
     ]

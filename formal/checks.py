@@ -31,7 +31,7 @@ from .spec_validator import SpecValidator
 __all__ = [
     "drive_source", "drive_sink", "assert_stream_rules", "assert_decoded_item",
     "utf8_length", "utf8_bytes", "Scoreboard", "QuietCounter", "assert_drained",
-    "assert_identity", "assume_beat_count", "ValidatorEquivalence",
+    "assert_identity", "track_ascii", "assume_beat_count", "ValidatorEquivalence",
     "SpecDecoderProperties", "DecoderProperties", "DecoderEquivalence",
     "EncoderEquivalence", "StreamRules", "Together", "EncoderDecoderRoundTrip",
     "DecoderEncoderRoundTrip", "check_scalar_round_trip",
@@ -90,12 +90,16 @@ def assert_stream_rules(m, port, name):
     return held
 
 
-def assert_decoded_item(m, en, item, errors):
+def assert_decoded_item(m, en, item, errors, *, surrogates=False):
     """Property 1 on one decoder output ``item`` (a :data:`CodepointLayout` view), when ``en``:
-    without error it is a Unicode scalar value (not a surrogate, at most U+10FFFF); with an error
-    it is U+FFFD (``errors="replace"``) or an escape U+DC80..U+DCFF (``"surrogateescape"``)."""
+    without error it is a Unicode scalar value (not a surrogate, at most U+10FFFF; with
+    ``surrogates``, as for Modified UTF-8 and WTF-8, any code point up to U+10FFFF); with an
+    error it is U+FFFD (``errors="replace"``) or an escape U+DC80..U+DCFF
+    (``"surrogateescape"``)."""
     cp, ok = item.codepoint, item.error == ErrorKind.NONE
-    scalar = (cp <= 0x10FFFF) & ~((cp >= 0xD800) & (cp <= 0xDFFF))
+    scalar = (cp <= 0x10FFFF)
+    if not surrogates:
+        scalar &= ~((cp >= 0xD800) & (cp <= 0xDFFF))
     if errors == "replace":
         error_form = cp == 0xFFFD
     else:
@@ -225,11 +229,14 @@ def assert_drained(m, ready, i_xfer, drained, drain, message):
     return quiet
 
 
-def assert_identity(m, sink, *, i_xfer, o_xfer, layout, inputs, outputs, error, drain, name):
+def assert_identity(m, sink, *, i_xfer, o_xfer, layout, inputs, outputs, error, drain, name,
+                    waiting=0):
     """The items of the output stream ``sink`` (fields ``outputs``, a dict of ``layout``'s
     fields) are the items taken from the input (strobe ``i_xfer``, fields ``inputs``), in order
     (a :class:`Scoreboard`); none flags an ``error`` (a value that must be ``NONE``); none is
-    left pending ``drain`` quiet cycles after the last input. ``name`` names the chain."""
+    left pending ``drain`` quiet cycles after the last input, but the last one while
+    ``waiting`` is high (an item that rightly waits for the next one). ``name`` names the
+    chain."""
     m.submodules.scoreboard = scoreboard = Scoreboard(layout, 1, name)
     m.d.comb += [
         scoreboard.push_count.eq(i_xfer), scoreboard.offer.eq(sink.valid),
@@ -238,8 +245,27 @@ def assert_identity(m, sink, *, i_xfer, o_xfer, layout, inputs, outputs, error, 
         *[getattr(scoreboard.offer_item, field).eq(value) for field, value in outputs.items()],
         Assert(~sink.valid | (error == ErrorKind.NONE), f"{name}: an error was flagged"),
     ]
-    assert_drained(m, sink.ready, i_xfer, scoreboard.pending == 0, drain,
+    assert_drained(m, sink.ready, i_xfer,
+                   (scoreboard.pending == 0) | (waiting & (scoreboard.pending == 1)), drain,
                    f"{name}: items pending {drain} cycles after the last input")
+
+
+def track_ascii(m, dut, i_xfer, o_xfer, scoreboard, *, pushed=None, value=None):
+    """Property 2's checker on a decoder ``dut``: ``scoreboard`` (of 7-bit items) expects the
+    ASCII bytes taken (strobe ``i_xfer``; ``pushed``/``value``: which bytes count and as what,
+    by default the bytes below 0x80 as they are) and takes the outputs below U+0080 without
+    error (strobe ``o_xfer``). Returns whether the output offered is such an output."""
+    byte, out = dut.i.payload.data, dut.o.payload
+    out_ascii = Signal()
+    m.d.comb += [
+        out_ascii.eq((out.error == ErrorKind.NONE) & (out.codepoint < 0x80)),
+        scoreboard.push_count.eq(i_xfer & ((byte < 0x80) if pushed is None else pushed)),
+        scoreboard.push_items[0].eq(byte if value is None else value),
+        scoreboard.offer.eq(dut.o.valid & out_ascii),
+        scoreboard.offer_item.eq(out.codepoint),
+        scoreboard.pop.eq(o_xfer & out_ascii),
+    ]
+    return out_ascii
 
 
 def assume_beat_count(m, core):
@@ -575,16 +601,8 @@ class DecoderProperties(Elaboratable):
         assert_decoded_item(m, dut.o.valid, out, self.errors)
 
         # Property 2.
-        byte = dut.i.payload.data
-        out_ascii = (out.error == ErrorKind.NONE) & (out.codepoint < 0x80)
         m.submodules.ascii = ascii = Scoreboard(7, 1, name="ASCII bytes")
-        m.d.comb += [
-            ascii.push_count.eq(i_xfer & (byte < 0x80)),
-            ascii.push_items[0].eq(byte),
-            ascii.offer.eq(dut.o.valid & out_ascii),
-            ascii.offer_item.eq(out.codepoint),
-            ascii.pop.eq(o_xfer & out_ascii),
-        ]
+        out_ascii = track_ascii(m, dut, i_xfer, o_xfer, ascii)
 
         # Messages: `last` in versus `last` out.
         open_messages = Signal(range(self.messages + 1))
@@ -679,10 +697,15 @@ def _scalar(value):
     return (value < 0x110000) & ~((value >= 0xD800) & (value <= 0xDFFF))
 
 
-def check_scalar_round_trip(m, encoder, decoder, *, drain, name, values=_scalar, width=21):
+def check_scalar_round_trip(m, encoder, decoder, *, drain, name, values=_scalar, width=21,
+                            surrogates=False):
     """Property 4a for any encoder and decoder of code points (UTF-8, UTF-16): the encoder's
     input is free (``AnySeq``) but assumed to be scalar values (``values(unit)``: the
-    assumption; ``width``: the bits of a value); ``decoder`` takes the encoder's
+    assumption; ``width``: the bits of a value; with ``surrogates``: any code point up to
+    U+10FFFF, a lone surrogate included, but no lead surrogate directly followed in its message
+    by a trail surrogate, which WTF-8 and Modified UTF-8 join: the code points of potentially
+    ill-formed UTF-16; the last item taken may then wait for the next if it is a lead surrogate
+    without ``last``); ``decoder`` takes the encoder's
     output (its payload fields by name); the decoder's outputs must be the scalar values, in
     order, without error and with the same ``last``, the encoder flags no error, and both
     output streams keep the stream rules. Bounded liveness: after ``drain`` quiet cycles with
@@ -690,7 +713,16 @@ def check_scalar_round_trip(m, encoder, decoder, *, drain, name, values=_scalar,
     covers)."""
     i_xfer = drive_source(m, encoder.i)
     value = encoder.i.payload.codepoint
-    m.d.comb += Assume(~encoder.i.valid | values(value))
+    surrogate = (value >= 0xD800) & (value <= 0xDFFF)
+    waiting = Signal()      # the last value taken is a lead surrogate that does not end a message
+    if surrogates:
+        with m.If(i_xfer):
+            m.d.sync += waiting.eq((value >= 0xD800) & (value <= 0xDBFF) &
+                                   ~encoder.i.payload.last)
+        m.d.comb += Assume(~encoder.i.valid | ((value < 0x110000) &
+                                                ~(waiting & (value >= 0xDC00) & surrogate)))
+    else:
+        m.d.comb += Assume(~encoder.i.valid | values(value))
     source, sink = encoder.o.payload, decoder.i.payload
     m.d.comb += [
         decoder.i.valid.eq(encoder.o.valid),
@@ -708,7 +740,7 @@ def check_scalar_round_trip(m, encoder, decoder, *, drain, name, values=_scalar,
                     layout=data.StructLayout({"codepoint": width, "last": 1}),
                     inputs={"codepoint": value, "last": encoder.i.payload.last},
                     outputs={"codepoint": out.codepoint, "last": out.last},
-                    error=out.error, drain=drain, name=name)
+                    error=out.error, drain=drain, name=name, waiting=waiting)
     return o_xfer, out
 
 

@@ -157,6 +157,11 @@ class DecoderInvariants(Elaboratable):
     """
     def __init__(self, probe, core, errors):
         self.probe, self.dut, self.errors, self.core = probe, core, errors, core
+        slots = len(probe.names("fl")) - 2
+        self.names = ["A", "B", "C", "D", "E"] + [f"S{n}" for n in range(1, slots + 1)]
+        #: The snapshots, stage A first, then the output slots (a harness may state more
+        #: about their bytes).
+        self.snapshots = [_Snapshot(f"snap_{name}") for name in self.names]
 
     def _chain(self, m, name, snap):
         """The stage functions for ``snap``: ``(pipe, e, d)``."""
@@ -179,8 +184,7 @@ class DecoderInvariants(Elaboratable):
         p = self.probe
         fl = [p[f"fl{n}"] for n in range(len(p.names("fl")))]
         slots = len(fl) - 2
-        names = ["A", "B", "C", "D", "E"] + [f"S{n}" for n in range(1, slots + 1)]
-        snaps = [_Snapshot(f"snap_{name}") for name in names]
+        names, snaps = self.names, self.snapshots
         chains = [self._chain(m, f"fake_{name}", snap) for name, snap in zip(names, snaps)]
         hclean = self._advance(m, fl, names, snaps, chains)
         self._assert_structure(m, fl, names, snaps, hclean)

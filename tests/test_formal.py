@@ -261,14 +261,15 @@ def test_missing_tool_is_one_line(monkeypatch):
 
 def test_list_names_every_proof(capsys):
     from utf8_gateware.cli import main
-    from utf8_gateware.formal import induction, rfc2279, utf16
+    from utf8_gateware.formal import family, induction, rfc2279, utf16
 
     assert main(["formal", "--list"]) == 0
     listed = {line.split()[0]: line.split()[4] for line in capsys.readouterr().out.splitlines()}
     want = {**{proof.name: "formal_long" if proof.long else "formal" for proof in PROOFS},
             **{proof.name: "formal_long" for proof in induction.LONG_PROOFS},
             **{proof.name: "formal" for proof in utf16.PROOFS},
-            **{proof.name: "formal" for proof in rfc2279.PROOFS}}
+            **{proof.name: "formal" for proof in rfc2279.PROOFS},
+            **{proof.name: "formal_long" if proof.long else "formal" for proof in family.PROOFS}}
     assert listed == want
     assert any(proof.long for proof in PROOFS) and induction.LONG_PROOFS and utf16.PROOFS
 

@@ -4,8 +4,8 @@
 The cheap ones are part of :data:`~utf8_gateware.formal.checks.PROOFS` and run with the other
 proofs in ``tests/test_formal.py`` (marker ``formal``). Here: a core with a bug that only shows
 after a thousand beats -- beyond any BMC depth the suite can afford -- is not proven (the
-unbounded proof sees every cycle), and a decoder that breaks the stream rules is not proven
-either. A k-induction run that finds a counterexample only in its induction step reports
+unbounded proof sees every cycle), nor is a decoder whose "A" reads "a" after a thousand outputs,
+and a decoder that breaks the stream rules is not proven either. A k-induction run that finds a counterexample only in its induction step reports
 ``UNKNOWN`` (its base case is shorter than the bug's trace): not proven, with the failed
 property named. Marker ``formal_long``: the decoder's proofs of all time
 (:data:`~utf8_gateware.formal.induction.LONG_PROOFS`), each with its cover run.
@@ -47,6 +47,16 @@ class JitteryDecoder(Mutant):
         m.d.comb += self.o.payload.codepoint.eq(core.o.payload.codepoint ^ toggle)
 
 
+class LateAsciiDecoder(Mutant):
+    """The real decoder ``core``, whose output "A" reads "a" once 1023 outputs went out."""
+    def corrupt(self, m, core):
+        beats = Signal(10)
+        with m.If(core.o.valid & self.o.ready & (beats != 1023)):
+            m.d.sync += beats.eq(beats + 1)
+        with m.If((beats == 1023) & (core.o.payload.codepoint == 0x41)):
+            m.d.comb += self.o.payload.codepoint.eq(0x61)
+
+
 # A k-induction run that finds the bug only in its induction step (the base case is shorter than
 # the bug's trace) reports UNKNOWN rather than FAIL: either way the proof does not pass, and the
 # failed property is named.
@@ -55,6 +65,8 @@ MUTANTS = [
                  "differs from the expected", id="encoder-late-bug"),
     pytest.param(lambda: induction.decoder_rules_forever("replace", JitteryDecoder),
                  "payload changed before the transfer", id="decoder-jittery"),
+    pytest.param(lambda: induction.DecoderAsciiForever("replace", LateAsciiDecoder),
+                 "differs from the expected", id="decoder-late-ascii-bug"),
 ]
 
 
