@@ -69,7 +69,8 @@ def test_target_arguments():
 def test_core_table_reads_the_cores_parameters():
     # Every buildable core is a target; its parameters and their choices come from the core.
     assert set(cores.BUILDABLE) <= set(synth.TARGETS)
-    assert set(cores.CORES) == {"decoder", "encoder", "sanitizer"}   # the exportable ones
+    assert set(cores.CORES) == {"decoder", "encoder", "sanitizer", "validator",   # exportable
+                                "transcoder"}
     assert cores.core_parameters("validator") == {"lanes": 1, "counter_width": 32,
                                                   "carry_chunk": 8}
     assert cores.parameter_choices("validator", "lanes") == LANES
