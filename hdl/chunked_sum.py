@@ -1,84 +1,111 @@
-"""A wide running sum whose carry chains are cut into short chunks."""
+"""A wide running sum with one short carry chain, readable at any step by one LUT level."""
 
-from amaranth.hdl import Cat, Mux, Signal, Value
-
-
-__all__ = ["ChunkedSum"]
+from amaranth.hdl import Cat, Signal, Value
 
 
-class ChunkedSum:
-    """A ``width``-bit running sum of one message at a time, kept as chunks of at most ``chunk``
-    bits, each with the carry into it still *pending* (a flip-flop), and a sticky overflow flag;
-    built by :meth:`accumulate`, read by :meth:`resolved`.
+__all__ = ["SplitSum"]
 
-    Its value is ``sum(c_j << o_j) + sum(p_j << o_j)`` (chunk ``j`` at bit ``o_j``; ``p_j`` the
-    carry pending into it; the top chunk's carry-out is pending into ``over``, at bit ``width``),
-    or "at least ``2**width``" once ``over`` is set. Each step adds ``inc`` into chunk 0, and every
-    chunk adds its pending carry, whose own carry-out becomes the next chunk's pending carry. So no
-    carry chain is longer than a chunk (on the iCE40 UP5K a carry chain costs about 0.28 ns a
-    bit), and none ends in a LUT.
 
-    The value is read out without waiting for the pending carries to ripple through. A carry
-    pending into chunk ``j`` means that chunk ``j-1`` has just wrapped, so it is not all ones:
-    the carry into chunk ``j`` is ``p_j``, or the carry into chunk ``j-1`` if that one is all
-    ones. A flag per chunk (``ones``) says whether it is all ones, known a step ahead (a chunk
-    above 0 only adds its pending carry: it is all ones after the step if it is now, or if it is
-    one less and takes a carry); so the read-out is a lookahead of one-bit flags and one
-    incrementer a chunk.
+class SplitSum:
+    """A ``width``-bit running sum of one message at a time: a *low part* of ``chunk`` bits that
+    adds the increment (the only carry chain), a *high part* that the low part's carry-out
+    increments one step later (``pending``), and a sticky overflow flag; built by
+    :meth:`accumulate`, read by :meth:`resolved`.
 
-    ``inc`` must be less than ``2**chunk``.
+    Its value is ``(high + pending) << chunk | low``, or "at least ``2**width``" once ``over`` is
+    set. Each step adds ``inc`` (at most ``most``) to the low part (``base + inc``: the low part
+    ``low`` and its copy ``base``, which a message's last step zeroes, so that no logic sits in
+    front of the chain) and registers the carry-out as ``pending``; the high part adds
+    ``pending`` without a carry chain. Its bits come in pairs, and bit ``i`` toggles when
+    ``pending`` is set and all bits below it are ones: for pair ``g``, the flag ``below[g]``
+    (all bits below the pair are ones) and, for the pair's upper bit, its lower bit; so every
+    bit is a LUT of at most four flip-flops. ``resolved`` is the same LUT: the sum is read in
+    the step after a message's last, in one LUT level, while the sum restarts from zero.
+
+    The flags ``below`` are registered and free-running (no clock enable), pair ``g``'s from pair
+    ``g - 1``'s: they are exact ``g + 1`` cycles after the high part last changed. The high part
+    only changes in a step in which ``pending`` is set, and such steps are at least
+    :meth:`spacing` steps apart (the low part must wrap again), so the chunk is chosen wide
+    enough (:meth:`chunk_for`) that the flags are always exact when they are used.
     """
-    def __init__(self, name, width, chunk):
-        self.name, self.width, self.chunk = name, width, chunk
-        self.chunks = [Signal(min(chunk, width - lo), name=f"{name}_c{j}", reset_less=True)
-                       for j, lo in enumerate(range(0, width, chunk))]
-        self.pending = [Signal(name=f"{name}_p{j}", reset_less=True)
-                        for j in range(1, len(self.chunks) + 1)]
-        self.ones = [Signal(name=f"{name}_ones{j}", reset_less=True)
-                     for j in range(1, len(self.chunks))]
+    def __init__(self, name, width, most, chunk=None):
+        self.name, self.width, self.most = name, width, most
+        self.chunk = self.chunk_for(width, most) if chunk is None else chunk
+        if not self.settles(width, most, self.chunk):
+            raise ValueError(f"{name}: a {self.chunk}-bit low part wraps too often for a "
+                             f"{width}-bit sum of increments up to {most}")
+        k = self.chunk
+        self.low = Signal(k, name=f"{name}_low", reset_less=True)
+        self.base = Signal(k, name=f"{name}_base", reset_less=True)
+        self.pending = Signal(name=f"{name}_pending", reset_less=True)
+        self.high = Signal(width - k, name=f"{name}_high", reset_less=True)
+        pairs = (width - k + 1) // 2
+        # below[g]: the high part's bits below pair g are all ones (below[0] is always true);
+        # below[pairs]: all of them are (the sum overflows with the next carry).
+        self.below = [Value.cast(1)] + [Signal(name=f"{name}_below{g}", reset_less=True)
+                                        for g in range(1, pairs + 1)]
         self.over = Signal(name=f"{name}_over", reset_less=True)
-        #: Chunk 0 as the next step adds to it: zero after a message's last step.
-        self.base = Signal(len(self.chunks[0]), name=f"{name}_base", reset_less=True)
+
+    @staticmethod
+    def spacing(most, chunk):
+        """The fewest steps between two steps with a carry pending: after a wrap the low part is
+        below ``most``; it wraps again once it has gained ``2**chunk - most + 1`` or more."""
+        return -(-((1 << chunk) - most + 1) // most)
+
+    @classmethod
+    def settles(cls, width, most, chunk):
+        """Whether the flags of a ``width``-bit sum with a ``chunk``-bit low part settle between
+        two carries (``most`` the largest increment)."""
+        pairs = (width - chunk + 1) // 2
+        return 0 < chunk <= width and most < (1 << chunk) and \
+            cls.spacing(most, chunk) >= pairs + 1
+
+    @classmethod
+    def chunk_for(cls, width, most):
+        """The narrowest low part (the shortest carry chain) whose flags settle."""
+        return next(chunk for chunk in range(1, width + 1) if cls.settles(width, most, chunk))
+
+    def _toggles(self, carry):
+        """Each high bit's next value when ``carry`` is added (a LUT of at most 4 inputs)."""
+        bits = []
+        for i in range(len(self.high)):
+            flag = carry & self.below[i // 2]
+            if i % 2:
+                flag = flag & self.high[i - 1]
+            bits.append(self.high[i] ^ flag)
+        return Cat(*bits)
 
     def accumulate(self, pipe, inc, ends, fresh):
         """Add ``inc`` when ``pipe`` advances. ``ends``: this step is a message's last (after it
-        the registers hold the message's sum, to be read in the next step); ``fresh``: a
-        flip-flop, set in the step after a message's last (the registers hold its sum, and the
-        next message starts from zero).
-
-        Only chunk 0 takes ``inc``, so only chunk 0 has a copy (``base``) that is zeroed at the
-        end of a message; the other registers are zeroed when ``fresh`` (a synchronous reset):
-        no logic in front of a carry chain."""
+        the registers hold the message's sum, to be read in the next step, :meth:`resolved`);
+        ``fresh``: a flip-flop, set in the step after a message's last (the next message starts
+        from zero: the high part and the overflow flag take a synchronous reset)."""
+        m, k = pipe.m, self.chunk
         total = self.base + inc
-        k = len(self.chunks[0])
-        values = [(self.chunks[0], total[:k]), (self.base, Mux(ends, 0, total[:k])),
-                  (self.pending[0], total[k])]
-        for j, (chunk, carry) in enumerate(zip(self.chunks[1:], self.pending), start=1):
-            total = chunk + carry
-            values += [(chunk, Mux(fresh, 0, total[:len(chunk)])),
-                       (self.pending[j], Mux(fresh, 0, total[len(chunk)])),
-                       (self.ones[j - 1], ~fresh & Mux(carry, chunk == (1 << len(chunk)) - 2,
-                                                       chunk == (1 << len(chunk)) - 1))]
-        values.append((self.over, Mux(fresh, 0, self.over | self.pending[-1])))
-        for reg, value in values:
-            with pipe.m.If(pipe.enable(len(reg))):
-                pipe.m.d.sync += reg.eq(value)
+        updates = [(self.low, total[:k]), (self.base, total[:k], ends),
+                   (self.pending, total[k]), (self.high, self._toggles(self.pending), fresh),
+                   (self.over, self.over | (self.pending & self.below[-1]), fresh)]
+        # (The low part and the carry-out share one copy of the clock enable, so that the
+        # carry-out's flip-flop can sit at the end of the chain.)
+        shared = pipe.enable(k + 1)
+        for reg, value, *clear in updates:
+            with m.If(shared if reg is self.low or reg is self.pending
+                      else pipe.enable(len(reg))):
+                if clear:
+                    with m.If(clear[0]):
+                        m.d.sync += reg.eq(0)
+                    with m.Else():
+                        m.d.sync += reg.eq(value)
+                else:
+                    m.d.sync += reg.eq(value)
+        # The flags, free-running: pair g's from pair g - 1's and that pair's bits.
+        for g in range(1, len(self.below)):
+            m.d.sync += self.below[g].eq(self.below[g - 1] &
+                                         self.high[2 * g - 2:min(2 * g, len(self.high))].all())
 
-    def resolved(self, keep=1):
-        """``(value, over)``: the sum modulo ``2**width`` (one incrementer a chunk, whose
-        carry-in is a lookahead of one-bit flags) and whether it overflowed (then its value is
-        "at least ``2**width``"); both zero where ``keep`` is 0 (its AND is in front of the
-        carry chains, beside the lookahead)."""
-        chunks = [self.chunks[0] & Value.cast(keep).replicate(len(self.chunks[0]))]
-        for j, chunk in enumerate(self.chunks[1:], start=1):
-            masked = chunk & Value.cast(keep).replicate(len(chunk))
-            chunks.append((masked + (keep & self.carry_in(j)))[:len(chunk)])
-        return Cat(*chunks), keep & (self.over | self.carry_in(len(self.chunks)))
-
-    def carry_in(self, j):
-        """The carry into chunk ``j`` when the pending carries are resolved (``j`` = the number
-        of chunks: the carry out of the top chunk)."""
-        carry = 0
-        for i in range(1, j + 1):
-            carry = self.pending[i - 1] | (self.ones[i - 2] & carry if i > 1 else 0)
-        return carry
+    def resolved(self):
+        """``(value, over)`` in the step after a message's last: the sum modulo ``2**width``
+        (each bit one LUT of flip-flops) and whether it overflowed (then its value is "at least
+        ``2**width``")."""
+        return (Cat(self.low, self._toggles(self.pending)),
+                self.over | (self.pending & self.below[-1]))

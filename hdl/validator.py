@@ -12,7 +12,7 @@ from .decoder_lane import (_control, _mux_tree, _neighbour_stage, _neighbours, k
                            lane_stages, split_neighbours, stage_a, stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
-from .chunked_sum import ChunkedSum
+from .chunked_sum import SplitSum
 from .pipeline import CE_FANOUT, Pipeline
 
 
@@ -143,11 +143,8 @@ class Utf8Validator(CheckedComponent):
         Width of ``offset`` and ``errors`` (8..64, default 32). Both saturate at their largest
         value, so a message longer than ``2**counter_width - 1`` bytes never reports a wrong
         small offset: a saturated value means "at least this".
-    carry_chunk : int
-        The longest carry chain of the sums, in bits (8..64, default 8): each sum is cut into
-        chunks of this many bits whose carries are registered between them
-        (:class:`~utf8_gateware.hdl.chunked_sum.ChunkedSum`); the verdict slot resolves the
-        pending carries by lookahead (one incrementer a chunk). Neither changes the latency.
+        On the UP5K the two sums, the verdict slot and its skid register cost about 6
+        flip-flops (LCs) per bit of ``counter_width``: about 200 LCs at the default.
 
     Ports
     -----
@@ -188,16 +185,16 @@ class Utf8Validator(CheckedComponent):
         error, ``max(0, r + bytes - 3)`` before it, nothing after it.
     ``M``
         The message's sums (the first error's offset, the error count) and its first error's
-        kind; each sum is a ``ChunkedSum`` (chunks, pending carries, and per chunk whether it
-        is all ones), with no logic in front of its carry chains. After a message's last beat
-        they hold its sums for one step, in which the verdict slot reads them, and then restart
-        from zero (a synchronous reset; chunk 0, which takes the increment, adds to a copy that
-        the last beat zeroes).
+        kind. Each sum is a :class:`~utf8_gateware.hdl.chunked_sum.SplitSum`: a low part of
+        5..9 bits (chosen from the largest increment) that adds the increment, the only carry
+        chain, with no logic in front of it; a high part that the low part's registered
+        carry-out toggles one step later, each bit a LUT of at most four flip-flops (its own,
+        the carry, a free-running flag "the bits below are ones", the bit below it). After a
+        message's last beat they hold its sums for one step, in which the verdict slot reads
+        them, and then restart from zero.
     Verdict slot
-        The resolved sums: the carry into chunk ``j`` is its pending carry or, if chunk ``j-1``
-        is all ones, the carry into that one (a pending carry into ``j`` means that ``j-1`` has
-        just wrapped, so the two never add); one incrementer per chunk feeds the flip-flops, and
-        the overflow flags are ORed in at the output. Then a skid register
+        The sums read out, one LUT a bit (the pending carry added to the high part by the same
+        toggles), and the overflow flags, which the output ORs in. Then a skid register
         (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
 
     ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a 2:1 multiplexer, which also ORs
@@ -223,23 +220,19 @@ class Utf8Validator(CheckedComponent):
     ``P3``, ``M``, the verdict slot); with N lanes also log2(N)
     tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes
     on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 10, 12, 13, 18, 19
-    cycles for 1, 2, 4, 8, 16 lanes, whatever ``counter_width`` and ``carry_chunk``.
+    cycles for 1, 2, 4, 8, 16 lanes, whatever ``counter_width``.
     """
 
     @classmethod
-    def check_parameters(cls, *, lanes=1, counter_width=32, carry_chunk=8):
+    def check_parameters(cls, *, lanes=1, counter_width=32):
         check_lanes(lanes)
-        if not isinstance(carry_chunk, int) or isinstance(carry_chunk, bool):
-            raise TypeError(f"carry_chunk must be an integer, not {carry_chunk!r}")
-        if not 8 <= carry_chunk <= 64:
-            raise ValueError(f"carry_chunk must be 8 to 64, not {carry_chunk!r}")
         if not isinstance(counter_width, int) or isinstance(counter_width, bool):
             raise TypeError(f"counter_width must be an integer, not {counter_width!r}")
         if not 8 <= counter_width <= 64:
             raise ValueError(f"counter_width must be 8 to 64, not {counter_width!r}")
 
-    def __init__(self, *, lanes=1, counter_width=32, carry_chunk=8):
-        self._lanes, self._width, self._chunk = lanes, counter_width, carry_chunk
+    def __init__(self, *, lanes=1, counter_width=32):
+        self._lanes, self._width = lanes, counter_width
         layout = ByteLayout if lanes == 1 else byte_beat_layout(lanes)
         super().__init__({
             "i": In(stream.Signature(layout)),
@@ -258,11 +251,10 @@ class Utf8Validator(CheckedComponent):
     @property
     def LATENCY(self):
         """Cycles from the transfer of a message's ``last`` beat to its verdict on ``o``."""
-        return self.latency(lanes=self._lanes, counter_width=self._width,
-                            carry_chunk=self._chunk)
+        return self.latency(lanes=self._lanes, counter_width=self._width)
 
     @staticmethod
-    def latency(*, lanes=1, counter_width=32, carry_chunk=8):
+    def latency(*, lanes=1, counter_width=32):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
@@ -318,11 +310,11 @@ class Utf8Validator(CheckedComponent):
             errs=pipe.data("p3_errs", p2.errs, len(p2.errs)),
             bubble=pipe.control("p3_nv", p2.bubble), last=pipe.control("p3_vl", p2.last))
 
-        # M: the message's sums (the first error's offset, the error count, each a ChunkedSum:
-        # no logic in front of a carry chain) and its first error's kind. After a message's last
+        # M: the message's sums (the first error's offset, the error count, each a SplitSum:
+        # one carry chain, in its low part) and its first error's kind. After a message's last
         # step they hold its sums for one step (`fresh`), in which the verdict slot reads them.
-        offset = ChunkedSum("m_offset", width, self._chunk)
-        errors = ChunkedSum("m_errors", width, self._chunk)
+        offset = SplitSum("m_offset", width, n + 3)
+        errors = SplitSum("m_errors", width, 2 * n)
         fresh = pipe.control("m_fresh", p3.last)
         offset.accumulate(pipe, p3.inc, p3.last, fresh)
         errors.accumulate(pipe, p3.errs, p3.last, fresh)
@@ -332,19 +324,22 @@ class Utf8Validator(CheckedComponent):
         bad = pipe.data("m_bad", p3.bad)
         ends = pipe.data("m_ends", p3.last & ~p3.bubble)
 
-        # The verdict slot: the sums resolved (one incrementer a chunk, straight into the
-        # flip-flops) and whether each overflowed; the payload ORs that in, in the LUT that
-        # chooses between the slot and the skid register.
+        # The verdict slot: the sums read out (one LUT a bit); a valid message's offset is zero
+        # (a synchronous reset). The payload ORs in the overflow flags, in the LUT that chooses
+        # between the slot and the skid register.
         verdict = Signal(self.o.payload.shape())
         for target, value in [(verdict.valid, ~bad),
                               (verdict.error.as_value(), bad.replicate(3) & kind)]:
             with m.If(pipe.enable(len(target))):
                 m.d.sync += target.eq(value)
-        for name, (value, over) in [("offset", offset.resolved(keep=bad)),
-                                    ("errors", errors.resolved())]:
-            raw = pipe.data(f"v_{name}", value, width)
-            m.d.comb += getattr(verdict, name).eq(
-                raw | pipe.data(f"v_{name}_over", over).replicate(width))
+        for name, total in [("offset", offset), ("errors", errors)]:
+            value, over = total.resolved()
+            if name == "offset":
+                regs = [pipe.fact("v_offset", value, ~bad, width),
+                        pipe.fact("v_offset_over", over, ~bad)]
+            else:
+                regs = [pipe.data("v_errors", value, width), pipe.data("v_errors_over", over)]
+            m.d.comb += getattr(verdict, name).eq(regs[0] | regs[1].replicate(width))
         m.d.comb += verdict.last.eq(1)
         pipe.drive_output(self.o, pipe.data("v_valid", ends), verdict)
         return m

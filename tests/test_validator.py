@@ -7,7 +7,7 @@ import pytest
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.sim import Simulator
 
-from utf8_gateware.hdl.chunked_sum import ChunkedSum
+from utf8_gateware.hdl.chunked_sum import SplitSum
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.validator import Utf8Validator
 from utf8_gateware.sim import reference
@@ -46,10 +46,7 @@ def test_parameters():
         Utf8Validator(counter_width=4)
     with pytest.raises(TypeError, match=r"^counter_width must be an integer, not '32'$"):
         Utf8Validator(counter_width="32")
-    with pytest.raises(ValueError, match=r"^carry_chunk must be 8 to 64, not 4$"):
-        Utf8Validator(carry_chunk=4)
-    assert Utf8Validator(counter_width=32, carry_chunk=8).LATENCY == \
-        Utf8Validator(counter_width=32, carry_chunk=32).LATENCY == 10
+    assert Utf8Validator(counter_width=32).LATENCY == Utf8Validator(counter_width=8).LATENCY == 10
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16])
@@ -93,7 +90,7 @@ def test_chunked_sums(lanes):
     messages = [b"\xff" * 300, b"a" * 254 + b"\xe0\x80", b"\xc3\xa9" * 200 + b"\xed\xa0",
                 b"a" * 4100 + b"\xff", b"\x80" * 4100, b"\xf0\x90\x80" * 90, b"ok"]
     inputs = beats(messages, lanes, random.Random(3))
-    dut = Utf8Validator(lanes=lanes, counter_width=12, carry_chunk=8)
+    dut = Utf8Validator(lanes=lanes, counter_width=12)
     run = run_stream(dut, inputs, name=f"validator{lanes}-chunked", stall=0.2, seed=lanes)
     got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in run.outputs]
     assert got == [(valid, min(offset, 4095), error, min(errors, 4095))
@@ -116,7 +113,7 @@ def test_latency_and_rate(lanes):
     rng = random.Random(lanes)
     messages = [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 2 * lanes)))
                 for _ in range(30)]
-    dut = Utf8Validator(lanes=lanes, carry_chunk=8)
+    dut = Utf8Validator(lanes=lanes)
     inputs = beats(messages, lanes, rng)
     run = check(lanes, messages, inputs=inputs, dut=dut, name=f"validator{lanes}-latency")
     first = run.in_cycles[0]
@@ -142,53 +139,51 @@ def test_reset_mid_message(lanes):
 
 
 class _Advancing:
-    """What ChunkedSum needs of a Pipeline, for one that advances every cycle."""
+    """What SplitSum needs of a Pipeline, for one that advances every cycle."""
     def __init__(self, m):
         self.m = m
 
     def enable(self, width=1):
         return 1
 
-    def data(self, name, value, shape=1):
-        reg = Signal(shape, name=name)
-        self.m.d.sync += reg.eq(value)
-        return reg
 
-
-def test_chunked_sum_lookahead():
-    # An 18-bit sum in chunks of 8, 8 and 2 bits, read out by lookahead and checked against the
-    # true sum after every step: large increments wrap chunk 0 every other step, zeros leave
-    # carries pending, and the sum crosses 2**16 (a carry through an all-ones chunk 1) and
-    # saturates at 2**18 - 1; then a message ends and the next starts from zero while the
-    # pending carries of the first are dropped.
+def test_split_sum():
+    # A 12-bit sum of increments up to 7 (a 6-bit low part, three pairs of high bits), read
+    # after every step and checked against the true sum: runs of the largest increment wrap the
+    # low part as often as it can (the flags must settle in between), zeros leave a carry
+    # pending, the sum saturates at 2**12 - 1; then a message ends and the next one starts from
+    # zero in the same step in which the first one's sum is read.
     m = Module()
-    pipe = _Advancing(m)
-    inc, ends, fresh = Signal(8), Signal(), Signal()
+    inc, ends, fresh = Signal(3), Signal(), Signal()
     m.d.sync += fresh.eq(ends)
-    total = ChunkedSum("s", 18, 8)
-    total.accumulate(pipe, inc, ends, fresh)
-    value = Signal(18)
+    total = SplitSum("s", 12, 7)
+    assert total.chunk == 6 and SplitSum.spacing(7, 6) == 9 and len(total.below) == 4
+    with pytest.raises(ValueError, match=r"^s: a 5-bit low part wraps too often for a 12-bit "
+                                         r"sum of increments up to 7$"):
+        SplitSum("s", 12, 7, chunk=5)
+    total.accumulate(_Advancing(m), inc, ends, fresh)
+    value = Signal(12)
     resolved, over = total.resolved()
     m.d.comb += value.eq(Mux(over, -1, resolved))
-    seen = set()
+    seen = {"pending": 0, "carried": 0}
 
     async def bench(ctx):
         rng = random.Random(5)
-        for message, limit in enumerate((1 << 18 | 1 << 12, 1 << 17)):
+        for limit in (1 << 12 | 1 << 8, 3000):
             expected = 0
             while expected < limit:
-                step = rng.choice([0, 1, 255, rng.randrange(256)])
+                step = rng.choice([0, 7, 7, 7, rng.randrange(8)])
                 expected += step
                 ctx.set(inc, step)
                 ctx.set(ends, expected >= limit)
                 await ctx.tick()
-                assert ctx.get(value) == min(expected, (1 << 18) - 1), expected
-                if ctx.get(total.ones[0]) and ctx.get(total.pending[0]):
-                    seen.add((message, expected >> 16))
-        # Each carry into chunk 2 went through chunk 1.
-        assert seen == {(0, 1), (0, 2), (0, 3), (0, 4), (1, 1), (1, 2)}
+                assert ctx.get(value) == min(expected, (1 << 12) - 1), expected
+                seen["pending"] += ctx.get(total.pending)
+                seen["carried"] += ctx.get(total.pending) and ctx.get(total.high[0]) and \
+                    ctx.get(total.high[1])
+        assert seen["pending"] > 100 and seen["carried"] > 20
 
     sim = Simulator(m)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
-    run_simulation(sim, "chunked-sum-lookahead")
+    run_simulation(sim, "split-sum")
