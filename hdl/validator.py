@@ -12,7 +12,7 @@ from .decoder_lane import (_control, _mux_tree, _neighbour_stage, _neighbours, k
                            lane_stages, split_neighbours, stage_a, stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
-from .chunked_sum import SplitSum
+from .chunked_sum import LevelSum, SplitSum
 from .pipeline import CE_FANOUT, Pipeline
 
 
@@ -88,16 +88,20 @@ def _constant_of(index, values):
 def stage_first(pipe, v):
     """Stage ``V2``: per lane the first maximal subpart that ends at the byte (a burst comes
     before the byte's own error): ``has``, ``kind``, ``dist`` (how many bytes before the end of
-    the beat its first byte is: N - k for lane k, plus the bytes of the prefix before it), and
-    ``errs`` (0..2 maximal subparts end here) and ``bytes`` (the lane holds a byte)."""
+    the beat its first byte is: N - k for lane k, plus the bytes of the prefix before it; with
+    one lane less one, 0..3: a 2:1 multiplexer per bit), and ``errs`` (0..2 maximal subparts end
+    here) and ``bytes`` (the lane holds a byte)."""
     n = len(v)
     stage = _control(pipe, "w", v)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
         back = Mux(lane.burst, lane.bback, lane.oback)
         regs.has = pipe.data(f"w{k}_has", lane.burst | lane.own)
         regs.kind = pipe.data(f"w{k}_kind", Mux(lane.burst, lane.bkind, lane.okind), ErrorKind)
-        regs.dist = pipe.data(f"w{k}_dist", _constant_of(back, [n - k + b for b in range(4)]),
-                              range(n + 4))
+        if n == 1:
+            regs.dist = pipe.data("w0_dist", back, 2)
+        else:
+            regs.dist = pipe.data(f"w{k}_dist", _constant_of(back, [n - k + b for b in range(4)]),
+                                  range(n + 4))
         regs.errs = pipe.data(f"w{k}_errs", Cat(lane.burst ^ lane.own, lane.burst & lane.own),
                               range(3))
         regs.bytes = pipe.data(f"w{k}_bytes", lane.byte)
@@ -258,7 +262,8 @@ class Utf8Validator(CheckedComponent):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
-        return align + lane_stages(lanes) + 6 + tree
+        read = LevelSum.levels_for(counter_width) + 1 if lanes == 1 else SplitSum.read_stages
+        return align + lane_stages(lanes) + 6 + tree + read
 
     def elaborate(self, platform):
         m = Module()
@@ -275,8 +280,17 @@ class Utf8Validator(CheckedComponent):
         # (no borrow through its chunks), M sums the bytes before the beat less the latest three,
         # and P2 keeps the rest (`r`, 0..3): the offset is M's sum plus `r + bytes - dist` (never
         # negative), and M's sum grows by `max(0, r + bytes - 3)` until the first error.
+        # (With one lane the offset's increments are 0..3, so only `back` modulo 4 matters: P1
+        # and P2 look it up in tables, as they do `r`, where an adder would be a carry chain;
+        # `dist` is then the distance less one.)
+        if n == 1:
+            index = Cat(beat.dist, beat.bytes)
+            back = pipe.data("p1_back", _constant_of(index, [((i >> 2) - 1 - (i & 3)) % 4
+                                                             for i in range(8)]), 2)
+        else:
+            back = pipe.data("p1_back", beat.bytes - beat.dist, range(-3 - n, n + 1))
         p1 = SimpleNamespace(
-            back=pipe.data("p1_back", beat.bytes - beat.dist, range(-3 - n, n + 1)),
+            back=back,
             # `max(0, r + bytes - 3)` for each value of `r` (P2 chooses one: no carry chain in
             # front of a comparison).
             clean=[pipe.data(f"p1_clean{v}", _constant_of(
@@ -291,9 +305,14 @@ class Utf8Validator(CheckedComponent):
             with m.If(p1.last):
                 m.d.sync += r.eq(0)
             with m.Else():
-                m.d.sync += r.eq(Mux(r + p1.least > 3, 3, r + p1.least))   # a 4-input table
+                m.d.sync += r.eq(_constant_of(Cat(p1.least, r), [min(3, (i & 3) + (i >> 2))
+                                                                 for i in range(16)]))
+        if n == 1:
+            at_error = _constant_of(Cat(p1.back, r), [((i & 3) + (i >> 2)) % 4 for i in range(16)])
+        else:
+            at_error = r + p1.back
         p2 = SimpleNamespace(
-            at_error=pipe.data("p2_at_error", r + p1.back, range(n + 3)),
+            at_error=pipe.data("p2_at_error", at_error, range(n + 3)),
             clean=pipe.data("p2_clean", _mux_tree(r, p1.clean), range(n + 1)),
             has=pipe.data("p2_has", p1.has), kind=pipe.data("p2_kind", p1.kind, 3),
             errs=pipe.data("p2_errs", p1.errs, len(p1.errs)),
@@ -313,33 +332,43 @@ class Utf8Validator(CheckedComponent):
         # M: the message's sums (the first error's offset, the error count, each a SplitSum:
         # one carry chain, in its low part) and its first error's kind. After a message's last
         # step they hold its sums for one step (`fresh`), in which the verdict slot reads them.
-        offset = SplitSum("m_offset", width, n + 3)
-        errors = SplitSum("m_errors", width, 2 * n)
+        # (With one lane the increments are 0..3: LevelSum, no carry chain at all.)
+        if n == 1:
+            offset, errors = LevelSum("m_offset", width), LevelSum("m_errors", width)
+        else:
+            offset, errors = SplitSum("m_offset", width, n + 3), SplitSum("m_errors", width, 2 * n)
         fresh = pipe.control("m_fresh", p3.last)
-        offset.accumulate(pipe, p3.inc, p3.last, fresh)
-        errors.accumulate(pipe, p3.errs, p3.last, fresh)
+        sums = {"offset": offset.build(pipe, p3.inc, p3.last, fresh),
+                "errors": errors.build(pipe, p3.errs, p3.last, fresh)}
         kind = Signal(3, name="m_kind")
         with m.If(pipe.enable(3)):
             m.d.sync += kind.eq(Mux(p3.first, p3.kind, kind))
-        bad = pipe.data("m_bad", p3.bad)
+        # (`good` is `~bad` in a flip-flop of its own: the offset's synchronous reset.)
+        bad, good = pipe.data("m_bad", p3.bad), pipe.data("m_good", ~p3.bad)
         ends = pipe.data("m_ends", p3.last & ~p3.bubble)
+        # While the sums are read out (LevelSum), the rest of the verdict waits.
+        for stage in range(offset.read_stages):
+            kind, bad, good, ends = (
+                pipe.data(f"m_r{stage}_{name}", value, len(value))
+                for name, value in [("kind", kind), ("bad", bad), ("good", good), ("ends", ends)])
 
         # The verdict slot: the sums read out (one LUT a bit); a valid message's offset is zero
         # (a synchronous reset). The payload ORs in the overflow flags, in the LUT that chooses
         # between the slot and the skid register.
         verdict = Signal(self.o.payload.shape())
-        for target, value in [(verdict.valid, ~bad),
+        for target, value in [(verdict.valid, good),
                               (verdict.error.as_value(), bad.replicate(3) & kind)]:
             with m.If(pipe.enable(len(target))):
                 m.d.sync += target.eq(value)
-        for name, total in [("offset", offset), ("errors", errors)]:
-            value, over = total.resolved()
+        ones = Signal(self.o.payload.shape())     # the overflow flags, set bits of the output
+        for name, (value, over) in sums.items():
             if name == "offset":
-                regs = [pipe.fact("v_offset", value, ~bad, width),
-                        pipe.fact("v_offset_over", over, ~bad)]
+                regs = [pipe.fact("v_offset", value, good, width),
+                        pipe.fact("v_offset_over", over, good)]
             else:
                 regs = [pipe.data("v_errors", value, width), pipe.data("v_errors_over", over)]
-            m.d.comb += getattr(verdict, name).eq(regs[0] | regs[1].replicate(width))
+            m.d.comb += [getattr(verdict, name).eq(regs[0]),
+                         getattr(ones, name).eq(regs[1].replicate(width))]
         m.d.comb += verdict.last.eq(1)
-        pipe.drive_output(self.o, pipe.data("v_valid", ends), verdict)
+        pipe.drive_output(self.o, pipe.data("v_valid", ends), verdict, ones=ones.as_value())
         return m

@@ -7,7 +7,7 @@ import pytest
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.sim import Simulator
 
-from utf8_gateware.hdl.chunked_sum import SplitSum
+from utf8_gateware.hdl.chunked_sum import LevelSum, SplitSum
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.validator import Utf8Validator
 from utf8_gateware.sim import reference
@@ -46,7 +46,11 @@ def test_parameters():
         Utf8Validator(counter_width=4)
     with pytest.raises(TypeError, match=r"^counter_width must be an integer, not '32'$"):
         Utf8Validator(counter_width="32")
-    assert Utf8Validator(counter_width=32).LATENCY == Utf8Validator(counter_width=8).LATENCY == 10
+    # One lane: the sums' read-out takes 2, 3, 4 steps for 8..17, 18..57, 58..64 bits.
+    assert [Utf8Validator(counter_width=w).LATENCY for w in (8, 17, 18, 32, 57, 58, 64)] == \
+        [12, 12, 13, 13, 13, 14, 14]
+    assert Utf8Validator(lanes=4, counter_width=8).LATENCY == \
+        Utf8Validator(lanes=4, counter_width=64).LATENCY == 13
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16])
@@ -139,51 +143,79 @@ def test_reset_mid_message(lanes):
 
 
 class _Advancing:
-    """What SplitSum needs of a Pipeline, for one that advances every cycle."""
+    """What the sums need of a Pipeline, for one that advances every cycle."""
     def __init__(self, m):
         self.m = m
 
     def enable(self, width=1):
         return 1
 
+    def data(self, name, value, shape=1):
+        reg = Signal(shape, name=name)
+        self.m.d.sync += reg.eq(value)
+        return reg
 
-def test_split_sum():
-    # A 12-bit sum of increments up to 7 (a 6-bit low part, three pairs of high bits), read
-    # after every step and checked against the true sum: runs of the largest increment wrap the
-    # low part as often as it can (the flags must settle in between), zeros leave a carry
-    # pending, the sum saturates at 2**12 - 1; then a message ends and the next one starts from
-    # zero in the same step in which the first one's sum is read.
+    control = data
+
+
+def run_sum(total, messages, most, name):
+    """Feed ``messages`` (lists of increments) to the sum ``total`` back to back, advancing
+    every cycle, and check each message's sum where it is read: ``read_stages`` steps after the
+    step after its last."""
     m = Module()
-    inc, ends, fresh = Signal(3), Signal(), Signal()
+    inc, ends, fresh = Signal(range(most + 1)), Signal(), Signal()
     m.d.sync += fresh.eq(ends)
-    total = SplitSum("s", 12, 7)
-    assert total.chunk == 6 and SplitSum.spacing(7, 6) == 9 and len(total.below) == 4
-    with pytest.raises(ValueError, match=r"^s: a 5-bit low part wraps too often for a 12-bit "
-                                         r"sum of increments up to 7$"):
-        SplitSum("s", 12, 7, chunk=5)
-    total.accumulate(_Advancing(m), inc, ends, fresh)
-    value = Signal(12)
-    resolved, over = total.resolved()
-    m.d.comb += value.eq(Mux(over, -1, resolved))
-    seen = {"pending": 0, "carried": 0}
+    value, over = total.build(_Advancing(m), inc, ends, fresh)
+    shown = Signal(total.width)
+    m.d.comb += shown.eq(Mux(over, -1, value))
+    steps = [(step, n == len(message) - 1) for message in messages
+             for n, step in enumerate(message)]
+    ends_at = [n for n, (_, last) in enumerate(steps) if last]
+    expected = [min(sum(message), (1 << total.width) - 1) for message in messages]
+    got = []
 
     async def bench(ctx):
-        rng = random.Random(5)
-        for limit in (1 << 12 | 1 << 8, 3000):
-            expected = 0
-            while expected < limit:
-                step = rng.choice([0, 7, 7, 7, rng.randrange(8)])
-                expected += step
-                ctx.set(inc, step)
-                ctx.set(ends, expected >= limit)
-                await ctx.tick()
-                assert ctx.get(value) == min(expected, (1 << 12) - 1), expected
-                seen["pending"] += ctx.get(total.pending)
-                seen["carried"] += ctx.get(total.pending) and ctx.get(total.high[0]) and \
-                    ctx.get(total.high[1])
-        assert seen["pending"] > 100 and seen["carried"] > 20
+        for n in range(len(steps) + total.read_stages + 2):
+            step, last = steps[n] if n < len(steps) else (0, False)
+            ctx.set(inc, step)
+            ctx.set(ends, last)
+            await ctx.tick()
+            # After this tick the registers hold the sum up to step n; that of a message whose
+            # last step is e is read while they hold step e + read_stages.
+            if n - total.read_stages in ends_at:
+                got.append(ctx.get(shown))
 
     sim = Simulator(m)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
-    run_simulation(sim, "split-sum")
+    run_simulation(sim, name)
+    assert got == expected
+
+
+@pytest.mark.parametrize("kind", ["split", "level"])
+def test_sums(kind):
+    # Messages of the largest increment (the low part wraps as often as it can, so the flags
+    # must settle in between), of zeros (carries left pending), long ones that saturate (the
+    # 1-lane validator's tests saturate LevelSum), and one-step messages back to back (read
+    # while the next ones run).
+    rng = random.Random(5)
+    most = 7 if kind == "split" else 3
+    width = 12 if kind == "split" else 20      # (LevelSum: two levels)
+    messages = [[most] * 700, [0, most, 0, 0, most], [1], [most], [2, 3], [0],
+                [rng.choice([0, most, most, rng.randrange(most + 1)]) for _ in range(1500)],
+                [rng.randrange(most + 1) for _ in range(300)], [most] * 300, [1, 1], [3, 3, 1, 1]]
+    # Short messages end with every state of the low parts (carries pending at the end).
+    messages += [[rng.randrange(most + 1) for _ in range(rng.randint(1, 60 * most))]
+                 for _ in range(50)]
+    if kind == "split":
+        total = SplitSum("s", width, most)
+        assert total.chunk == 6 and SplitSum.spacing(7, 6) == 9 and len(total.high.below) == 4
+        with pytest.raises(ValueError, match=r"^s: a 5-bit low part wraps too often for a "
+                                             r"12-bit sum of increments up to 7$"):
+            SplitSum("s", 12, 7, chunk=5)
+    else:
+        total = LevelSum("s", width)
+        assert total.levels == 2 and total.read_stages == 3 and LevelSum.levels_for(12) == 1
+    if kind == "split":
+        assert sum(messages[0]) > 1 << width and sum(messages[6]) > 1 << width
+    run_sum(total, messages, most, f"{kind}-sum")
