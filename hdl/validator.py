@@ -39,9 +39,10 @@ def stage_errors(pipe, c):
 
     Per lane: ``burst`` (the prefix pending before the byte is ill-formed and ends here: the
     byte cannot continue it), its kind ``bkind`` and its length ``bback`` (1..3 bytes back from
-    the byte); ``own`` (the byte's own error: an error byte, a continuation byte that no lead
-    covers, a prefix cut short by ``last``), its kind ``okind`` and how far back its first byte is
-    (``oback``: 0, or 0..2 for a cut prefix the byte belongs to); ``byte`` (the lane holds one).
+    the byte); the parts of the byte's own error (``erb``: an error byte, of the kind
+    ``startkind``; ``unc``: a continuation byte that no lead covers; ``trunc``: a prefix cut short
+    by ``last``) and how far back its first byte is (``oback``: 0, or 0..2 for a cut prefix the
+    byte belongs to); ``byte`` (the lane holds one).
     """
     if not split_neighbours(len(c)):
         prevs = _neighbours(pipe, "vh", c,
@@ -67,13 +68,31 @@ def stage_errors(pipe, c):
                                                   ErrorKind.TRUNCATED), ErrorKind)
         # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
         regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-        regs.own = pipe.fact(f"v{k}_own", (lane.startkind.as_value() != 0) | unc | trunc, nv)
-        regs.okind = pipe.data(f"v{k}_okind", lane.startkind.as_value() | kind_of(
-            (unc, ErrorKind.UNEXPECTED_CONTINUATION), (trunc, ErrorKind.TRUNCATED)), ErrorKind)
+        # The byte's own error, in parts (`stage_own` joins them): an error byte (`erb`, of the
+        # kind `startkind`), a continuation byte no lead covers (`unc`), a cut prefix (`trunc`).
+        regs.erb = pipe.data(f"v{k}_erb", lane.startkind.as_value() != 0)
+        regs.startkind = pipe.data(f"v{k}_startkind", lane.startkind, ErrorKind)
+        regs.unc = pipe.fact(f"v{k}_unc", unc, nv)
+        regs.trunc = pipe.fact(f"v{k}_trunc", trunc, nv)
         # A cut prefix the byte ends: anyc + sc bytes before it.
         regs.oback = pipe.data(f"v{k}_oback", Cat(trunc & lane.anyc & ~lane.sc, trunc & lane.sc),
                                2)
         regs.byte = pipe.fact(f"v{k}_byte", 1, nv)
+    return stage
+
+
+def stage_own(pipe, v):
+    """Stage ``V1b``: per lane the byte's own error ``own`` and its kind ``okind`` from the
+    parts of ``V1``; ``burst``, ``bkind``, ``bback``, ``oback`` and ``byte`` passed on."""
+    stage = _control(pipe, "u", v)
+    for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
+        regs.own = pipe.fact(f"u{k}_own", lane.erb | lane.unc | lane.trunc, lane.nv)
+        regs.okind = pipe.data(f"u{k}_okind", lane.startkind.as_value() | kind_of(
+            (lane.unc, ErrorKind.UNEXPECTED_CONTINUATION), (lane.trunc, ErrorKind.TRUNCATED)),
+            ErrorKind)
+        for field, shape in [("burst", 1), ("bkind", ErrorKind), ("bback", 2), ("oback", 2),
+                             ("byte", 1)]:
+            setattr(regs, field, pipe.data(f"u{k}_{field}", getattr(lane, field), shape))
     return stage
 
 
@@ -189,42 +208,37 @@ class Utf8Validator(CheckedComponent):
         error, ``max(0, r + bytes - 3)`` before it, nothing after it.
     ``M``
         The message's sums (the first error's offset, the error count) and its first error's
-        kind. Each sum is a :class:`~utf8_gateware.hdl.chunked_sum.SplitSum`: a low part of
-        5..9 bits (chosen from the largest increment) that adds the increment, the only carry
-        chain, with no logic in front of it; a high part that the low part's registered
-        carry-out toggles one step later, each bit a LUT of at most four flip-flops (its own,
-        the carry, a free-running flag "the bits below are ones", the bit below it). After a
-        message's last beat they hold its sums for one step, in which the verdict slot reads
-        them, and then restart from zero.
+        kind; after a message's last beat they hold its sums for one step (``fresh``), in which
+        they are read out, and then restart from zero. With one lane the increments are 0..3 and
+        each sum is a :class:`~utf8_gateware.hdl.chunked_sum.LevelSum`: no carry chain at all
+        (bits 0..2 and 2-bit levels that count the carries of the part below, registered), read
+        out over ``R`` more stages, one level a stage (2 for ``counter_width`` 8..17, 3 for
+        18..57, 4 above); ``P1`` and ``P2`` then look ``dist`` and ``r`` up in tables, where an
+        adder would be a carry chain. With N lanes each is a
+        :class:`~utf8_gateware.hdl.chunked_sum.SplitSum`: a low part of 5..9 bits (chosen from
+        the largest increment) that adds the increment, the only carry chain, read in the
+        ``fresh`` step (``R`` = 0). In both the high part counts the registered carries of the
+        part below by toggles: each bit a LUT of at most four flip-flops (its own, the carry, a
+        free-running flag "the bits below are ones", the bit below it), and so is each bit read.
     Verdict slot
-        The sums read out, one LUT a bit (the pending carry added to the high part by the same
-        toggles), and the overflow flags, which the output ORs in. Then a skid register
-        (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
+        The sums read out, one LUT a bit, and the overflow flags; the output ORs the flags in,
+        and they set the skid register's bits (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
 
     ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a 2:1 multiplexer, which also ORs
     in the overflow flags); ``i.ready`` is a flip-flop.
 
-    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, 8-bit chunks, in the port harness
-    of ``utf8-gateware synth``): iCE40 UP5K, one lane 72.6 MHz and 544 LCs, four lanes 71.9 MHz
-    and 989 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs); ECP5-25F-6,
-    8 lanes 229.0 MHz, 1,339 LUT4 and 1,431 flip-flops, 16 lanes 223.8 MHz, 2,401 LUT4 and
-    2,543 flip-flops (the decoder: 273.0 MHz and 1,778 LUT4; 240.4 MHz and 3,857 LUT4). So it is
-    neither half the decoder's size nor as fast. With 8 lanes about 600 of its LUT4 are the
-    decoder's own lane stages (align, ``A`` .. ``C``), 250 the error stages and the tree, 350
-    the sums, the verdict and its output; on the UP5K two 32-bit sums cost about 230
-    flip-flops (running, in the verdict slot and in its skid register), and a route to or from
-    a carry chain costs 3-4 ns. Narrower sums (one lane, seed 1): ``counter_width=16`` 369 LCs
-    and 74.9 MHz, ``counter_width=8`` 275 LCs and 92.1 MHz.
+    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, in the port harness of
+    ``utf8-gateware synth``; the decoder's in brackets): COST_FIGURES
 
     Latency and throughput
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
-    message's ``last`` beat: 10 with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
-    ``P3``, ``M``, the verdict slot); with N lanes also log2(N)
-    tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes
-    on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 10, 12, 13, 18, 19
-    cycles for 1, 2, 4, 8, 16 lanes, whatever ``counter_width``.
+    message's ``last`` beat: ``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` .. ``P3``, ``M``, the
+    read-out ``R`` and the verdict slot; with N lanes also log2(N) tree stages, the decoder's
+    align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes on its three neighbour
+    stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 13 (12 for ``counter_width`` up to 17, 14
+    from 58), 12, 13, 18, 19 cycles for 1, 2, 4, 8, 16 lanes.
     """
 
     @classmethod
@@ -263,7 +277,7 @@ class Utf8Validator(CheckedComponent):
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
         read = LevelSum.levels_for(counter_width) + 1 if lanes == 1 else SplitSum.read_stages
-        return align + lane_stages(lanes) + 6 + tree + read
+        return align + lane_stages(lanes) + 7 + tree + read
 
     def elaborate(self, platform):
         m = Module()
@@ -273,7 +287,8 @@ class Utf8Validator(CheckedComponent):
 
         aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
         c = stage_c(pipe, stage_b(pipe, stage_a(pipe, aligned, data)), False)
-        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, stage_errors(pipe, c)))
+        own = stage_own(pipe, stage_errors(pipe, c))
+        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, own))
 
         # P1 .. P3: the small parts of the sums. The first error's offset is the bytes of the
         # message before the beat plus `bytes - dist` (-3..N-1). So that M's sum only ever adds
