@@ -34,7 +34,7 @@ def verdict_layout(counter_width):
     })
 
 
-def stage_errors(pipe, c):
+def stage_errors(pipe, c, split):
     """Stage ``V1`` (the validator's stage ``D``): the maximal subparts that end at each byte.
 
     Per lane: ``burst`` (the prefix pending before the byte is ill-formed and ends here: the
@@ -42,7 +42,8 @@ def stage_errors(pipe, c):
     the byte); the parts of the byte's own error (``erb``: an error byte, of the kind
     ``startkind``; ``unc``: a continuation byte that no lead covers; ``trunc``: a prefix cut short
     by ``last``) and how far back its first byte is (``oback``: 0, or 0..2 for a cut prefix the
-    byte belongs to); ``byte`` (the lane holds one).
+    byte belongs to); ``byte`` (the lane holds one). Unless ``split``, ``own`` and ``okind``
+    (:func:`stage_own`) instead of the parts.
     """
     if not split_neighbours(len(c)):
         prevs = _neighbours(pipe, "vh", c,
@@ -68,12 +69,18 @@ def stage_errors(pipe, c):
                                                   ErrorKind.TRUNCATED), ErrorKind)
         # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
         regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-        # The byte's own error, in parts (`stage_own` joins them): an error byte (`erb`, of the
-        # kind `startkind`), a continuation byte no lead covers (`unc`), a cut prefix (`trunc`).
-        regs.erb = pipe.data(f"v{k}_erb", lane.startkind.as_value() != 0)
-        regs.startkind = pipe.data(f"v{k}_startkind", lane.startkind, ErrorKind)
-        regs.unc = pipe.fact(f"v{k}_unc", unc, nv)
-        regs.trunc = pipe.fact(f"v{k}_trunc", trunc, nv)
+        if split:
+            # The byte's own error, in parts (`stage_own` joins them): an error byte (`erb`, of
+            # the kind `startkind`), a continuation byte no lead covers (`unc`), a cut prefix
+            # (`trunc`).
+            regs.erb = pipe.data(f"v{k}_erb", lane.startkind.as_value() != 0)
+            regs.startkind = pipe.data(f"v{k}_startkind", lane.startkind, ErrorKind)
+            regs.unc = pipe.fact(f"v{k}_unc", unc, nv)
+            regs.trunc = pipe.fact(f"v{k}_trunc", trunc, nv)
+        else:
+            own, okind = _own(lane.startkind.as_value() != 0, lane.startkind, unc, trunc)
+            regs.own = pipe.fact(f"v{k}_own", own, nv)
+            regs.okind = pipe.data(f"v{k}_okind", okind, ErrorKind)
         # A cut prefix the byte ends: anyc + sc bytes before it.
         regs.oback = pipe.data(f"v{k}_oback", Cat(trunc & lane.anyc & ~lane.sc, trunc & lane.sc),
                                2)
@@ -81,15 +88,20 @@ def stage_errors(pipe, c):
     return stage
 
 
+def _own(erb, startkind, unc, trunc):
+    """The byte's own error and its kind, from its parts (see :func:`stage_errors`)."""
+    return erb | unc | trunc, startkind.as_value() | kind_of(
+        (unc, ErrorKind.UNEXPECTED_CONTINUATION), (trunc, ErrorKind.TRUNCATED))
+
+
 def stage_own(pipe, v):
     """Stage ``V1b``: per lane the byte's own error ``own`` and its kind ``okind`` from the
     parts of ``V1``; ``burst``, ``bkind``, ``bback``, ``oback`` and ``byte`` passed on."""
     stage = _control(pipe, "u", v)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
-        regs.own = pipe.fact(f"u{k}_own", lane.erb | lane.unc | lane.trunc, lane.nv)
-        regs.okind = pipe.data(f"u{k}_okind", lane.startkind.as_value() | kind_of(
-            (lane.unc, ErrorKind.UNEXPECTED_CONTINUATION), (lane.trunc, ErrorKind.TRUNCATED)),
-            ErrorKind)
+        own, okind = _own(lane.erb, lane.startkind, lane.unc, lane.trunc)
+        regs.own = pipe.fact(f"u{k}_own", own, lane.nv)
+        regs.okind = pipe.data(f"u{k}_okind", okind, ErrorKind)
         for field, shape in [("burst", 1), ("bkind", ErrorKind), ("bback", 2), ("oback", 2),
                              ("byte", 1)]:
             setattr(regs, field, pipe.data(f"u{k}_{field}", getattr(lane, field), shape))
@@ -192,6 +204,10 @@ class Utf8Validator(CheckedComponent):
         The maximal subparts that end at the byte: the prefix before it (a *burst*, when the byte
         cannot continue it), and the byte's own error (an error byte, a continuation byte no
         lead covers, a prefix cut short by ``last``).
+    ``V1b``
+        The byte's own error and its kind, from the parts ``V1`` registers (an error byte, a
+        continuation byte no lead covers, a prefix cut short by ``last``: joined with the
+        neighbour's facts they would take two LUT levels).
     ``V2``
         The first of them (the burst's first byte is earlier): its kind, and its distance from
         the end of the beat (its first byte is the lead of the prefix, one to three bytes back,
@@ -234,11 +250,11 @@ class Utf8Validator(CheckedComponent):
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
-    message's ``last`` beat: ``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` .. ``P3``, ``M``, the
-    read-out ``R`` and the verdict slot; with N lanes also log2(N) tree stages, the decoder's
-    align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes on its three neighbour
-    stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 13 (12 for ``counter_width`` up to 17, 14
-    from 58), 12, 13, 18, 19 cycles for 1, 2, 4, 8, 16 lanes.
+    message's ``last`` beat: ``A``, ``B``, ``C``, ``V1``, ``V1b``, ``V2``, ``P1`` .. ``P3``,
+    ``M``, the read-out ``R`` and the verdict slot; with N lanes also log2(N) tree stages, the
+    decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes on its three
+    neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 14 (13 for ``counter_width`` up
+    to 17, 15 from 58), 13, 14, 19, 20 cycles for 1, 2, 4, 8, 16 lanes.
     """
 
     @classmethod
@@ -277,7 +293,8 @@ class Utf8Validator(CheckedComponent):
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
         read = LevelSum.levels_for(counter_width) + 1 if lanes == 1 else SplitSum.read_stages
-        return align + lane_stages(lanes) + 7 + tree + read
+        own = 0 if split_neighbours(lanes) else 1
+        return align + lane_stages(lanes) + 6 + own + tree + read
 
     def elaborate(self, platform):
         m = Module()
@@ -287,8 +304,14 @@ class Utf8Validator(CheckedComponent):
 
         aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
         c = stage_c(pipe, stage_b(pipe, stage_a(pipe, aligned, data)), False)
-        own = stage_own(pipe, stage_errors(pipe, c))
-        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, own))
+        # (From SPLIT_LANES lanes on, where stage C2 registers the neighbour's facts, the byte's
+        # own error takes no stage of its own: measured on the ECP5, one would cost cells and
+        # no speed.)
+        split = not split_neighbours(n)
+        errors = stage_errors(pipe, c, split)
+        if split:
+            errors = stage_own(pipe, errors)
+        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, errors))
 
         # P1 .. P3: the small parts of the sums. The first error's offset is the bytes of the
         # message before the beat plus `bytes - dist` (-3..N-1). So that M's sum only ever adds
