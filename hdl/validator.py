@@ -205,9 +205,11 @@ class Utf8Validator(CheckedComponent):
         cannot continue it), and the byte's own error (an error byte, a continuation byte no
         lead covers, a prefix cut short by ``last``).
     ``V1b``
-        The byte's own error and its kind, from the parts ``V1`` registers (an error byte, a
-        continuation byte no lead covers, a prefix cut short by ``last``: joined with the
-        neighbour's facts they would take two LUT levels).
+        Up to 4 lanes: the byte's own error and its kind, from the parts ``V1`` registers (an
+        error byte, a continuation byte no lead covers, a prefix cut short by ``last``: joined
+        with the neighbour's facts they would take two LUT levels). From 8 lanes ``V1`` makes
+        them itself (``C2`` registers the neighbour's facts; on the ECP5 a stage more cost
+        cells and no speed).
     ``V2``
         The first of them (the burst's first byte is earlier): its kind, and its distance from
         the end of the beat (its first byte is the lead of the prefix, one to three bytes back,
@@ -257,11 +259,11 @@ class Utf8Validator(CheckedComponent):
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
-    message's ``last`` beat: ``A``, ``B``, ``C``, ``V1``, ``V1b``, ``V2``, ``P1`` .. ``P3``,
-    ``M``, the read-out ``R`` and the verdict slot; with N lanes also log2(N) tree stages, the
-    decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes on its three
-    neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 14 (13 for ``counter_width`` up
-    to 17, 15 from 58), 13, 14, 19, 20 cycles for 1, 2, 4, 8, 16 lanes.
+    message's ``last`` beat: ``A``, ``B``, ``C``, ``V1``, ``V1b`` (up to 4 lanes), ``V2``,
+    ``P1`` .. ``P3``, ``M``, the read-out ``R`` and the verdict slot; with N lanes also log2(N)
+    tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8
+    lanes on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 14 (13 for
+    ``counter_width`` up to 17, 15 from 58), 13, 14, 18, 19 cycles for 1, 2, 4, 8, 16 lanes.
     """
 
     @classmethod
