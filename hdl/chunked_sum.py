@@ -1,84 +1,223 @@
-"""A wide running sum whose carry chains are cut into short chunks."""
+"""Wide running sums whose registers are each one LUT level deep, and so is their read-out."""
 
-from amaranth.hdl import Cat, Mux, Signal, Value
-
-
-__all__ = ["ChunkedSum"]
+from amaranth.hdl import Cat, Signal, Value
 
 
-class ChunkedSum:
-    """A ``width``-bit running sum of one message at a time, kept as chunks of at most ``chunk``
-    bits, each with the carry into it still *pending* (a flip-flop), and a sticky overflow flag;
-    built by :meth:`accumulate`, read by :meth:`resolved`.
+__all__ = ["HighPart", "SplitSum", "LevelSum"]
 
-    Its value is ``sum(c_j << o_j) + sum(p_j << o_j)`` (chunk ``j`` at bit ``o_j``; ``p_j`` the
-    carry pending into it; the top chunk's carry-out is pending into ``over``, at bit ``width``),
-    or "at least ``2**width``" once ``over`` is set. Each step adds ``inc`` into chunk 0, and every
-    chunk adds its pending carry, whose own carry-out becomes the next chunk's pending carry. So no
-    carry chain is longer than a chunk (on the iCE40 UP5K a carry chain costs about 0.28 ns a
-    bit), and none ends in a LUT.
 
-    The value is read out without waiting for the pending carries to ripple through. A carry
-    pending into chunk ``j`` means that chunk ``j-1`` has just wrapped, so it is not all ones:
-    the carry into chunk ``j`` is ``p_j``, or the carry into chunk ``j-1`` if that one is all
-    ones. A flag per chunk (``ones``) says whether it is all ones, known a step ahead (a chunk
-    above 0 only adds its pending carry: it is all ones after the step if it is now, or if it is
-    one less and takes a carry); so the read-out is a lookahead of one-bit flags and one
-    incrementer a chunk.
-
-    ``inc`` must be less than ``2**chunk``.
-    """
-    def __init__(self, name, width, chunk):
-        self.name, self.width, self.chunk = name, width, chunk
-        self.chunks = [Signal(min(chunk, width - lo), name=f"{name}_c{j}", reset_less=True)
-                       for j, lo in enumerate(range(0, width, chunk))]
-        self.pending = [Signal(name=f"{name}_p{j}", reset_less=True)
-                        for j in range(1, len(self.chunks) + 1)]
-        self.ones = [Signal(name=f"{name}_ones{j}", reset_less=True)
-                     for j in range(1, len(self.chunks))]
-        self.over = Signal(name=f"{name}_over", reset_less=True)
-        #: Chunk 0 as the next step adds to it: zero after a message's last step.
-        self.base = Signal(len(self.chunks[0]), name=f"{name}_base", reset_less=True)
-
-    def accumulate(self, pipe, inc, ends, fresh):
-        """Add ``inc`` when ``pipe`` advances. ``ends``: this step is a message's last (after it
-        the registers hold the message's sum, to be read in the next step); ``fresh``: a
-        flip-flop, set in the step after a message's last (the registers hold its sum, and the
-        next message starts from zero).
-
-        Only chunk 0 takes ``inc``, so only chunk 0 has a copy (``base``) that is zeroed at the
-        end of a message; the other registers are zeroed when ``fresh`` (a synchronous reset):
-        no logic in front of a carry chain."""
-        total = self.base + inc
-        k = len(self.chunks[0])
-        values = [(self.chunks[0], total[:k]), (self.base, Mux(ends, 0, total[:k])),
-                  (self.pending[0], total[k])]
-        for j, (chunk, carry) in enumerate(zip(self.chunks[1:], self.pending), start=1):
-            total = chunk + carry
-            values += [(chunk, Mux(fresh, 0, total[:len(chunk)])),
-                       (self.pending[j], Mux(fresh, 0, total[len(chunk)])),
-                       (self.ones[j - 1], ~fresh & Mux(carry, chunk == (1 << len(chunk)) - 2,
-                                                       chunk == (1 << len(chunk)) - 1))]
-        values.append((self.over, Mux(fresh, 0, self.over | self.pending[-1])))
-        for reg, value in values:
-            with pipe.m.If(pipe.enable(len(reg))):
+def _load(pipe, reg, value, clear=None, enable=None):
+    """``reg`` takes ``value`` when ``pipe`` advances, or 0 if ``clear`` (a synchronous reset)."""
+    with pipe.m.If(pipe.enable(len(reg)) if enable is None else enable):
+        if clear is None:
+            pipe.m.d.sync += reg.eq(value)
+        else:
+            with pipe.m.If(clear):
+                pipe.m.d.sync += reg.eq(0)
+            with pipe.m.Else():
                 pipe.m.d.sync += reg.eq(value)
 
-    def resolved(self, keep=1):
-        """``(value, over)``: the sum modulo ``2**width`` (one incrementer a chunk, whose
-        carry-in is a lookahead of one-bit flags) and whether it overflowed (then its value is
-        "at least ``2**width``"); both zero where ``keep`` is 0 (its AND is in front of the
-        carry chains, beside the lookahead)."""
-        chunks = [self.chunks[0] & Value.cast(keep).replicate(len(self.chunks[0]))]
-        for j, chunk in enumerate(self.chunks[1:], start=1):
-            masked = chunk & Value.cast(keep).replicate(len(chunk))
-            chunks.append((masked + (keep & self.carry_in(j)))[:len(chunk)])
-        return Cat(*chunks), keep & (self.over | self.carry_in(len(self.chunks)))
 
-    def carry_in(self, j):
-        """The carry into chunk ``j`` when the pending carries are resolved (``j`` = the number
-        of chunks: the carry out of the top chunk)."""
-        carry = 0
-        for i in range(1, j + 1):
-            carry = self.pending[i - 1] | (self.ones[i - 2] & carry if i > 1 else 0)
-        return carry
+class HighPart:
+    """The high bits of a sum, counting the carries into them with no carry chain, and a sticky
+    overflow flag.
+
+    The bits come in pairs; bit ``i`` toggles when a carry comes and all bits below it are ones:
+    for pair ``g`` the flag ``below[g]`` (all bits below the pair are ones) and, for the pair's
+    upper bit, its lower bit. So every bit is a LUT of at most four flip-flops (its own, the
+    carry, the flag, the bit below), and so is every bit of the sum with a carry added
+    (:meth:`read`). The flags are registered and free-running (no clock enable), pair ``g``'s
+    from pair ``g - 1``'s: they are exact :attr:`settle` cycles after the bits last changed,
+    and the owner makes sure that carries come no more often than that.
+    """
+    def __init__(self, name, width):
+        self.bits = Signal(width, name=f"{name}_high", reset_less=True)
+        pairs = (width + 1) // 2
+        #: below[g]: the bits below pair g are all ones (below[0] always); below[pairs]: all are.
+        self.below = [Value.cast(1)] + [Signal(name=f"{name}_below{g}", reset_less=True)
+                                        for g in range(1, pairs + 1)]
+        self.over = Signal(name=f"{name}_over", reset_less=True)
+
+    @property
+    def settle(self):
+        """Cycles after a change of the bits until the flags are exact again."""
+        return len(self.below)
+
+    def read(self, carry):
+        """``(bits + carry, overflow)``: the bits with ``carry`` added (modulo their width) and
+        whether the sum has overflowed."""
+        bits = []
+        for i in range(len(self.bits)):
+            flag = carry & self.below[i // 2]
+            if i % 2:
+                flag = flag & self.bits[i - 1]
+            bits.append(self.bits[i] ^ flag)
+        return Cat(*bits), self.over | (carry & self.below[-1])
+
+    def count(self, pipe, carry, clear):
+        """Add ``carry`` when ``pipe`` advances; zero when ``clear`` (a synchronous reset)."""
+        bits, over = self.read(carry)
+        _load(pipe, self.bits, bits, clear)
+        _load(pipe, self.over, over, clear)
+        for g in range(1, len(self.below)):
+            pipe.m.d.sync += self.below[g].eq(
+                self.below[g - 1] & self.bits[2 * g - 2:min(2 * g, len(self.bits))].all())
+
+
+class SplitSum:
+    """A ``width``-bit running sum of one message at a time with one short carry chain: a *low
+    part* of :attr:`chunk` bits adds the increment (at most ``most``), and its registered
+    carry-out (``pending``) goes to a :class:`HighPart` one step later.
+
+    The low part is ``low`` and its copy ``base``, which a message's last step zeroes, so that
+    no logic sits in front of the chain. :meth:`build` adds the increments and returns the sum
+    as read in the step after a message's last (``fresh``): ``(high + pending) << chunk | low``
+    (one LUT a bit), while the sum restarts from zero. The high part only changes in a step with
+    a carry pending, and such steps are at least :meth:`spacing` steps apart (the low part must
+    wrap again), so the chunk is chosen wide enough (:meth:`chunk_for`) that its flags settle
+    in between. The sum is read in the ``fresh`` step (:attr:`READ_STAGES` is 0).
+    """
+    #: Steps from the ``fresh`` step to the one in which the sum is read.
+    read_stages = 0
+
+    def __init__(self, name, width, most, chunk=None):
+        self.name, self.width, self.most = name, width, most
+        self.chunk = self.chunk_for(width, most) if chunk is None else chunk
+        if not self.settles(width, most, self.chunk):
+            raise ValueError(f"{name}: a {self.chunk}-bit low part wraps too often for a "
+                             f"{width}-bit sum of increments up to {most}")
+        k = self.chunk
+        self.low = Signal(k, name=f"{name}_low", reset_less=True)
+        self.base = Signal(k, name=f"{name}_base", reset_less=True)
+        self.pending = Signal(name=f"{name}_pending", reset_less=True)
+        self.high = HighPart(name, width - k)
+
+    @staticmethod
+    def spacing(most, chunk):
+        """The fewest steps between two steps with a carry pending: after a wrap the low part is
+        below ``most``; it wraps again once it has gained ``2**chunk - most + 1`` or more."""
+        return -(-((1 << chunk) - most + 1) // most)
+
+    @classmethod
+    def settles(cls, width, most, chunk):
+        """Whether the flags of a ``width``-bit sum with a ``chunk``-bit low part settle between
+        two carries (``most`` the largest increment)."""
+        pairs = (width - chunk + 1) // 2
+        return 0 < chunk <= width and most < (1 << chunk) and \
+            cls.spacing(most, chunk) >= pairs + 1
+
+    @classmethod
+    def chunk_for(cls, width, most):
+        """The narrowest low part (the shortest carry chain) whose flags settle."""
+        return next(chunk for chunk in range(1, width + 1) if cls.settles(width, most, chunk))
+
+    def build(self, pipe, inc, ends, fresh):
+        """Add ``inc`` when ``pipe`` advances. ``ends``: this step is a message's last;
+        ``fresh``: a flip-flop, set in the step after it. Returns ``(value, over)``: the sum
+        modulo ``2**width`` and whether it overflowed, valid in the ``fresh`` step."""
+        k = self.chunk
+        total = self.base + inc
+        # (The low part and the carry-out share one copy of the clock enable, so that the
+        # carry-out's flip-flop can sit at the end of the chain.)
+        shared = pipe.enable(k + 1)
+        _load(pipe, self.low, total[:k], enable=shared)
+        _load(pipe, self.pending, total[k], enable=shared)
+        _load(pipe, self.base, total[:k], ends)
+        self.high.count(pipe, self.pending, fresh)
+        high, over = self.high.read(self.pending)
+        return Cat(self.low, high), over
+
+
+class LevelSum:
+    """A ``width``-bit running sum (8 bits or more) of increments of 0..3 with no carry chain:
+    every register is a LUT of at most four flip-flops, and so is every bit of the sum as it is
+    read (so no LUT feeds two flip-flops: on the iCE40 one of them would need a route more).
+
+    Bit 0 adds the increment's bit 0; bits 1-2 add the increment's bit 1 and bit 0's
+    registered carry (``carries[0]``); :attr:`levels` of 2 bits each count the registered
+    carries of the part below (``carries[j]``); a :class:`HighPart` counts the top level's.
+    The first step of a message loads bits 0-2 with the increment and clears the rest (the
+    reset is in the LUTs of bits 0 and 1, a synchronous reset elsewhere). Bits 1-2 carry at
+    most every other step, level ``j`` at most every ``2 * 4**j`` steps; the number of levels
+    is chosen so that the high part's flags settle between its carries (:meth:`levels_for`).
+
+    :meth:`build` returns the sum as it is read :attr:`read_stages` steps after the ``fresh``
+    step (the step after a message's last). In the ``fresh`` step the parts restart for the
+    next message, and stage 0 copies them with the carry pending into bits 1-2 added; each
+    later stage adds the carry into one more level (a part that has just wrapped holds at most
+    1, so a carry pending into the next part and a carry out of it never both come); the last
+    one's carry goes to the high part by its toggles as the sum is read, and the high part
+    restarts. The next message's carries cannot reach the high part before that, and the top
+    level's carry pending in the ``fresh`` step goes into the high part as usual. The flags are
+    exact when the read uses them: a carry out of the top level means that it held 3, so the
+    high part last changed at least ``6 * 4**(levels - 1)`` steps before.
+    """
+    def __init__(self, name, width):
+        self.name, self.width = name, width
+        self.levels = self.levels_for(width)
+        reg = lambda suffix, shape=1: Signal(shape, name=f"{name}_{suffix}", reset_less=True)
+        self.bit0 = reg("bit0")
+        self.bit1, self.bit2 = reg("bit1"), reg("bit2")
+        self.counters = [reg(f"l{j}", 2) for j in range(1, self.levels + 1)]
+        #: carries[0] into bit 1, carries[j] out of level j (into level j + 1, or the high part).
+        self.carries = [reg(f"p{j}") for j in range(self.levels + 2)]
+        self.high = HighPart(name, width - 3 - 2 * self.levels)
+
+    @staticmethod
+    def levels_for(width):
+        """The fewest levels whose high part's flags settle between its carries and before a
+        read uses them."""
+        for levels in range(1, 8):
+            pairs = (max(0, width - 3 - 2 * levels) + 1) // 2
+            if 2 * 4 ** levels >= pairs + 1 and 6 * 4 ** (levels - 1) + levels + 1 >= pairs + 2:
+                return levels
+
+    @property
+    def read_stages(self):
+        """Steps from the ``fresh`` step to the one in which the sum is read."""
+        return self.levels + 1
+
+    @staticmethod
+    def _step(level, carry):
+        """A 2-bit level plus a carry: its next value and its carry-out."""
+        return Cat(level[0] ^ carry, level[1] ^ (level[0] & carry)), carry & level.all()
+
+    def build(self, pipe, inc, ends, fresh):
+        """Add ``inc`` (0..3) when ``pipe`` advances. ``ends``: this step is a message's last;
+        ``fresh``: a flip-flop, set in the step after it. Builds the read-out stages; returns
+        ``(value, over)``: the sum modulo ``2**width`` and whether it overflowed, valid
+        :attr:`read_stages` steps after the ``fresh`` step."""
+        inc = Value.cast(inc)
+        bit0, bit1, bit2, c0 = self.bit0, self.bit1, self.bit2, self.carries[0]
+        # Bits 1-2 add the increment's bit 1 and the carry out of bit 0 (`rise`: into bit 2).
+        rise = (bit1 & c0) | (bit1 & inc[1]) | (c0 & inc[1])
+        _load(pipe, bit0, inc[0] ^ (bit0 & ~fresh))
+        _load(pipe, c0, bit0 & inc[0] & ~fresh)
+        _load(pipe, bit1, inc[1] ^ (~fresh & (bit1 ^ c0)))
+        _load(pipe, bit2, bit2 ^ rise, fresh)
+        _load(pipe, self.carries[1], bit2 & rise, fresh)
+        for j, level in enumerate(self.counters, start=1):
+            value, out = self._step(level, self.carries[j])
+            _load(pipe, level, value, fresh)
+            _load(pipe, self.carries[j + 1], out, fresh)
+
+        # The read-out: stage s (0 in the fresh step's registers) holds bits 0..2 and levels
+        # 1..s resolved, the carry into level s + 1, and the levels and carries above it.
+        value, out = self._step(Cat(bit1, bit2), c0)
+        resolved, carry = [bit0, value], self.carries[1] | out
+        levels, pending, flag = self.counters, self.carries[2:-1], fresh
+        for s in range(self.read_stages):
+            name = f"{self.name}_r{s}"
+            resolved = [pipe.data(f"{name}_low{i}", part, len(part))
+                        for i, part in enumerate(resolved)]
+            carry = pipe.data(f"{name}_carry", carry)
+            levels = [pipe.data(f"{name}_l{i}", level, 2) for i, level in enumerate(levels)]
+            pending = [pipe.data(f"{name}_p{i}", p) for i, p in enumerate(pending)]
+            flag = pipe.control(f"{name}_fresh", flag)
+            if levels:
+                value, out = self._step(levels[0], carry)
+                resolved, carry = [*resolved, value], (pending[0] | out) if pending else out
+                levels, pending = levels[1:], pending[1:]
+        self.high.count(pipe, self.carries[-1], flag)
+        high, over = self.high.read(carry)
+        return Cat(*resolved, high), over

@@ -178,7 +178,7 @@ class Pipeline:
         reg = self.register(name, shape)
         return self._load_or_clear(reg, select(values, last, bubble, reg), clear)
 
-    def drive_output(self, port, slot_valid, slot_payload):
+    def drive_output(self, port, slot_valid, slot_payload, ones=None):
         """Drive the output stream ``port`` from the last stage (``slot_valid``,
         ``slot_payload``, registers loaded when ``adv``) through a skid register, and make
         ``adv``.
@@ -188,7 +188,8 @@ class Pipeline:
         pipeline waits. While :attr:`masked`, outputs are hidden and the skid register counts as
         empty. ``port.valid`` and ``port.payload`` are one LUT (a 2:1 multiplexer) of
         flip-flops; nothing depends on ``port.ready`` in the same cycle but ``adv``'s next
-        state.
+        state. ``ones``: per payload bit a flip-flop that sets it (ORed in at the output, and a
+        synchronous set of the skid register's bit, so that the output stays one LUT).
         """
         m = self.m
         payload = Value.cast(slot_payload)
@@ -197,10 +198,17 @@ class Pipeline:
             stop = min(start + self.ce_fanout, len(payload))
             with m.If(self.enable(stop - start)):
                 # Only kept (`adv` low) if the sink did not take it.
-                m.d.sync += skid[start:stop].eq(payload[start:stop])
+                if ones is None:
+                    m.d.sync += skid[start:stop].eq(payload[start:stop])
+                for bit in range(start, stop) if ones is not None else ():
+                    with m.If(ones[bit]):
+                        m.d.sync += skid[bit].eq(1)
+                    with m.Else():
+                        m.d.sync += skid[bit].eq(payload[bit])
         for reg in (self.adv, *self._copies):
             m.d.sync += reg.eq(port.ready | (reg & ~slot_valid) | self.masked)
         m.d.comb += [
             port.valid.eq((~self.adv | slot_valid) & ~self.masked),
-            Value.cast(port.payload).eq(Mux(self.adv, payload, skid)),
+            Value.cast(port.payload).eq(Mux(self.adv, payload if ones is None else payload | ones,
+                                            skid)),
         ]

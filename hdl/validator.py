@@ -12,7 +12,7 @@ from .decoder_lane import (_control, _mux_tree, _neighbour_stage, _neighbours, k
                            lane_stages, split_neighbours, stage_a, stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
-from .chunked_sum import ChunkedSum
+from .chunked_sum import LevelSum, SplitSum
 from .pipeline import CE_FANOUT, Pipeline
 
 
@@ -34,14 +34,16 @@ def verdict_layout(counter_width):
     })
 
 
-def stage_errors(pipe, c):
+def stage_errors(pipe, c, split):
     """Stage ``V1`` (the validator's stage ``D``): the maximal subparts that end at each byte.
 
     Per lane: ``burst`` (the prefix pending before the byte is ill-formed and ends here: the
     byte cannot continue it), its kind ``bkind`` and its length ``bback`` (1..3 bytes back from
-    the byte); ``own`` (the byte's own error: an error byte, a continuation byte that no lead
-    covers, a prefix cut short by ``last``), its kind ``okind`` and how far back its first byte is
-    (``oback``: 0, or 0..2 for a cut prefix the byte belongs to); ``byte`` (the lane holds one).
+    the byte); the parts of the byte's own error (``erb``: an error byte, of the kind
+    ``startkind``; ``unc``: a continuation byte that no lead covers; ``trunc``: a prefix cut short
+    by ``last``) and how far back its first byte is (``oback``: 0, or 0..2 for a cut prefix the
+    byte belongs to); ``byte`` (the lane holds one). Unless ``split``, ``own`` and ``okind``
+    (:func:`stage_own`) instead of the parts.
     """
     if not split_neighbours(len(c)):
         prevs = _neighbours(pipe, "vh", c,
@@ -67,13 +69,42 @@ def stage_errors(pipe, c):
                                                   ErrorKind.TRUNCATED), ErrorKind)
         # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
         regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-        regs.own = pipe.fact(f"v{k}_own", (lane.startkind.as_value() != 0) | unc | trunc, nv)
-        regs.okind = pipe.data(f"v{k}_okind", lane.startkind.as_value() | kind_of(
-            (unc, ErrorKind.UNEXPECTED_CONTINUATION), (trunc, ErrorKind.TRUNCATED)), ErrorKind)
+        if split:
+            # The byte's own error, in parts (`stage_own` joins them): an error byte (`erb`, of
+            # the kind `startkind`), a continuation byte no lead covers (`unc`), a cut prefix
+            # (`trunc`).
+            regs.erb = pipe.data(f"v{k}_erb", lane.startkind.as_value() != 0)
+            regs.startkind = pipe.data(f"v{k}_startkind", lane.startkind, ErrorKind)
+            regs.unc = pipe.fact(f"v{k}_unc", unc, nv)
+            regs.trunc = pipe.fact(f"v{k}_trunc", trunc, nv)
+        else:
+            own, okind = _own(lane.startkind.as_value() != 0, lane.startkind, unc, trunc)
+            regs.own = pipe.fact(f"v{k}_own", own, nv)
+            regs.okind = pipe.data(f"v{k}_okind", okind, ErrorKind)
         # A cut prefix the byte ends: anyc + sc bytes before it.
         regs.oback = pipe.data(f"v{k}_oback", Cat(trunc & lane.anyc & ~lane.sc, trunc & lane.sc),
                                2)
         regs.byte = pipe.fact(f"v{k}_byte", 1, nv)
+    return stage
+
+
+def _own(erb, startkind, unc, trunc):
+    """The byte's own error and its kind, from its parts (see :func:`stage_errors`)."""
+    return erb | unc | trunc, startkind.as_value() | kind_of(
+        (unc, ErrorKind.UNEXPECTED_CONTINUATION), (trunc, ErrorKind.TRUNCATED))
+
+
+def stage_own(pipe, v):
+    """Stage ``V1b``: per lane the byte's own error ``own`` and its kind ``okind`` from the
+    parts of ``V1``; ``burst``, ``bkind``, ``bback``, ``oback`` and ``byte`` passed on."""
+    stage = _control(pipe, "u", v)
+    for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
+        own, okind = _own(lane.erb, lane.startkind, lane.unc, lane.trunc)
+        regs.own = pipe.fact(f"u{k}_own", own, lane.nv)
+        regs.okind = pipe.data(f"u{k}_okind", okind, ErrorKind)
+        for field, shape in [("burst", 1), ("bkind", ErrorKind), ("bback", 2), ("oback", 2),
+                             ("byte", 1)]:
+            setattr(regs, field, pipe.data(f"u{k}_{field}", getattr(lane, field), shape))
     return stage
 
 
@@ -88,16 +119,20 @@ def _constant_of(index, values):
 def stage_first(pipe, v):
     """Stage ``V2``: per lane the first maximal subpart that ends at the byte (a burst comes
     before the byte's own error): ``has``, ``kind``, ``dist`` (how many bytes before the end of
-    the beat its first byte is: N - k for lane k, plus the bytes of the prefix before it), and
-    ``errs`` (0..2 maximal subparts end here) and ``bytes`` (the lane holds a byte)."""
+    the beat its first byte is: N - k for lane k, plus the bytes of the prefix before it; with
+    one lane less one, 0..3: a 2:1 multiplexer per bit), and ``errs`` (0..2 maximal subparts end
+    here) and ``bytes`` (the lane holds a byte)."""
     n = len(v)
     stage = _control(pipe, "w", v)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
         back = Mux(lane.burst, lane.bback, lane.oback)
         regs.has = pipe.data(f"w{k}_has", lane.burst | lane.own)
         regs.kind = pipe.data(f"w{k}_kind", Mux(lane.burst, lane.bkind, lane.okind), ErrorKind)
-        regs.dist = pipe.data(f"w{k}_dist", _constant_of(back, [n - k + b for b in range(4)]),
-                              range(n + 4))
+        if n == 1:
+            regs.dist = pipe.data("w0_dist", back, 2)
+        else:
+            regs.dist = pipe.data(f"w{k}_dist", _constant_of(back, [n - k + b for b in range(4)]),
+                                  range(n + 4))
         regs.errs = pipe.data(f"w{k}_errs", Cat(lane.burst ^ lane.own, lane.burst & lane.own),
                               range(3))
         regs.bytes = pipe.data(f"w{k}_bytes", lane.byte)
@@ -143,11 +178,8 @@ class Utf8Validator(CheckedComponent):
         Width of ``offset`` and ``errors`` (8..64, default 32). Both saturate at their largest
         value, so a message longer than ``2**counter_width - 1`` bytes never reports a wrong
         small offset: a saturated value means "at least this".
-    carry_chunk : int
-        The longest carry chain of the sums, in bits (8..64, default 8): each sum is cut into
-        chunks of this many bits whose carries are registered between them
-        (:class:`~utf8_gateware.hdl.chunked_sum.ChunkedSum`); the verdict slot resolves the
-        pending carries by lookahead (one incrementer a chunk). Neither changes the latency.
+        On the UP5K the two sums, the verdict slot and its skid register cost about 6
+        flip-flops (LCs) per bit of ``counter_width``: about 190 LCs at the default.
 
     Ports
     -----
@@ -172,6 +204,12 @@ class Utf8Validator(CheckedComponent):
         The maximal subparts that end at the byte: the prefix before it (a *burst*, when the byte
         cannot continue it), and the byte's own error (an error byte, a continuation byte no
         lead covers, a prefix cut short by ``last``).
+    ``V1b``
+        Up to 4 lanes: the byte's own error and its kind, from the parts ``V1`` registers (an
+        error byte, a continuation byte no lead covers, a prefix cut short by ``last``: joined
+        with the neighbour's facts they would take two LUT levels). From 8 lanes ``V1`` makes
+        them itself (``C2`` registers the neighbour's facts; on the ECP5 a stage more cost
+        cells and no speed).
     ``V2``
         The first of them (the burst's first byte is earlier): its kind, and its distance from
         the end of the beat (its first byte is the lead of the prefix, one to three bytes back,
@@ -188,58 +226,56 @@ class Utf8Validator(CheckedComponent):
         error, ``max(0, r + bytes - 3)`` before it, nothing after it.
     ``M``
         The message's sums (the first error's offset, the error count) and its first error's
-        kind; each sum is a ``ChunkedSum`` (chunks, pending carries, and per chunk whether it
-        is all ones), with no logic in front of its carry chains. After a message's last beat
-        they hold its sums for one step, in which the verdict slot reads them, and then restart
-        from zero (a synchronous reset; chunk 0, which takes the increment, adds to a copy that
-        the last beat zeroes).
+        kind; after a message's last beat they hold its sums for one step (``fresh``), in which
+        they are read out, and then restart from zero. With one lane the increments are 0..3 and
+        each sum is a :class:`~utf8_gateware.hdl.chunked_sum.LevelSum`: no carry chain at all
+        (bits 0..2 and 2-bit levels that count the carries of the part below, registered), read
+        out over ``R`` more stages, one level a stage (2 for ``counter_width`` 8..17, 3 for
+        18..57, 4 above); ``P1`` and ``P2`` then look ``dist`` and ``r`` up in tables, where an
+        adder would be a carry chain. With N lanes each is a
+        :class:`~utf8_gateware.hdl.chunked_sum.SplitSum`: a low part of 5..9 bits (chosen from
+        the largest increment) that adds the increment, the only carry chain, read in the
+        ``fresh`` step (``R`` = 0). In both the high part counts the registered carries of the
+        part below by toggles: each bit a LUT of at most four flip-flops (its own, the carry, a
+        free-running flag "the bits below are ones", the bit below it), and so is each bit read.
     Verdict slot
-        The resolved sums: the carry into chunk ``j`` is its pending carry or, if chunk ``j-1``
-        is all ones, the carry into that one (a pending carry into ``j`` means that ``j-1`` has
-        just wrapped, so the two never add); one incrementer per chunk feeds the flip-flops, and
-        the overflow flags are ORed in at the output. Then a skid register
-        (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
+        The sums read out, one LUT a bit, and the overflow flags; the output ORs the flags in,
+        and they set the skid register's bits (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
 
     ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a 2:1 multiplexer, which also ORs
     in the overflow flags); ``i.ready`` is a flip-flop.
 
-    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, 8-bit chunks, in the port harness
-    of ``utf8-gateware synth``): iCE40 UP5K, one lane 72.6 MHz and 544 LCs, four lanes 71.9 MHz
-    and 989 LCs (the decoder: 160.7 MHz and 204 LCs; 88.6 MHz and 996 LCs); ECP5-25F-6,
-    8 lanes 229.0 MHz, 1,339 LUT4 and 1,431 flip-flops, 16 lanes 223.8 MHz, 2,401 LUT4 and
-    2,543 flip-flops (the decoder: 273.0 MHz and 1,778 LUT4; 240.4 MHz and 3,857 LUT4). So it is
-    neither half the decoder's size nor as fast. With 8 lanes about 600 of its LUT4 are the
-    decoder's own lane stages (align, ``A`` .. ``C``), 250 the error stages and the tree, 350
-    the sums, the verdict and its output; on the UP5K two 32-bit sums cost about 230
-    flip-flops (running, in the verdict slot and in its skid register), and a route to or from
-    a carry chain costs 3-4 ns. Narrower sums (one lane, seed 1): ``counter_width=16`` 369 LCs
-    and 74.9 MHz, ``counter_width=8`` 275 LCs and 92.1 MHz.
+    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, in the port harness of
+    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 126.2 MHz and
+    490 LCs (160.7 MHz, 204 LCs), four lanes 87.4 MHz and 982 LCs (88.6 MHz, 998 LCs);
+    ECP5-25F-6, 8 lanes 247.7 MHz, 1,283 LUT4 and 1,445 flip-flops (302.8 MHz, 1,767 LUT4),
+    16 lanes 226.0 MHz, 2,505 LUT4 and 2,560 flip-flops (251.7 MHz, 3,871 LUT4). One lane with
+    narrower sums: ``counter_width=16`` 128.1 MHz and 339 LCs, ``counter_width=8`` 126.2 MHz
+    and 278 LCs. What limits one lane is no longer the sums (no path has a carry chain) but
+    paths of two LUTs that synthesis makes (a synchronous reset from a LUT in ``P2`` and ``P3``,
+    a LUT shared by two flip-flops, one of which then needs a route more).
 
     Latency and throughput
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
-    message's ``last`` beat: 10 with one lane (``A``, ``B``, ``C``, ``V1``, ``V2``, ``P1`` ..
-    ``P3``, ``M``, the verdict slot); with N lanes also log2(N)
-    tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8 lanes
-    on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 10, 12, 13, 18, 19
-    cycles for 1, 2, 4, 8, 16 lanes, whatever ``counter_width`` and ``carry_chunk``.
+    message's ``last`` beat: ``A``, ``B``, ``C``, ``V1``, ``V1b`` (up to 4 lanes), ``V2``,
+    ``P1`` .. ``P3``, ``M``, the read-out ``R`` and the verdict slot; with N lanes also log2(N)
+    tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8
+    lanes on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 14 (13 for
+    ``counter_width`` up to 17, 15 from 58), 13, 14, 18, 19 cycles for 1, 2, 4, 8, 16 lanes.
     """
 
     @classmethod
-    def check_parameters(cls, *, lanes=1, counter_width=32, carry_chunk=8):
+    def check_parameters(cls, *, lanes=1, counter_width=32):
         check_lanes(lanes)
-        if not isinstance(carry_chunk, int) or isinstance(carry_chunk, bool):
-            raise TypeError(f"carry_chunk must be an integer, not {carry_chunk!r}")
-        if not 8 <= carry_chunk <= 64:
-            raise ValueError(f"carry_chunk must be 8 to 64, not {carry_chunk!r}")
         if not isinstance(counter_width, int) or isinstance(counter_width, bool):
             raise TypeError(f"counter_width must be an integer, not {counter_width!r}")
         if not 8 <= counter_width <= 64:
             raise ValueError(f"counter_width must be 8 to 64, not {counter_width!r}")
 
-    def __init__(self, *, lanes=1, counter_width=32, carry_chunk=8):
-        self._lanes, self._width, self._chunk = lanes, counter_width, carry_chunk
+    def __init__(self, *, lanes=1, counter_width=32):
+        self._lanes, self._width = lanes, counter_width
         layout = ByteLayout if lanes == 1 else byte_beat_layout(lanes)
         super().__init__({
             "i": In(stream.Signature(layout)),
@@ -258,15 +294,16 @@ class Utf8Validator(CheckedComponent):
     @property
     def LATENCY(self):
         """Cycles from the transfer of a message's ``last`` beat to its verdict on ``o``."""
-        return self.latency(lanes=self._lanes, counter_width=self._width,
-                            carry_chunk=self._chunk)
+        return self.latency(lanes=self._lanes, counter_width=self._width)
 
     @staticmethod
-    def latency(*, lanes=1, counter_width=32, carry_chunk=8):
+    def latency(*, lanes=1, counter_width=32):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
-        return align + lane_stages(lanes) + 6 + tree
+        read = LevelSum.levels_for(counter_width) + 1 if lanes == 1 else SplitSum.read_stages
+        own = 0 if split_neighbours(lanes) else 1
+        return align + lane_stages(lanes) + 6 + own + tree + read
 
     def elaborate(self, platform):
         m = Module()
@@ -276,15 +313,31 @@ class Utf8Validator(CheckedComponent):
 
         aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
         c = stage_c(pipe, stage_b(pipe, stage_a(pipe, aligned, data)), False)
-        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, stage_errors(pipe, c)))
+        # (From SPLIT_LANES lanes on, where stage C2 registers the neighbour's facts, the byte's
+        # own error takes no stage of its own: measured on the ECP5, one would cost cells and
+        # no speed.)
+        split = not split_neighbours(n)
+        errors = stage_errors(pipe, c, split)
+        if split:
+            errors = stage_own(pipe, errors)
+        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, errors))
 
         # P1 .. P3: the small parts of the sums. The first error's offset is the bytes of the
         # message before the beat plus `bytes - dist` (-3..N-1). So that M's sum only ever adds
         # (no borrow through its chunks), M sums the bytes before the beat less the latest three,
         # and P2 keeps the rest (`r`, 0..3): the offset is M's sum plus `r + bytes - dist` (never
         # negative), and M's sum grows by `max(0, r + bytes - 3)` until the first error.
+        # (With one lane the offset's increments are 0..3, so only `back` modulo 4 matters: P1
+        # and P2 look it up in tables, as they do `r`, where an adder would be a carry chain;
+        # `dist` is then the distance less one.)
+        if n == 1:
+            index = Cat(beat.dist, beat.bytes)
+            back = pipe.data("p1_back", _constant_of(index, [((i >> 2) - 1 - (i & 3)) % 4
+                                                             for i in range(8)]), 2)
+        else:
+            back = pipe.data("p1_back", beat.bytes - beat.dist, range(-3 - n, n + 1))
         p1 = SimpleNamespace(
-            back=pipe.data("p1_back", beat.bytes - beat.dist, range(-3 - n, n + 1)),
+            back=back,
             # `max(0, r + bytes - 3)` for each value of `r` (P2 chooses one: no carry chain in
             # front of a comparison).
             clean=[pipe.data(f"p1_clean{v}", _constant_of(
@@ -299,9 +352,14 @@ class Utf8Validator(CheckedComponent):
             with m.If(p1.last):
                 m.d.sync += r.eq(0)
             with m.Else():
-                m.d.sync += r.eq(Mux(r + p1.least > 3, 3, r + p1.least))   # a 4-input table
+                m.d.sync += r.eq(_constant_of(Cat(p1.least, r), [min(3, (i & 3) + (i >> 2))
+                                                                 for i in range(16)]))
+        if n == 1:
+            at_error = _constant_of(Cat(p1.back, r), [((i & 3) + (i >> 2)) % 4 for i in range(16)])
+        else:
+            at_error = r + p1.back
         p2 = SimpleNamespace(
-            at_error=pipe.data("p2_at_error", r + p1.back, range(n + 3)),
+            at_error=pipe.data("p2_at_error", at_error, range(n + 3)),
             clean=pipe.data("p2_clean", _mux_tree(r, p1.clean), range(n + 1)),
             has=pipe.data("p2_has", p1.has), kind=pipe.data("p2_kind", p1.kind, 3),
             errs=pipe.data("p2_errs", p1.errs, len(p1.errs)),
@@ -318,33 +376,46 @@ class Utf8Validator(CheckedComponent):
             errs=pipe.data("p3_errs", p2.errs, len(p2.errs)),
             bubble=pipe.control("p3_nv", p2.bubble), last=pipe.control("p3_vl", p2.last))
 
-        # M: the message's sums (the first error's offset, the error count, each a ChunkedSum:
-        # no logic in front of a carry chain) and its first error's kind. After a message's last
+        # M: the message's sums (the first error's offset, the error count, each a SplitSum:
+        # one carry chain, in its low part) and its first error's kind. After a message's last
         # step they hold its sums for one step (`fresh`), in which the verdict slot reads them.
-        offset = ChunkedSum("m_offset", width, self._chunk)
-        errors = ChunkedSum("m_errors", width, self._chunk)
+        # (With one lane the increments are 0..3: LevelSum, no carry chain at all.)
+        if n == 1:
+            offset, errors = LevelSum("m_offset", width), LevelSum("m_errors", width)
+        else:
+            offset, errors = SplitSum("m_offset", width, n + 3), SplitSum("m_errors", width, 2 * n)
         fresh = pipe.control("m_fresh", p3.last)
-        offset.accumulate(pipe, p3.inc, p3.last, fresh)
-        errors.accumulate(pipe, p3.errs, p3.last, fresh)
+        sums = {"offset": offset.build(pipe, p3.inc, p3.last, fresh),
+                "errors": errors.build(pipe, p3.errs, p3.last, fresh)}
         kind = Signal(3, name="m_kind")
         with m.If(pipe.enable(3)):
             m.d.sync += kind.eq(Mux(p3.first, p3.kind, kind))
-        bad = pipe.data("m_bad", p3.bad)
+        # (`good` is `~bad` in a flip-flop of its own: the offset's synchronous reset.)
+        bad, good = pipe.data("m_bad", p3.bad), pipe.data("m_good", ~p3.bad)
         ends = pipe.data("m_ends", p3.last & ~p3.bubble)
+        # While the sums are read out (LevelSum), the rest of the verdict waits.
+        for stage in range(offset.read_stages):
+            kind, bad, good, ends = (
+                pipe.data(f"m_r{stage}_{name}", value, len(value))
+                for name, value in [("kind", kind), ("bad", bad), ("good", good), ("ends", ends)])
 
-        # The verdict slot: the sums resolved (one incrementer a chunk, straight into the
-        # flip-flops) and whether each overflowed; the payload ORs that in, in the LUT that
-        # chooses between the slot and the skid register.
+        # The verdict slot: the sums read out (one LUT a bit); a valid message's offset is zero
+        # (a synchronous reset). The payload ORs in the overflow flags, in the LUT that chooses
+        # between the slot and the skid register.
         verdict = Signal(self.o.payload.shape())
-        for target, value in [(verdict.valid, ~bad),
+        for target, value in [(verdict.valid, good),
                               (verdict.error.as_value(), bad.replicate(3) & kind)]:
             with m.If(pipe.enable(len(target))):
                 m.d.sync += target.eq(value)
-        for name, (value, over) in [("offset", offset.resolved(keep=bad)),
-                                    ("errors", errors.resolved())]:
-            raw = pipe.data(f"v_{name}", value, width)
-            m.d.comb += getattr(verdict, name).eq(
-                raw | pipe.data(f"v_{name}_over", over).replicate(width))
+        ones = Signal(self.o.payload.shape())     # the overflow flags, set bits of the output
+        for name, (value, over) in sums.items():
+            if name == "offset":
+                regs = [pipe.fact("v_offset", value, good, width),
+                        pipe.fact("v_offset_over", over, good)]
+            else:
+                regs = [pipe.data("v_errors", value, width), pipe.data("v_errors_over", over)]
+            m.d.comb += [getattr(verdict, name).eq(regs[0]),
+                         getattr(ones, name).eq(regs[1].replicate(width))]
         m.d.comb += verdict.last.eq(1)
-        pipe.drive_output(self.o, pipe.data("v_valid", ends), verdict)
+        pipe.drive_output(self.o, pipe.data("v_valid", ends), verdict, ones=ones.as_value())
         return m

@@ -71,8 +71,7 @@ def test_core_table_reads_the_cores_parameters():
     assert set(cores.BUILDABLE) <= set(synth.TARGETS)
     assert set(cores.CORES) == {"decoder", "encoder", "sanitizer", "validator",   # exportable
                                 "transcoder"}
-    assert cores.core_parameters("validator") == {"lanes": 1, "counter_width": 32,
-                                                  "carry_chunk": 8}
+    assert cores.core_parameters("validator") == {"lanes": 1, "counter_width": 32}
     assert cores.parameter_choices("validator", "lanes") == LANES
     assert cores.core_parameters("lane_packer") == {"lanes": 1}
     core, params = synth.make_target("decoder", errors=None, lanes=4)
@@ -128,7 +127,7 @@ def test_synth_ceiling(tmp_path, capsys):
     (["decoder", "--family", "virtex"],
      "synth: family must be one of ice40, ecp5, gowin, nexus, not 'virtex'"),
     (["validator", "--errors", "strict"], "synth: validator takes no parameter 'errors' (it "
-                                          "takes lanes, counter_width, carry_chunk)"),
+                                          "takes lanes, counter_width)"),
     (["utf16_units", "--byteorder", "middle"],
      "synth: byteorder must be one of 'little', 'big', not 'middle'"),
 ])

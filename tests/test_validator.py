@@ -7,7 +7,7 @@ import pytest
 from amaranth.hdl import Module, Mux, Signal
 from amaranth.sim import Simulator
 
-from utf8_gateware.hdl.chunked_sum import ChunkedSum
+from utf8_gateware.hdl.chunked_sum import LevelSum, SplitSum
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.validator import Utf8Validator
 from utf8_gateware.sim import reference
@@ -46,10 +46,11 @@ def test_parameters():
         Utf8Validator(counter_width=4)
     with pytest.raises(TypeError, match=r"^counter_width must be an integer, not '32'$"):
         Utf8Validator(counter_width="32")
-    with pytest.raises(ValueError, match=r"^carry_chunk must be 8 to 64, not 4$"):
-        Utf8Validator(carry_chunk=4)
-    assert Utf8Validator(counter_width=32, carry_chunk=8).LATENCY == \
-        Utf8Validator(counter_width=32, carry_chunk=32).LATENCY == 10
+    # One lane: the sums' read-out takes 2, 3, 4 steps for 8..17, 18..57, 58..64 bits.
+    assert [Utf8Validator(counter_width=w).LATENCY for w in (8, 17, 18, 32, 57, 58, 64)] == \
+        [13, 13, 14, 14, 14, 15, 15]
+    assert Utf8Validator(lanes=4, counter_width=8).LATENCY == \
+        Utf8Validator(lanes=4, counter_width=64).LATENCY == 14
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16])
@@ -93,7 +94,7 @@ def test_chunked_sums(lanes):
     messages = [b"\xff" * 300, b"a" * 254 + b"\xe0\x80", b"\xc3\xa9" * 200 + b"\xed\xa0",
                 b"a" * 4100 + b"\xff", b"\x80" * 4100, b"\xf0\x90\x80" * 90, b"ok"]
     inputs = beats(messages, lanes, random.Random(3))
-    dut = Utf8Validator(lanes=lanes, counter_width=12, carry_chunk=8)
+    dut = Utf8Validator(lanes=lanes, counter_width=12)
     run = run_stream(dut, inputs, name=f"validator{lanes}-chunked", stall=0.2, seed=lanes)
     got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in run.outputs]
     assert got == [(valid, min(offset, 4095), error, min(errors, 4095))
@@ -116,7 +117,7 @@ def test_latency_and_rate(lanes):
     rng = random.Random(lanes)
     messages = [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 2 * lanes)))
                 for _ in range(30)]
-    dut = Utf8Validator(lanes=lanes, carry_chunk=8)
+    dut = Utf8Validator(lanes=lanes)
     inputs = beats(messages, lanes, rng)
     run = check(lanes, messages, inputs=inputs, dut=dut, name=f"validator{lanes}-latency")
     first = run.in_cycles[0]
@@ -142,7 +143,7 @@ def test_reset_mid_message(lanes):
 
 
 class _Advancing:
-    """What ChunkedSum needs of a Pipeline, for one that advances every cycle."""
+    """What the sums need of a Pipeline, for one that advances every cycle."""
     def __init__(self, m):
         self.m = m
 
@@ -154,41 +155,67 @@ class _Advancing:
         self.m.d.sync += reg.eq(value)
         return reg
 
+    control = data
 
-def test_chunked_sum_lookahead():
-    # An 18-bit sum in chunks of 8, 8 and 2 bits, read out by lookahead and checked against the
-    # true sum after every step: large increments wrap chunk 0 every other step, zeros leave
-    # carries pending, and the sum crosses 2**16 (a carry through an all-ones chunk 1) and
-    # saturates at 2**18 - 1; then a message ends and the next starts from zero while the
-    # pending carries of the first are dropped.
+
+def run_sum(total, messages, most, name):
+    """Feed ``messages`` (lists of increments) to the sum ``total`` back to back, advancing
+    every cycle, and check each message's sum where it is read: ``read_stages`` steps after the
+    step after its last."""
     m = Module()
-    pipe = _Advancing(m)
-    inc, ends, fresh = Signal(8), Signal(), Signal()
+    inc, ends, fresh = Signal(range(most + 1)), Signal(), Signal()
     m.d.sync += fresh.eq(ends)
-    total = ChunkedSum("s", 18, 8)
-    total.accumulate(pipe, inc, ends, fresh)
-    value = Signal(18)
-    resolved, over = total.resolved()
-    m.d.comb += value.eq(Mux(over, -1, resolved))
-    seen = set()
+    value, over = total.build(_Advancing(m), inc, ends, fresh)
+    shown = Signal(total.width)
+    m.d.comb += shown.eq(Mux(over, -1, value))
+    steps = [(step, n == len(message) - 1) for message in messages
+             for n, step in enumerate(message)]
+    ends_at = [n for n, (_, last) in enumerate(steps) if last]
+    expected = [min(sum(message), (1 << total.width) - 1) for message in messages]
+    got = []
 
     async def bench(ctx):
-        rng = random.Random(5)
-        for message, limit in enumerate((1 << 18 | 1 << 12, 1 << 17)):
-            expected = 0
-            while expected < limit:
-                step = rng.choice([0, 1, 255, rng.randrange(256)])
-                expected += step
-                ctx.set(inc, step)
-                ctx.set(ends, expected >= limit)
-                await ctx.tick()
-                assert ctx.get(value) == min(expected, (1 << 18) - 1), expected
-                if ctx.get(total.ones[0]) and ctx.get(total.pending[0]):
-                    seen.add((message, expected >> 16))
-        # Each carry into chunk 2 went through chunk 1.
-        assert seen == {(0, 1), (0, 2), (0, 3), (0, 4), (1, 1), (1, 2)}
+        for n in range(len(steps) + total.read_stages + 2):
+            step, last = steps[n] if n < len(steps) else (0, False)
+            ctx.set(inc, step)
+            ctx.set(ends, last)
+            await ctx.tick()
+            # After this tick the registers hold the sum up to step n; that of a message whose
+            # last step is e is read while they hold step e + read_stages.
+            if n - total.read_stages in ends_at:
+                got.append(ctx.get(shown))
 
     sim = Simulator(m)
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
-    run_simulation(sim, "chunked-sum-lookahead")
+    run_simulation(sim, name)
+    assert got == expected
+
+
+@pytest.mark.parametrize("kind", ["split", "level"])
+def test_sums(kind):
+    # Messages of the largest increment (the low part wraps as often as it can, so the flags
+    # must settle in between), of zeros (carries left pending), long ones that saturate (the
+    # 1-lane validator's tests saturate LevelSum), and one-step messages back to back (read
+    # while the next ones run).
+    rng = random.Random(5)
+    most = 7 if kind == "split" else 3
+    width = 12 if kind == "split" else 20      # (LevelSum: two levels)
+    messages = [[most] * 700, [0, most, 0, 0, most], [1], [most], [2, 3], [0],
+                [rng.choice([0, most, most, rng.randrange(most + 1)]) for _ in range(1500)],
+                [rng.randrange(most + 1) for _ in range(300)], [most] * 300, [1, 1], [3, 3, 1, 1]]
+    # Short messages end with every state of the low parts (carries pending at the end).
+    messages += [[rng.randrange(most + 1) for _ in range(rng.randint(1, 60 * most))]
+                 for _ in range(50)]
+    if kind == "split":
+        total = SplitSum("s", width, most)
+        assert total.chunk == 6 and SplitSum.spacing(7, 6) == 9 and len(total.high.below) == 4
+        with pytest.raises(ValueError, match=r"^s: a 5-bit low part wraps too often for a "
+                                             r"12-bit sum of increments up to 7$"):
+            SplitSum("s", 12, 7, chunk=5)
+    else:
+        total = LevelSum("s", width)
+        assert total.levels == 2 and total.read_stages == 3 and LevelSum.levels_for(12) == 1
+    if kind == "split":
+        assert sum(messages[0]) > 1 << width and sum(messages[6]) > 1 << width
+    run_sum(total, messages, most, f"{kind}-sum")
