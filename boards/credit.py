@@ -69,9 +69,9 @@ class CreditWindow(CheckedComponent):
         To it: ``credit``; ``credit_new``/``credit_due`` (it has grown since it was last
         announced; by ``credit_step`` or more); ``in_total`` (input bytes received);
         ``data_len`` (the data length of the next DATA frame, registered; 0: nothing may be
-        sent); ``data_due`` (a DATA frame of ``data_len`` bytes should go now: it is full, i.e.
-        ``frame`` bytes or all the host's window allows, or no output has arrived for 64
-        cycles); ``all_sent`` (every output byte written was sent; registered).
+        sent); ``data_due`` (registered, a cycle behind ``data_len``: a DATA frame of
+        ``data_len`` bytes should go now: it is full, i.e. ``frame`` bytes or all the host's
+        window allows, or no output has arrived for 64 cycles); ``all_sent`` (every output byte written was sent; registered).
     ``take``: In(1), ``write``: In(1), ``send``: In(1)
         Pulses: the datapath took an input byte; an output byte went into the output buffer;
         an output payload byte went to the host.
@@ -144,6 +144,7 @@ class CreditWindow(CheckedComponent):
         # it is due when full or when the output has been quiet for 64 cycles.
         host_limit = Signal(32)
         room_host = Signal(32)
+        room_clip = Signal(range(self.out_depth + 1))   # room_host in 0..out_depth
         unsent = Signal(range(self.out_depth + 1))
         limit = Signal(range(self.out_depth + 1))
         len_is_room = Signal()
@@ -151,17 +152,18 @@ class CreditWindow(CheckedComponent):
         m.d.sync += [
             host_limit.eq(flow.acked + flow.window),
             room_host.eq((host_limit - sent)[:32]),
+            room_clip.eq(Mux(room_host[31], 0,
+                             Mux(room_host > self.out_depth, self.out_depth, room_host))),
             unsent.eq(written - sent),
             limit.eq(Mux(unsent < flow.frame, unsent, flow.frame)),
-            flow.data_len.eq(Mux(room_host[31], 0, Mux(room_host < limit, room_host, limit))),
-            len_is_room.eq(flow.data_len == room_host),
+            flow.data_len.eq(Mux(room_clip < limit, room_clip, limit)),
+            len_is_room.eq(flow.data_len == room_clip),
         ]
         with m.If(self.write):
             m.d.sync += quiet.eq(0)
         with m.Elif(quiet != 64):
             m.d.sync += quiet.eq(quiet + 1)
-        m.d.comb += flow.data_due.eq((flow.data_len == flow.frame) | len_is_room |
-                                     (quiet == 64))
+        m.d.sync += flow.data_due.eq((flow.data_len == flow.frame) | len_is_room | (quiet == 64))
         return m
 
     def _grow_credit(self, m, consumed, pending):
