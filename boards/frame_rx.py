@@ -182,7 +182,8 @@ class FrameReceiver(CheckedComponent):
                     m.d.sync += [kind_is[frame_kind].eq(kind == frame_kind),
                                  length_in[frame_kind].eq(_allowed(length, low, high))]
                 m.d.sync += [left.eq(length), last.eq(length == 1), empty.eq(length == 0),
-                             accepting.eq(self.accept_data), room_ge.eq(self.data_room >= length),
+                             accepting.eq(self.accept_data), room_ge.eq(self.data_room[16:].any() |
+                                             (self.data_room[:16] >= length)),
                              body.eq(1)]
                 m.next = "LENV"
                 with m.If(abort_frame):
