@@ -555,6 +555,7 @@ def test_control_frames_and_replies():
         ctx.set(frames.check, 1)
         await ctx.tick()
         ctx.set(frames.check, 0)
+        await ctx.tick()                        # done comes two cycles after check
         ctx.set(frames.done, 1)
         await ctx.tick()
         ctx.set(frames.done, 0)
