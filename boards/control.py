@@ -276,17 +276,21 @@ class MessageControl(CheckedComponent):
             with m.If(wanted[index]):
                 m.d.sync += [self.tx.header.kind.eq(kind), self.tx.header.length.eq(length)]
 
-        with m.If(self.tx.accept):
+        # A frame taken by the transmitter: its effects a cycle later, from registers (the
+        # transmitter is busy with it for many cycles).
+        took = {kind: Signal(name=f"took_{kind.name.lower()}") for kind in BoardFrame}
+        m.d.sync += [flag.eq(self.tx.accept & (self.tx.header.kind == kind))
+                     for kind, flag in took.items()]
+        with m.If(Cat(*took.values()).any()):
             m.d.sync += self.replies.received.eq(self.flow.in_total)
-            with m.Switch(self.tx.header.kind):
-                with m.Case(BoardFrame.ERROR):
-                    m.d.sync += state.err_pending.eq(0)
-                with m.Case(BoardFrame.HELLO_ACK):
-                    m.d.sync += state.hello_pending.eq(0)
-                with m.Case(BoardFrame.CREDIT):
-                    m.d.comb += self.flow.announce.eq(1)
-                    m.d.sync += [self.replies.credit.eq(self.flow.credit), state.credit_force.eq(0)]
-                with m.Case(BoardFrame.STATUS):
-                    # The message is complete (its STATUS fields stay as they are until the
-                    # next START); the host may still ask for its output or STATUS again.
-                    m.d.sync += self.reported.eq(1)
+        with m.If(took[BoardFrame.ERROR]):
+            m.d.sync += state.err_pending.eq(0)
+        with m.If(took[BoardFrame.HELLO_ACK]):
+            m.d.sync += state.hello_pending.eq(0)
+        with m.If(took[BoardFrame.CREDIT]):
+            m.d.comb += self.flow.announce.eq(1)
+            m.d.sync += [self.replies.credit.eq(self.flow.credit), state.credit_force.eq(0)]
+        with m.If(took[BoardFrame.STATUS]):
+            # The message is complete (its STATUS fields stay as they are until the next
+            # START); the host may still ask for its output or STATUS again.
+            m.d.sync += self.reported.eq(1)

@@ -253,15 +253,14 @@ class FrameReceiver(CheckedComponent):
         # Anything going wrong inside a frame ends it.
         m.d.comb += in_frame.eq(~fsm.ongoing("HUNT") & ~fsm.ongoing("CHECK") &
                                 ~fsm.ongoing("ACT"))
+        # (`abort_frame` is only looked at in the states inside a frame, so it needs no state.)
+        m.d.comb += abort_frame.eq(self.framing_error | self.overrun | timeout)
         with m.If(self.framing_error):
             fail(ErrorCode.FRAMING)
-            m.d.comb += abort_frame.eq(in_frame)
         with m.If(self.overrun):
             fail(ErrorCode.OVERRUN)
-            m.d.comb += abort_frame.eq(in_frame)
         with m.If(in_frame & timeout):
             fail(ErrorCode.TIMEOUT)
-            m.d.comb += abort_frame.eq(1)
         with m.If(self.discard):
             m.d.sync += self.o.valid.eq(0)
         return m

@@ -100,12 +100,13 @@ class FrameTransmitter(wiring.Component):
 
         # A few cycles for the pipelined lengths after a frame or an abort.
         settle = Signal(3)
+        settled = Signal()          # settle == 7, registered
         with m.If(self.abort):
-            m.d.sync += settle.eq(0)
+            m.d.sync += [settle.eq(0), settled.eq(0)]
         with m.Elif(idle & (settle != 7)):
-            m.d.sync += settle.eq(settle + 1)
-        m.d.comb += [requests.settled.eq(settle == 7),
-                     requests.accept.eq(requests.request & idle & (settle == 7) & ~self.abort)]
+            m.d.sync += [settle.eq(settle + 1), settled.eq(settle == 6)]
+        m.d.comb += [requests.settled.eq(settled),
+                     requests.accept.eq(requests.request & idle & settled & ~self.abort)]
 
         # The framer's byte (valid/byte, combinational) reaches the UART and the CRC through a
         # register, and the payload fields are up to three more stages behind: a byte is
@@ -144,7 +145,8 @@ class FrameTransmitter(wiring.Component):
                     header = requests.header
                     m.d.sync += [kind.eq(header.kind), length.eq(header.length), index.eq(0),
                                  left.eq(header.length), past_offset.eq(0),
-                                 poison.eq(0), last.eq(header.length == 1), settle.eq(0)]
+                                 poison.eq(0), last.eq(header.length == 1), settle.eq(0),
+                                 settled.eq(0)]
                     m.next = "SYNC"
             with m.State("SYNC"):
                 send(SYNC, "TYPE", crc_valid=False)
