@@ -61,7 +61,13 @@ FLOW = BoardFlow(
     output=("--asc", ".asc"), constraints=("--pcf", ".pcf"),
     pack=("ICEPACK", ("{name}.asc", "{name}.bin")), bitstream=".bin",
     cells={"lc": "ICESTORM_LC", "ram": "ICESTORM_RAM", "spram": "ICESTORM_SPRAM",
-           "pll": "ICESTORM_PLL"})
+           "pll": "ICESTORM_PLL"},
+    # Amaranth gives every register an init value, and Yosys' fsm pass leaves a state register
+    # with one alone: without it the framers' and the UART's FSMs are re-encoded one-hot (two
+    # fewer LUT levels in the frame receiver's next state). Their init value is 0, which every
+    # iCE40 flip-flop has after configuration, and the reset (held until the PLL locks) puts them
+    # in their first state anyway.
+    yosys_script="setattr -unset init w:*fsm_state")
 
 
 def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3, quiet=False,
