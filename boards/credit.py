@@ -74,7 +74,7 @@ class CreditWindow(CheckedComponent):
         window allows, or no output has arrived for 64 cycles); ``all_sent`` (every output byte written was sent; registered).
     ``take``: In(1), ``write``: In(1), ``send``: In(1)
         Pulses: the datapath took an input byte; an output byte went into the output buffer;
-        an output payload byte went to the host.
+        an output payload byte went to the host (registered: counted a cycle later).
     ``credit_left``: Out(32)
         ``credit - in_total`` (one cycle late; it only changes at the end of a frame).
     ``bytes_out``: Out(32)
@@ -116,15 +116,18 @@ class CreditWindow(CheckedComponent):
         consumed = Signal(32)
         written = Signal(32)
         sent = self.bytes_out
+        # The pulses come from the streams' handshakes: registered before they count.
+        take, write, send = Signal(), Signal(), Signal()
+        m.d.sync += [take.eq(self.take), write.eq(self.write), send.eq(self.send)]
         with m.If(flow.commit):
             m.d.sync += flow.in_total.eq(flow.in_total + flow.commit_length)
-        with m.If(self.take):
+        with m.If(take):
             m.d.sync += consumed.eq(consumed + 1)
-        with m.If(self.write):
+        with m.If(write):
             m.d.sync += written.eq(written + 1)
         with m.If(flow.rewind):
             m.d.sync += sent.eq(flow.acked)
-        with m.Elif(self.send):
+        with m.Elif(send):
             m.d.sync += sent.eq(sent + 1)
         pending = Signal(range(self.out_depth + 1))     # output bytes in the buffer
         m.d.sync += [self.credit_left.eq(flow.credit - flow.in_total),
@@ -159,7 +162,7 @@ class CreditWindow(CheckedComponent):
             flow.data_len.eq(Mux(room_clip < limit, room_clip, limit)),
             len_is_room.eq(flow.data_len == room_clip),
         ]
-        with m.If(self.write):
+        with m.If(write):
             m.d.sync += quiet.eq(0)
         with m.Elif(quiet != 64):
             m.d.sync += quiet.eq(quiet + 1)
