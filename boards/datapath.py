@@ -55,8 +55,9 @@ class Datapath(wiring.Component):
         Errors per :class:`ErrorKind` (index ``kind - 1``): the decoder's in the UTF-8 modes, the
         encoder's plus trailing partial units (``truncated``) in ``encode``.
 
-    Throughput: one input byte per cycle (``decode``: one output byte per cycle, 4 per code
-    point), limited by the cores and the sink. Both ports go through 2-entry FIFOs, so
+    Throughput: one input byte per cycle (``decode``: the 4 bytes of a code point in 5 cycles:
+    the packer takes the next word when the last byte has gone, so that the decoder's ready does
+    not hang off the sink's), limited by the cores and the sink. Both ports go through 2-entry FIFOs, so
     ``i.ready`` and ``o.valid`` come from registers (no combinational path through the cores
     to the neighbours).
     """
@@ -131,7 +132,7 @@ class Datapath(wiring.Component):
         word_index = Signal(2)
         word_valid = Signal()
         word_last = Signal()
-        pack_ready = ~word_valid | ((word_index == 3) & dst.ready)
+        pack_ready = ~word_valid    # (not on dst.ready: a bubble per word, off the ready path)
         with m.If(word_valid & dst.ready & is_decode):
             m.d.sync += word_index.eq(word_index + 1)
             with m.If(word_index == 3):
