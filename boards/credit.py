@@ -145,11 +145,13 @@ class CreditWindow(CheckedComponent):
 
         # The next DATA frame: min(unsent, frame, acked + window - sent), registered in steps;
         # it is due when full or when the output has been quiet for 64 cycles.
+        # Each value lags the counts by a few cycles; the transmitter is idle for longer than
+        # that after a frame or a rewind, and a stale value is never too large (the room and the
+        # bytes unsent only grow while it is idle).
         host_limit = Signal(32)
         room_host = Signal(32)
         room_clip = Signal(range(self.out_depth + 1))   # room_host in 0..out_depth
         unsent = Signal(range(self.out_depth + 1))
-        limit = Signal(range(self.out_depth + 1))
         len_is_room = Signal()
         quiet = Signal(range(65))
         m.d.sync += [
@@ -158,10 +160,10 @@ class CreditWindow(CheckedComponent):
             room_clip.eq(Mux(room_host[31], 0,
                              Mux(room_host > self.out_depth, self.out_depth, room_host))),
             unsent.eq(written - sent),
-            limit.eq(Mux(unsent < flow.frame, unsent, flow.frame)),
-            flow.data_len.eq(Mux(room_clip < limit, room_clip, limit)),
-            len_is_room.eq(flow.data_len == room_clip),
         ]
+        limit = _smaller(m, unsent, flow.frame, "limit")
+        m.d.comb += flow.data_len.eq(_smaller(m, room_clip, limit, "data_len"))
+        m.d.sync += len_is_room.eq(flow.data_len == room_clip)
         with m.If(write):
             m.d.sync += quiet.eq(0)
         with m.Elif(quiet != 64):
@@ -203,3 +205,14 @@ class CreditWindow(CheckedComponent):
             with m.Case(3):
                 with m.If(flow.enable & grow_ok):
                     m.d.sync += flow.credit.eq(grow_to)
+
+
+def _smaller(m, a, b, name):
+    """The smaller of ``a`` and ``b``, in two registered steps (compare, then select): a
+    register, two cycles behind them."""
+    width = max(len(a), len(b))
+    a_q, b_q = Signal(width, name=f"{name}_a"), Signal(width, name=f"{name}_b")
+    a_less = Signal(name=f"{name}_a_less")
+    result = Signal(width, name=name)
+    m.d.sync += [a_q.eq(a), b_q.eq(b), a_less.eq(a < b), result.eq(Mux(a_less, a_q, b_q))]
+    return result
