@@ -137,8 +137,9 @@ class CreditWindow(CheckedComponent):
         # Announcements.
         credit_sent = Signal(32)
         ahead = Signal(18)          # credit - credit_sent: at most the window, below 2**17
-        m.d.comb += ahead.eq((flow.credit - credit_sent)[:18])
-        m.d.sync += [flow.credit_new.eq(flow.credit != credit_sent),
+        # (The credit never falls and credit_sent follows it: new is ahead != 0.)
+        m.d.sync += [ahead.eq((flow.credit - credit_sent)[:18]),
+                     flow.credit_new.eq(ahead != 0),
                      flow.credit_due.eq(ahead >= self.credit_step)]
         with m.If(flow.announce):
             m.d.sync += credit_sent.eq(flow.credit)
@@ -151,14 +152,18 @@ class CreditWindow(CheckedComponent):
         host_limit = Signal(32)
         room_host = Signal(32)
         room_clip = Signal(range(self.out_depth + 1))   # room_host in 0..out_depth
+        room_neg, room_big = Signal(), Signal()
+        room_low = Signal.like(room_clip)
         unsent = Signal(range(self.out_depth + 1))
         len_is_room = Signal()
         quiet = Signal(range(65))
         m.d.sync += [
             host_limit.eq(flow.acked + flow.window),
             room_host.eq((host_limit - sent)[:32]),
-            room_clip.eq(Mux(room_host[31], 0,
-                             Mux(room_host > self.out_depth, self.out_depth, room_host))),
+            room_neg.eq(room_host[31]),
+            room_big.eq(room_host > self.out_depth),
+            room_low.eq(room_host),
+            room_clip.eq(Mux(room_neg, 0, Mux(room_big, self.out_depth, room_low))),
             unsent.eq(written - sent),
         ]
         limit = _smaller(m, unsent, flow.frame, "limit")

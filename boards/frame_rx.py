@@ -140,6 +140,11 @@ class FrameReceiver(CheckedComponent):
         length_in = {frame_kind: Signal(name=f"length_in_{frame_kind.name.lower()}")
                      for frame_kind in self.lengths}
         accepting = Signal()        # accept_data, sampled in LENX
+        # `left` changes only when a byte is taken (bytes are 10 bit times apart): its flags
+        # for the next byte are registered in every cycle.
+        left_is_2 = Signal()
+        left_above = Signal()       # left > OFFSET_SIZE + 1: the byte after next is data
+        m.d.sync += [left_is_2.eq(left == 2), left_above.eq(left > OFFSET_SIZE + 1)]
         room_ge = Signal()          # data_room >= length
         abort_frame = Signal()      # something went wrong inside the frame
 
@@ -223,8 +228,8 @@ class FrameReceiver(CheckedComponent):
             with m.State("PAYLOAD"):
                 m.d.comb += rx_crc.valid.eq(take)
                 with m.If(take):
-                    m.d.sync += [left.eq(left - 1), last.eq(left == 2),
-                                 body.eq(left > OFFSET_SIZE + 1),
+                    m.d.sync += [left.eq(left - 1), last.eq(left_is_2),
+                                 body.eq(left_above),
                                  fields.eq(Cat(fields[8:], byte))]
                     with m.If(to_buffer & body):
                         with m.If(self.o.valid):

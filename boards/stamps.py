@@ -11,8 +11,8 @@ __all__ = ["MessageStamps"]
 
 
 class MessageStamps(wiring.Component):
-    """A 64-bit cycle counter from the start of a message (it wraps after 16,000 years at
-    36 MHz), and its value at four events (the STATUS fields ``rx_first``, ``rx_last``,
+    """A 64-bit cycle counter from the start of a message (it wraps after 12,000 years at
+    48 MHz), and its value at four events (the STATUS fields ``rx_first``, ``rx_last``,
     ``tx_first``, ``tx_status``).
 
     Ports

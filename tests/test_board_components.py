@@ -430,9 +430,9 @@ def test_feeder_holds_the_last_byte_until_the_end():
     out = []
 
     async def source(ctx):
-        for byte in b"hello":                 # like the RingBuffer: a byte every 2+ cycles
+        for byte in b"hello":                 # like the RingBuffer: a byte every 4+ cycles
             await stream_put(ctx, dut.i, byte)
-            await ctx.tick()
+            await ctx.tick().repeat(3)
 
     async def sink(ctx):
         while True:
