@@ -258,13 +258,15 @@ class FrameReceiver(CheckedComponent):
         # Anything going wrong inside a frame ends it.
         m.d.comb += in_frame.eq(~fsm.ongoing("HUNT") & ~fsm.ongoing("CHECK") &
                                 ~fsm.ongoing("ACT"))
-        # (`abort_frame` is only looked at in the states inside a frame, so it needs no state.)
-        m.d.comb += abort_frame.eq(self.framing_error | self.overrun | timeout)
+        # `abort_frame` is registered (the FSM's next state from flip-flops) and only looked at
+        # in the states inside a frame, so it needs no state; a byte taken clears it (the
+        # timeout it may carry is a cycle old).
+        m.d.sync += abort_frame.eq((self.framing_error | self.overrun | timeout) & ~take)
         with m.If(self.framing_error):
             fail(ErrorCode.FRAMING)
         with m.If(self.overrun):
             fail(ErrorCode.OVERRUN)
-        with m.If(in_frame & timeout):
+        with m.If(in_frame & timeout & ~abort_frame):
             fail(ErrorCode.TIMEOUT)
         with m.If(self.discard):
             m.d.sync += self.o.valid.eq(0)
