@@ -146,6 +146,7 @@ class FrameReceiver(CheckedComponent):
         left_above = Signal()       # left > OFFSET_SIZE + 1: the byte after next is data
         m.d.sync += [left_is_2.eq(left == 2), left_above.eq(left > OFFSET_SIZE + 1)]
         room_ge = Signal()          # data_room >= length
+        length_small = Signal()     # length < 2
         abort_frame = Signal()      # something went wrong inside the frame
 
         # The verdicts go out through registers (they fan out into the message control).
@@ -186,7 +187,7 @@ class FrameReceiver(CheckedComponent):
                 for frame_kind, (low, high) in self.lengths.items():
                     m.d.sync += [kind_is[frame_kind].eq(kind == frame_kind),
                                  length_in[frame_kind].eq(_allowed(length, low, high))]
-                m.d.sync += [left.eq(length), last.eq(length == 1), empty.eq(length == 0),
+                m.d.sync += [left.eq(length), length_small.eq(length[1:] == 0),
                              accepting.eq(self.accept_data), room_ge.eq(self.data_room[16:].any() |
                                              (self.data_room[:16] >= length)),
                              body.eq(1)]
@@ -196,7 +197,8 @@ class FrameReceiver(CheckedComponent):
             with m.State("LENV"):
                 # ... and their verdicts in the next cycle.
                 data_frame = kind_is[HostFrame.DATA]
-                m.d.sync += [known.eq(Cat(*kind_is.values()).any()),
+                m.d.sync += [last.eq(length_small & length[0]), empty.eq(length_small & ~length[0]),
+                             known.eq(Cat(*kind_is.values()).any()),
                              length_ok.eq(Cat(*(kind_is[k] & length_in[k] for k in kind_is)).any()),
                              to_buffer.eq(data_frame & accepting), is_data.eq(data_frame),
                              room_ok.eq(~(data_frame & accepting) | room_ge)]
