@@ -154,9 +154,9 @@ class Datapath(wiring.Component):
         with m.Else():
             m.d.comb += [
                 dec.i.valid.eq(src.valid),
-                dec.i.payload.eq(src.payload),
                 src.ready.eq(dec.i.ready),
             ]
+        m.d.comb += dec.i.payload.eq(src.payload)     # (whatever the mode: no gate before it)
         with m.If(is_transcode):
             m.d.comb += [
                 enc.i.valid.eq(mid.valid),
