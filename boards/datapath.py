@@ -101,6 +101,8 @@ class Datapath(wiring.Component):
             is_transcode.eq(mode == Mode.TRANSCODE), is_decode.eq(mode == Mode.DECODE),
             is_encode.eq(mode == Mode.ENCODE), is_validate.eq(mode == Mode.VALIDATE),
         ]
+        uses_encoder = Signal()
+        m.d.sync += uses_encoder.eq((mode == Mode.TRANSCODE) | (mode == Mode.ENCODE))
 
         # The decoder's output goes through a 2-entry FIFO too (its ready is a register, so
         # the decoder's pipeline enable does not depend on the encoder's or the packer's).
@@ -134,7 +136,9 @@ class Datapath(wiring.Component):
         word_last = Signal()
         pack_ready = ~word_valid    # (not on dst.ready: a bubble per word, off the ready path)
         with m.If(word_valid & dst.ready & is_decode):
-            m.d.sync += word_index.eq(word_index + 1)
+            # The byte going out is the word's low byte: shift the next one down.
+            m.d.sync += [word_index.eq(word_index + 1),
+                         word.as_value().eq(word.as_value() >> 8)]
             with m.If(word_index == 3):
                 m.d.sync += word_valid.eq(0)
         with m.If(mid.valid & pack_ready & is_decode):
@@ -168,7 +172,7 @@ class Datapath(wiring.Component):
             m.d.comb += mid.ready.eq(pack_ready)
         with m.Elif(is_validate):
             m.d.comb += mid.ready.eq(1)
-        with m.If(is_transcode | is_encode):
+        with m.If(uses_encoder):
             m.d.comb += [
                 dst.valid.eq(enc.o.valid),
                 dst.payload.data.eq(enc.o.payload.data),
@@ -179,7 +183,7 @@ class Datapath(wiring.Component):
         with m.Elif(is_decode):
             m.d.comb += [
                 dst.valid.eq(word_valid),
-                dst.payload.data.eq(word.as_value().word_select(word_index, 8)),
+                dst.payload.data.eq(word.as_value()[:8]),
                 dst.payload.last.eq((word_index == 3) & word_last),
                 self.done.eq(out_done),
             ]
