@@ -135,17 +135,18 @@ class Datapath(wiring.Component):
         word_valid = Signal()
         word_last = Signal()
         pack_ready = ~word_valid    # (not on dst.ready: a bubble per word, off the ready path)
-        with m.If(word_valid & dst.ready & is_decode):
-            # The byte going out is the word's low byte: shift the next one down.
-            m.d.sync += [word_index.eq(word_index + 1),
-                         word.as_value().eq(word.as_value() >> 8)]
-            with m.If(word_index == 3):
-                m.d.sync += word_valid.eq(0)
+        # (A word is only loaded in decode mode, so `word_valid` implies it.)
         with m.If(mid.valid & pack_ready & is_decode):
             m.d.sync += [
+                word.as_value().eq(0),
                 word.codepoint.eq(mid.payload.codepoint), word.error.eq(mid.payload.error),
                 word_valid.eq(1), word_index.eq(0), word_last.eq(mid.payload.last),
             ]
+        with m.Elif(word_valid & dst.ready):
+            # The byte going out is the word's low byte: shift the next one down.
+            m.d.sync += [word_index.eq(word_index + 1),
+                         word.as_value().eq(word.as_value() >> 8),
+                         word_valid.eq(word_index != 3)]
 
         # -- routing
         with m.If(is_encode):
