@@ -43,8 +43,9 @@ def add_parsers(commands):
     build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
     build.add_argument("--baud", type=int,
         help=f"the bitstream's UART rate (default: {icebreaker.BAUD}; a whole number of clock "
-             f"cycles per bit, at least 4: at the iCEBreaker's {icebreaker.CLOCK_HZ / 1e6:g} MHz "
-             f"up to {icebreaker.CLOCK_HZ // 4} baud)")
+             f"cycles per bit, at least 4: up to {icebreaker.CLOCK_HZ // 4} baud on the "
+             f"iCEBreaker ({icebreaker.CLOCK_HZ / 1e6:g} MHz), {ulx3s.CLOCK_HZ // 4} on the "
+             f"ULX3S ({ulx3s.CLOCK_HZ / 1e6:g} MHz))")
     build.set_defaults(handler=run_build)
 
     program = commands.add_parser("program", help="flash the bitstream to the board",
