@@ -177,9 +177,13 @@ def share_port(m, ram, w, o, *, wptr, rptr, readable, oldest, depth, flush=0):
     # At most one write per cycle: two free entries one cycle ago is one free entry now.
     space = Signal()
     m.d.sync += space.eq((wptr - oldest)[:bits + 1] < depth - 1)
-    read_wins = want_read & (~(w.valid & space) | ~last_read)
+    # The arbitration looks at the writer's valid of the cycle before (a register): the port's
+    # address and the read pointer's enable do not hang off the writer's handshake.
+    wanted_write = Signal()
+    m.d.sync += wanted_write.eq(w.valid)
+    read_wins = want_read & (~(wanted_write & space) | ~last_read)
     m.d.comb += [
-        w.ready.eq(space & ~(want_read & ~last_read)),
+        w.ready.eq(space & ~read_wins),
         ram.wdata.eq(w.payload),
     ]
     do_write = w.valid & w.ready
