@@ -24,17 +24,17 @@ __all__ = ["CLOCK_HZ", "BAUD", "FLOW", "board_core", "ICEBreakerTop", "BuildErro
            "build", "ProgramError", "program", "programmers"]
 
 
-#: The design clock (from the 12 MHz oscillator through the PLL; DIVF=47, DIVQ=4). 36 MHz gives an
-#: exact 3 Mbaud divisor of 12 and passes timing on the UP5K with a margin of about 25 % (every
-#: wide decision of the board logic is registered, see :mod:`~utf8_gateware.boards.board`);
-#: 48 MHz, which the FT2232H's 12 Mbaud needs (4 cycles per bit), does not pass yet: the board
-#: places and routes at 45-46 MHz there, limited by routing between 4-LUT paths at 84 % of the
-#: LCs.
-CLOCK_HZ = 36_000_000
-#: The UART rate the bitstream is built for (``build --baud``). The FT2232H makes 3 Mbaud exactly
-#: (and up to 12 Mbaud); there is no hardware flow control on the iCEBreaker's UART, the
-#: protocol's credits take its place. At 36 MHz the fastest rate is 9 Mbaud (4 cycles per bit;
-#: of the FT2232H's exact rates, 6 Mbaud).
+#: The design clock (from the 12 MHz oscillator through the PLL; DIVF=63, DIVQ=4). 48 MHz is 4
+#: cycles per bit at the FT2232H's top rate of 12 Mbaud and 16 at 3 Mbaud (whole divisors), and
+#: passes timing on the UP5K (post-route 48.0-49.3 MHz on seeds 1-3: a thin margin; every wide
+#: decision of the board logic is registered, see :mod:`~utf8_gateware.boards.board`).
+CLOCK_HZ = 48_000_000
+#: The UART rate the bitstream is built for (``build --baud``). The FT2232H makes 3 Mbaud and
+#: 12 Mbaud exactly (from its 120 MHz clock); there is no hardware flow control on the
+#: iCEBreaker's UART, the protocol's credits take its place. 3 Mbaud is the default: at 12 Mbaud
+#: the host's USB driver must drain the FT2232H's receive buffer (4 KiB, 3 ms at 1.2 MB/s) in
+#: time or bytes are lost (the protocol recovers, at a cost), and the receiver's sampling margin
+#: shrinks to -2.5 %..+5 % of the rate (4 cycles per bit).
 BAUD = 3_000_000
 NAME = "utf8_gateware"
 
