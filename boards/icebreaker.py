@@ -34,7 +34,7 @@ CLOCK_HZ = 48_000_000
 #: iCEBreaker's UART, the protocol's credits take its place. 3 Mbaud is the default: at 12 Mbaud
 #: the host's USB driver must drain the FT2232H's receive buffer (4 KiB, 3 ms at 1.2 MB/s) in
 #: time or bytes are lost (the protocol recovers, at a cost), and the receiver's sampling margin
-#: shrinks to -2.5 %..+5 % of the rate (4 cycles per bit).
+#: shrinks from -4 %..+6 % of the rate (16 cycles per bit) to -2.5 %..+6 % (4 cycles per bit).
 BAUD = 3_000_000
 NAME = "utf8_gateware"
 
