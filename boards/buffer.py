@@ -91,7 +91,7 @@ class RingBuffer(CheckedComponent):
         Bytes out, in order; only committed bytes are read.
     ``commit``: In(1)
         (``transactional`` only) make every byte written so far (including one written in the
-        same cycle) readable.
+        same cycle) readable, a cycle later.
     ``rollback``: In(1)
         (``transactional`` only) forget the bytes written since the last commit.
     ``level``: Out(range(depth + 1))
@@ -132,18 +132,22 @@ class RingBuffer(CheckedComponent):
         rptr = Signal(bits + 1)      # next read
         do_write = share_port(m, ram, self.w, self.o, wptr=wptr, rptr=rptr, readable=cptr,
                               oldest=rptr, depth=self.depth)
-        wptr_next = Signal.like(wptr)
-        m.d.comb += wptr_next.eq(wptr + do_write)
-
+        # `do_write` enables the pointer (the increment comes from the register alone, not
+        # after the arbitration). A commit takes effect a cycle later, from `wptr`, which by
+        # then counts a byte written in the commit's cycle.
+        commit = Signal()
+        m.d.sync += commit.eq(self.commit & ~self.rollback)
         if self.transactional:
+            with m.If(commit):
+                m.d.sync += cptr.eq(wptr)
             with m.If(self.rollback):
-                m.d.sync += wptr.eq(cptr)
-            with m.Else():
-                m.d.sync += wptr.eq(wptr_next)
-                with m.If(self.commit):
-                    m.d.sync += cptr.eq(wptr_next)
+                with m.If(~commit):     # (else the bytes up to `wptr` are being committed)
+                    m.d.sync += wptr.eq(cptr)
+            with m.Elif(do_write):
+                m.d.sync += wptr.eq(wptr + 1)
         else:
-            m.d.sync += [wptr.eq(wptr_next), cptr.eq(wptr_next)]
+            with m.If(do_write):
+                m.d.sync += [wptr.eq(wptr + 1), cptr.eq(wptr + 1)]
         m.d.sync += self.level.eq(cptr - rptr)
         return m
 
@@ -173,9 +177,13 @@ def share_port(m, ram, w, o, *, wptr, rptr, readable, oldest, depth, flush=0):
     # At most one write per cycle: two free entries one cycle ago is one free entry now.
     space = Signal()
     m.d.sync += space.eq((wptr - oldest)[:bits + 1] < depth - 1)
-    read_wins = want_read & (~(w.valid & space) | ~last_read)
+    # The arbitration looks at the writer's valid of the cycle before (a register): the port's
+    # address and the read pointer's enable do not hang off the writer's handshake.
+    wanted_write = Signal()
+    m.d.sync += wanted_write.eq(w.valid)
+    read_wins = want_read & (~(wanted_write & space) | ~last_read)
     m.d.comb += [
-        w.ready.eq(space & ~(want_read & ~last_read)),
+        w.ready.eq(space & ~read_wins),
         ram.wdata.eq(w.payload),
     ]
     do_write = w.valid & w.ready

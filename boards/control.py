@@ -116,8 +116,9 @@ class MessageControl(CheckedComponent):
         return m
 
     def _receive(self, m, state):
-        """The received frames' effects, decided in two steps: flags registered on ``check``,
-        actions on ``done``."""
+        """The received frames' effects, decided in three steps: flags registered on ``check``,
+        the verdict and the actions a cycle later, their effects on ``done`` (a cycle after
+        that, as the :class:`~.frame_rx.FrameReceiver` gives it)."""
         kind, fields = self.frames.frame.kind, self.frames.frame.fields
         new_mode, new_window, new_frame = fields[:8], fields[8:40], fields[40:]     # START
         new_acked, new_flags, new_epoch = fields[8:40], fields[40:48], fields[48:]  # WINDOW
@@ -142,56 +143,81 @@ class MessageControl(CheckedComponent):
                          frame_limit.eq(Mux((new_frame == 0) | (new_frame > self.max_payload),
                                             self.max_payload, new_frame))]
 
+        # The verdict on the frame, registered a cycle before ``done`` (the flags above are
+        # registered on ``check``, two cycles before it): ``done`` only gates registers.
+        verdict = Signal(FrameError)
+        act = SimpleNamespace(**{name: Signal(name=f"act_{name}") for name in (
+            "hello", "start", "drop", "commit", "end", "credit", "ack", "rewind")})
+        decided = SimpleNamespace(verdict=Signal(FrameError), **{
+            name: Signal(name=f"decide_{name}") for name in vars(act)})
+        m.d.sync += [verdict.eq(decided.verdict),
+                     *(getattr(act, name).eq(getattr(decided, name)) for name in vars(act))]
+
         def fail(code):
-            m.d.comb += [state.raised.valid.eq(1), state.raised.code.eq(code)]
+            m.d.comb += [decided.verdict.valid.eq(1), decided.verdict.code.eq(code)]
+
+        with m.If(is_kind[HostFrame.HELLO]):
+            m.d.comb += decided.hello.eq(1)
+        with m.Elif(is_kind[HostFrame.START]):
+            with m.If(start_busy):
+                fail(ErrorCode.BUSY)
+            with m.Elif(~mode_ok):
+                fail(ErrorCode.BAD_MODE)
+            with m.Else():
+                m.d.comb += decided.start.eq(1)
+        with m.Elif(is_kind[HostFrame.DATA]):
+            with m.If(~self.active):
+                fail(ErrorCode.NO_MESSAGE)
+            with m.Elif(behind & ~at_total):
+                # A repeat (the host went back needlessly, or probes): no news, so no ERROR
+                # (whose count the host would take for a gap); a CREDIT says the count.
+                m.d.comb += decided.drop.eq(1)
+            with m.Elif(~at_total | self.end_seen):
+                fail(ErrorCode.SEQUENCE)
+            with m.Else():
+                m.d.comb += decided.commit.eq(1)
+        with m.Elif(is_kind[HostFrame.END]):
+            with m.If(~self.active):
+                fail(ErrorCode.NO_MESSAGE)
+            with m.Elif(~at_total):
+                fail(ErrorCode.SEQUENCE)
+            with m.Else():
+                m.d.comb += decided.end.eq(1)
+        with m.Elif(is_kind[HostFrame.WINDOW]):
+            # (A WINDOW also asks for a CREDIT: the host's probe after a timeout.)
+            m.d.comb += [decided.credit.eq(self.active),
+                         decided.ack.eq(self.active & window_ahead),
+                         decided.rewind.eq(self.active & window_ahead & (new_flags & REWIND).any())]
 
         with m.If(self.frames.done):
-            with m.If(is_kind[HostFrame.HELLO]):
+            with m.If(verdict.valid):
+                m.d.comb += state.raised.eq(verdict)
+            with m.If(act.hello):
                 m.d.comb += state.clear_req.eq(1)
                 m.d.sync += [self.active.eq(0), state.hello_pending.eq(1),
                              state.err_pending.eq(0)]
-            with m.Elif(is_kind[HostFrame.START]):
-                with m.If(start_busy):
-                    fail(ErrorCode.BUSY)
-                with m.Elif(~mode_ok):
-                    fail(ErrorCode.BAD_MODE)
-                with m.Else():
-                    m.d.comb += [state.clear_req.eq(1), self.started.eq(1)]
-                    m.d.sync += [self.active.eq(1), self.flow.mode.eq(new_mode),
-                                 self.end_seen.eq(0), self.reported.eq(0),
-                                 state.dp_finished.eq(0), state.rewind_pending.eq(0),
-                                 self.flow.acked.eq(0), self.flow.window.eq(new_window),
-                                 self.flow.epoch.eq(0),
-                                 self.flow.frame.eq(frame_limit), state.credit_force.eq(1)]
-            with m.Elif(is_kind[HostFrame.DATA]):
-                with m.If(~self.active):
-                    fail(ErrorCode.NO_MESSAGE)
-                with m.Elif(behind & ~at_total):
-                    # A repeat (the host went back needlessly, or probes): no news, so no ERROR
-                    # (whose count the host would take for a gap); a CREDIT says the count.
-                    m.d.comb += state.dropped.eq(1)
-                    m.d.sync += state.credit_force.eq(1)
-                with m.Elif(~at_total | self.end_seen):
-                    fail(ErrorCode.SEQUENCE)
-                with m.Else():
-                    m.d.comb += self.flow.commit.eq(1)
-            with m.Elif(is_kind[HostFrame.END]):
-                with m.If(~self.active):
-                    fail(ErrorCode.NO_MESSAGE)
-                with m.Elif(~at_total):
-                    fail(ErrorCode.SEQUENCE)
-                with m.Else():
-                    m.d.comb += self.ended.eq(~self.end_seen)
-                    m.d.sync += [self.end_seen.eq(1), self.reported.eq(0)]
-            with m.Elif(is_kind[HostFrame.WINDOW]):
-                with m.If(self.active):
-                    # (A WINDOW also asks for a CREDIT: the host's probe after a timeout.)
-                    m.d.sync += state.credit_force.eq(1)
-                with m.If(self.active & window_ahead):
-                    m.d.sync += self.flow.acked.eq(new_acked)
-                    with m.If(new_flags & REWIND):
-                        m.d.sync += [state.rewind_pending.eq(1), self.reported.eq(0),
-                                     self.flow.epoch.eq(new_epoch)]
+            with m.If(act.start):
+                m.d.comb += [state.clear_req.eq(1), self.started.eq(1)]
+                m.d.sync += [self.active.eq(1), self.flow.mode.eq(new_mode),
+                             self.end_seen.eq(0), self.reported.eq(0),
+                             state.dp_finished.eq(0), state.rewind_pending.eq(0),
+                             self.flow.acked.eq(0), self.flow.window.eq(new_window),
+                             self.flow.epoch.eq(0),
+                             self.flow.frame.eq(frame_limit), state.credit_force.eq(1)]
+            with m.If(act.drop):
+                m.d.comb += state.dropped.eq(1)
+            with m.If(act.drop | act.credit):
+                m.d.sync += state.credit_force.eq(1)
+            with m.If(act.commit):
+                m.d.comb += self.flow.commit.eq(1)
+            with m.If(act.end):
+                m.d.comb += self.ended.eq(~self.end_seen)
+                m.d.sync += [self.end_seen.eq(1), self.reported.eq(0)]
+            with m.If(act.ack):
+                m.d.sync += self.flow.acked.eq(new_acked)
+            with m.If(act.rewind):
+                m.d.sync += [state.rewind_pending.eq(1), self.reported.eq(0),
+                             self.flow.epoch.eq(new_epoch)]
 
     def _errors(self, m, state):
         """A rejected frame (the receiver's verdicts take precedence) owes an ERROR frame. The
@@ -246,25 +272,25 @@ class MessageControl(CheckedComponent):
         wanted = Signal(len(wants))
         m.d.sync += wanted.eq(Cat(want for _, want, _ in wants))
         m.d.sync += self.tx.request.eq(wanted.any())
-        for index, (kind, _, _) in reversed(list(enumerate(wants))):   # the first has priority
+        for index, (kind, _, length) in reversed(list(enumerate(wants))):  # the first first
             with m.If(wanted[index]):
-                m.d.sync += self.tx.header.kind.eq(kind)
-        with m.Switch(self.tx.header.kind):
-            for kind, _, length in wants:
-                with m.Case(kind):
-                    m.d.comb += self.tx.header.length.eq(length)
+                m.d.sync += [self.tx.header.kind.eq(kind), self.tx.header.length.eq(length)]
 
-        with m.If(self.tx.accept):
+        # A frame taken by the transmitter: its effects a cycle later, from registers (the
+        # transmitter is busy with it for many cycles).
+        took = {kind: Signal(name=f"took_{kind.name.lower()}") for kind in BoardFrame}
+        m.d.sync += [flag.eq(self.tx.accept & (self.tx.header.kind == kind))
+                     for kind, flag in took.items()]
+        with m.If(Cat(*took.values()).any()):
             m.d.sync += self.replies.received.eq(self.flow.in_total)
-            with m.Switch(self.tx.header.kind):
-                with m.Case(BoardFrame.ERROR):
-                    m.d.sync += state.err_pending.eq(0)
-                with m.Case(BoardFrame.HELLO_ACK):
-                    m.d.sync += state.hello_pending.eq(0)
-                with m.Case(BoardFrame.CREDIT):
-                    m.d.comb += self.flow.announce.eq(1)
-                    m.d.sync += [self.replies.credit.eq(self.flow.credit), state.credit_force.eq(0)]
-                with m.Case(BoardFrame.STATUS):
-                    # The message is complete (its STATUS fields stay as they are until the
-                    # next START); the host may still ask for its output or STATUS again.
-                    m.d.sync += self.reported.eq(1)
+        with m.If(took[BoardFrame.ERROR]):
+            m.d.sync += state.err_pending.eq(0)
+        with m.If(took[BoardFrame.HELLO_ACK]):
+            m.d.sync += state.hello_pending.eq(0)
+        with m.If(took[BoardFrame.CREDIT]):
+            m.d.comb += self.flow.announce.eq(1)
+            m.d.sync += [self.replies.credit.eq(self.flow.credit), state.credit_force.eq(0)]
+        with m.If(took[BoardFrame.STATUS]):
+            # The message is complete (its STATUS fields stay as they are until the next
+            # START); the host may still ask for its output or STATUS again.
+            m.d.sync += self.reported.eq(1)

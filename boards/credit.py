@@ -69,12 +69,12 @@ class CreditWindow(CheckedComponent):
         To it: ``credit``; ``credit_new``/``credit_due`` (it has grown since it was last
         announced; by ``credit_step`` or more); ``in_total`` (input bytes received);
         ``data_len`` (the data length of the next DATA frame, registered; 0: nothing may be
-        sent); ``data_due`` (a DATA frame of ``data_len`` bytes should go now: it is full, i.e.
-        ``frame`` bytes or all the host's window allows, or no output has arrived for 64
-        cycles); ``all_sent`` (every output byte written was sent; registered).
+        sent); ``data_due`` (registered, a cycle behind ``data_len``: a DATA frame of
+        ``data_len`` bytes should go now: it is full, i.e. ``frame`` bytes or all the host's
+        window allows, or no output has arrived for 64 cycles); ``all_sent`` (every output byte written was sent; registered).
     ``take``: In(1), ``write``: In(1), ``send``: In(1)
         Pulses: the datapath took an input byte; an output byte went into the output buffer;
-        an output payload byte went to the host.
+        an output payload byte went to the host (registered: counted a cycle later).
     ``credit_left``: Out(32)
         ``credit - in_total`` (one cycle late; it only changes at the end of a frame).
     ``bytes_out``: Out(32)
@@ -116,15 +116,18 @@ class CreditWindow(CheckedComponent):
         consumed = Signal(32)
         written = Signal(32)
         sent = self.bytes_out
+        # The pulses come from the streams' handshakes: registered before they count.
+        take, write, send = Signal(), Signal(), Signal()
+        m.d.sync += [take.eq(self.take), write.eq(self.write), send.eq(self.send)]
         with m.If(flow.commit):
             m.d.sync += flow.in_total.eq(flow.in_total + flow.commit_length)
-        with m.If(self.take):
+        with m.If(take):
             m.d.sync += consumed.eq(consumed + 1)
-        with m.If(self.write):
+        with m.If(write):
             m.d.sync += written.eq(written + 1)
         with m.If(flow.rewind):
             m.d.sync += sent.eq(flow.acked)
-        with m.Elif(self.send):
+        with m.Elif(send):
             m.d.sync += sent.eq(sent + 1)
         pending = Signal(range(self.out_depth + 1))     # output bytes in the buffer
         m.d.sync += [self.credit_left.eq(flow.credit - flow.in_total),
@@ -134,34 +137,43 @@ class CreditWindow(CheckedComponent):
         # Announcements.
         credit_sent = Signal(32)
         ahead = Signal(18)          # credit - credit_sent: at most the window, below 2**17
-        m.d.comb += ahead.eq((flow.credit - credit_sent)[:18])
-        m.d.sync += [flow.credit_new.eq(flow.credit != credit_sent),
+        # (The credit never falls and credit_sent follows it: new is ahead != 0.)
+        m.d.sync += [ahead.eq((flow.credit - credit_sent)[:18]),
+                     flow.credit_new.eq(ahead != 0),
                      flow.credit_due.eq(ahead >= self.credit_step)]
         with m.If(flow.announce):
             m.d.sync += credit_sent.eq(flow.credit)
 
         # The next DATA frame: min(unsent, frame, acked + window - sent), registered in steps;
         # it is due when full or when the output has been quiet for 64 cycles.
+        # Each value lags the counts by a few cycles; the transmitter is idle for longer than
+        # that after a frame or a rewind, and a stale value is never too large (the room and the
+        # bytes unsent only grow while it is idle).
         host_limit = Signal(32)
         room_host = Signal(32)
+        room_clip = Signal(range(self.out_depth + 1))   # room_host in 0..out_depth
+        room_neg, room_big = Signal(), Signal()
+        room_low = Signal.like(room_clip)
         unsent = Signal(range(self.out_depth + 1))
-        limit = Signal(range(self.out_depth + 1))
         len_is_room = Signal()
         quiet = Signal(range(65))
         m.d.sync += [
             host_limit.eq(flow.acked + flow.window),
             room_host.eq((host_limit - sent)[:32]),
+            room_neg.eq(room_host[31]),
+            room_big.eq(room_host > self.out_depth),
+            room_low.eq(room_host),
+            room_clip.eq(Mux(room_neg, 0, Mux(room_big, self.out_depth, room_low))),
             unsent.eq(written - sent),
-            limit.eq(Mux(unsent < flow.frame, unsent, flow.frame)),
-            flow.data_len.eq(Mux(room_host[31], 0, Mux(room_host < limit, room_host, limit))),
-            len_is_room.eq(flow.data_len == room_host),
         ]
-        with m.If(self.write):
+        limit = _smaller(m, unsent, flow.frame, "limit")
+        m.d.comb += flow.data_len.eq(_smaller(m, room_clip, limit, "data_len"))
+        m.d.sync += len_is_room.eq(flow.data_len == room_clip)
+        with m.If(write):
             m.d.sync += quiet.eq(0)
         with m.Elif(quiet != 64):
             m.d.sync += quiet.eq(quiet + 1)
-        m.d.comb += flow.data_due.eq((flow.data_len == flow.frame) | len_is_room |
-                                     (quiet == 64))
+        m.d.sync += flow.data_due.eq((flow.data_len == flow.frame) | len_is_room | (quiet == 64))
         return m
 
     def _grow_credit(self, m, consumed, pending):
@@ -198,3 +210,14 @@ class CreditWindow(CheckedComponent):
             with m.Case(3):
                 with m.If(flow.enable & grow_ok):
                     m.d.sync += flow.credit.eq(grow_to)
+
+
+def _smaller(m, a, b, name):
+    """The smaller of ``a`` and ``b``, in two registered steps (compare, then select): a
+    register, two cycles behind them."""
+    width = max(len(a), len(b))
+    a_q, b_q = Signal(width, name=f"{name}_a"), Signal(width, name=f"{name}_b")
+    a_less = Signal(name=f"{name}_a_less")
+    result = Signal(width, name=name)
+    m.d.sync += [a_q.eq(a), b_q.eq(b), a_less.eq(a < b), result.eq(Mux(a_less, a_q, b_q))]
+    return result

@@ -55,8 +55,9 @@ class Datapath(wiring.Component):
         Errors per :class:`ErrorKind` (index ``kind - 1``): the decoder's in the UTF-8 modes, the
         encoder's plus trailing partial units (``truncated``) in ``encode``.
 
-    Throughput: one input byte per cycle (``decode``: one output byte per cycle, 4 per code
-    point), limited by the cores and the sink. Both ports go through 2-entry FIFOs, so
+    Throughput: one input byte per cycle (``decode``: the 4 bytes of a code point in 5 cycles:
+    the packer takes the next word when the last byte has gone, so that the decoder's ready does
+    not hang off the sink's), limited by the cores and the sink. Both ports go through 2-entry FIFOs, so
     ``i.ready`` and ``o.valid`` come from registers (no combinational path through the cores
     to the neighbours).
     """
@@ -100,6 +101,8 @@ class Datapath(wiring.Component):
             is_transcode.eq(mode == Mode.TRANSCODE), is_decode.eq(mode == Mode.DECODE),
             is_encode.eq(mode == Mode.ENCODE), is_validate.eq(mode == Mode.VALIDATE),
         ]
+        uses_encoder = Signal()
+        m.d.sync += uses_encoder.eq((mode == Mode.TRANSCODE) | (mode == Mode.ENCODE))
 
         # The decoder's output goes through a 2-entry FIFO too (its ready is a register, so
         # the decoder's pipeline enable does not depend on the encoder's or the packer's).
@@ -131,16 +134,19 @@ class Datapath(wiring.Component):
         word_index = Signal(2)
         word_valid = Signal()
         word_last = Signal()
-        pack_ready = ~word_valid | ((word_index == 3) & dst.ready)
-        with m.If(word_valid & dst.ready & is_decode):
-            m.d.sync += word_index.eq(word_index + 1)
-            with m.If(word_index == 3):
-                m.d.sync += word_valid.eq(0)
+        pack_ready = ~word_valid    # (not on dst.ready: a bubble per word, off the ready path)
+        # (A word is only loaded in decode mode, so `word_valid` implies it.)
         with m.If(mid.valid & pack_ready & is_decode):
             m.d.sync += [
+                word.as_value().eq(0),
                 word.codepoint.eq(mid.payload.codepoint), word.error.eq(mid.payload.error),
                 word_valid.eq(1), word_index.eq(0), word_last.eq(mid.payload.last),
             ]
+        with m.Elif(word_valid & dst.ready):
+            # The byte going out is the word's low byte: shift the next one down.
+            m.d.sync += [word_index.eq(word_index + 1),
+                         word.as_value().eq(word.as_value() >> 8),
+                         word_valid.eq(word_index != 3)]
 
         # -- routing
         with m.If(is_encode):
@@ -153,9 +159,9 @@ class Datapath(wiring.Component):
         with m.Else():
             m.d.comb += [
                 dec.i.valid.eq(src.valid),
-                dec.i.payload.eq(src.payload),
                 src.ready.eq(dec.i.ready),
             ]
+        m.d.comb += dec.i.payload.eq(src.payload)     # (whatever the mode: no gate before it)
         with m.If(is_transcode):
             m.d.comb += [
                 enc.i.valid.eq(mid.valid),
@@ -167,7 +173,7 @@ class Datapath(wiring.Component):
             m.d.comb += mid.ready.eq(pack_ready)
         with m.Elif(is_validate):
             m.d.comb += mid.ready.eq(1)
-        with m.If(is_transcode | is_encode):
+        with m.If(uses_encoder):
             m.d.comb += [
                 dst.valid.eq(enc.o.valid),
                 dst.payload.data.eq(enc.o.payload.data),
@@ -178,7 +184,7 @@ class Datapath(wiring.Component):
         with m.Elif(is_decode):
             m.d.comb += [
                 dst.valid.eq(word_valid),
-                dst.payload.data.eq(word.as_value().word_select(word_index, 8)),
+                dst.payload.data.eq(word.as_value()[:8]),
                 dst.payload.last.eq((word_index == 3) & word_last),
                 self.done.eq(out_done),
             ]

@@ -17,7 +17,7 @@ class MessageFeeder(wiring.Component):
     Ports
     -----
     ``i``: In(stream.Signature(8))
-        Bytes from the input buffer (committed bytes only; at most one every two cycles, as a
+        Bytes from the input buffer (committed bytes only; at most one every four cycles, as a
         :class:`~.buffer.RingBuffer` offers them).
     ``commit``: In(1), ``commit_length``: In(16)
         ``commit_length`` more bytes were committed to the buffer.
@@ -29,9 +29,9 @@ class MessageFeeder(wiring.Component):
         The bytes to the datapath, ``last`` on the final one.
 
     The backlog (committed bytes not yet passed on) is a register computed from two counters,
-    one cycle late. That is exact when it matters: the input buffer offers at most one byte
-    every two cycles, so after a transfer there is a cycle without a byte on offer; a late
-    commit only delays a byte.
+    one cycle late, and whether it is at least 2 another cycle later. That is exact when it
+    matters: the input buffer offers at most one byte every four cycles, so after a transfer
+    there are three cycles without a byte on offer; a late commit only delays a byte.
     """
     def __init__(self):
         super().__init__({
@@ -53,7 +53,7 @@ class MessageFeeder(wiring.Component):
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += takes.eq(takes + 1)
         many = Signal()             # backlog >= 2, registered with it (off the ready path)
-        m.d.sync += [backlog.eq(commits - takes), many.eq((commits - takes)[1:].any())]
+        m.d.sync += [backlog.eq(commits - takes), many.eq(backlog[1:].any())]
         allow = many | self.end
         m.d.comb += [
             self.o.valid.eq(self.i.valid & allow & self.enable),

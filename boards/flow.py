@@ -37,7 +37,8 @@ class BoardFlow:
     options, ``output``: its option and file suffix for the placed design (a second placement
     reuses them); ``pack``: the packer's variable and its arguments (``{name}`` is the design
     name); ``bitstream``: the bitstream's suffix; ``constraints``: nextpnr's option and suffix
-    for the pin constraints; ``cells``: report key -> nextpnr cell type."""
+    for the pin constraints; ``cells``: report key -> nextpnr cell type; ``yosys_script``:
+    Yosys commands run after the design is read (Amaranth's ``script_after_read``)."""
     tools: dict
     nextpnr: str
     device_args: tuple
@@ -46,6 +47,7 @@ class BoardFlow:
     pack: tuple
     bitstream: str
     cells: dict
+    yosys_script: str = ""
 
     def stages(self, name):
         """``(file, stage)``: the build is in ``stage`` once ``file`` exists."""
@@ -135,7 +137,7 @@ def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, 
     for stale in [report_path, *(build_dir / filename for filename, _ in stages)]:
         stale.unlink(missing_ok=True)
     started = time.monotonic()
-    plan = platform.prepare(top, name=name,
+    plan = platform.prepare(top, name=name, script_after_read=flow.yosys_script,
         nextpnr_opts=f"--report {report_path.name} --timing-allow-fail --seed {int(seed)}")
     plan.extract(str(build_dir))
     env = dict(os.environ)

@@ -73,15 +73,16 @@ class FrameReceiver(CheckedComponent):
         ``frame`` (:data:`FrameInfo`): the frame's type, length and fields; complete when
         ``check`` pulses, and held until the next frame's type arrives.
         ``check``: pulses when the whole frame has arrived (the CRC not yet known).
-        ``done``: pulses the cycle after ``check`` if the CRC is good (act upon the frame).
-        ``error`` (:data:`FrameError`): a frame rejected: ``CRC``, ``UNKNOWN_TYPE``,
+        ``done``: pulses two cycles after ``check`` if the CRC is good (act upon the frame).
+        ``error`` (:data:`FrameError`): a frame rejected (a cycle after the receiver saw it): ``CRC``, ``UNKNOWN_TYPE``,
         ``BAD_LENGTH`` (not allowed by the table), ``OVERRUN`` (a DATA frame longer, offset
         included, than ``data_room``, or a UART overrun), ``FRAMING``, ``TIMEOUT``.
         ``line_idle``: no byte has arrived for ``starve_time`` cycles.
 
     After an error the receiver hunts for the next sync byte. The checks are made in registered
-    steps (the length in one cycle, its verdict in the next; the CRC in ``check``, the verdict in
-    ``done``), so the decisions that fan out widely come from flip-flops.
+    steps (the header's comparisons in one cycle, their verdicts in the next, the action in a
+    third; the CRC in ``check``, the verdict a cycle later), and ``done`` and ``error`` come from
+    registers, so the decisions that fan out widely come from flip-flops.
     """
     @classmethod
     def check_parameters(cls, *, max_payload, frame_timeout, starve_time):
@@ -134,10 +135,27 @@ class FrameReceiver(CheckedComponent):
         is_data = Signal()          # a DATA frame
         body = Signal()             # the next payload byte is data (not the offset)
         crc_good = Signal()         # CHECK -> ACT
+        kind_is = {frame_kind: Signal(name=f"kind_is_{frame_kind.name.lower()}")
+                   for frame_kind in self.lengths}
+        length_in = {frame_kind: Signal(name=f"length_in_{frame_kind.name.lower()}")
+                     for frame_kind in self.lengths}
+        accepting = Signal()        # accept_data, sampled in LENX
+        # `left` changes only when a byte is taken (bytes are 10 bit times apart): its flags
+        # for the next byte are registered in every cycle.
+        left_is_2 = Signal()
+        left_above = Signal()       # left > OFFSET_SIZE + 1: the byte after next is data
+        m.d.sync += [left_is_2.eq(left == 2), left_above.eq(left > OFFSET_SIZE + 1)]
+        room_ge = Signal()          # data_room >= length
+        length_small = Signal()     # length < 2
         abort_frame = Signal()      # something went wrong inside the frame
 
+        # The verdicts go out through registers (they fan out into the message control).
+        error = Signal(FrameError)
+        done = Signal()
+        m.d.sync += [frames.error.eq(error), frames.done.eq(done)]
+
         def fail(code):
-            m.d.comb += [frames.error.valid.eq(1), frames.error.code.eq(code)]
+            m.d.comb += [error.valid.eq(1), error.code.eq(code)]
 
         in_frame = Signal()         # the receiver is inside a frame
         timeout = self._idle_timer(m, take)
@@ -164,19 +182,26 @@ class FrameReceiver(CheckedComponent):
             header_byte("LEN0", "LEN1", length[:8])
             header_byte("LEN1", "LENX", length[8:])
             with m.State("LENX"):
-                # The verdicts on the header, from registers (the next byte is cycles away).
-                data_frame = kind == HostFrame.DATA
-                with m.Switch(kind):
-                    for frame_kind, (low, high) in self.lengths.items():
-                        with m.Case(frame_kind):
-                            m.d.sync += [known.eq(1), length_ok.eq(_allowed(length, low, high))]
-                    with m.Default():
-                        m.d.sync += [known.eq(0), length_ok.eq(0)]
-                m.d.sync += [left.eq(length), last.eq(length == 1), empty.eq(length == 0),
-                             to_buffer.eq(data_frame & self.accept_data), is_data.eq(data_frame),
-                             body.eq(1),
-                             room_ok.eq(~(data_frame & self.accept_data) |
-                                        (self.data_room >= length))]
+                # The header's comparisons, each into a register of its own (the next byte is
+                # cycles away) ...
+                for frame_kind, (low, high) in self.lengths.items():
+                    m.d.sync += [kind_is[frame_kind].eq(kind == frame_kind),
+                                 length_in[frame_kind].eq(_allowed(length, low, high))]
+                m.d.sync += [left.eq(length), length_small.eq(length[1:] == 0),
+                             accepting.eq(self.accept_data), room_ge.eq(self.data_room[16:].any() |
+                                             (self.data_room[:16] >= length)),
+                             body.eq(1)]
+                m.next = "LENV"
+                with m.If(abort_frame):
+                    m.next = "HUNT"
+            with m.State("LENV"):
+                # ... and their verdicts in the next cycle.
+                data_frame = kind_is[HostFrame.DATA]
+                m.d.sync += [last.eq(length_small & length[0]), empty.eq(length_small & ~length[0]),
+                             known.eq(Cat(*kind_is.values()).any()),
+                             length_ok.eq(Cat(*(kind_is[k] & length_in[k] for k in kind_is)).any()),
+                             to_buffer.eq(data_frame & accepting), is_data.eq(data_frame),
+                             room_ok.eq(~(data_frame & accepting) | room_ge)]
                 m.next = "LENC"
                 with m.If(abort_frame):
                     m.next = "HUNT"
@@ -205,8 +230,8 @@ class FrameReceiver(CheckedComponent):
             with m.State("PAYLOAD"):
                 m.d.comb += rx_crc.valid.eq(take)
                 with m.If(take):
-                    m.d.sync += [left.eq(left - 1), last.eq(left == 2),
-                                 body.eq(left > OFFSET_SIZE + 1),
+                    m.d.sync += [left.eq(left - 1), last.eq(left_is_2),
+                                 body.eq(left_above),
                                  fields.eq(Cat(fields[8:], byte))]
                     with m.If(to_buffer & body):
                         with m.If(self.o.valid):
@@ -229,21 +254,22 @@ class FrameReceiver(CheckedComponent):
                 with m.Elif(~room_ok):
                     fail(ErrorCode.OVERRUN)
                 with m.Else():
-                    m.d.comb += frames.done.eq(1)
+                    m.d.comb += done.eq(1)
                 m.next = "HUNT"
 
         # Anything going wrong inside a frame ends it.
         m.d.comb += in_frame.eq(~fsm.ongoing("HUNT") & ~fsm.ongoing("CHECK") &
                                 ~fsm.ongoing("ACT"))
+        # `abort_frame` is registered (the FSM's next state from flip-flops) and only looked at
+        # in the states inside a frame, so it needs no state; a byte taken clears it (the
+        # timeout it may carry is a cycle old).
+        m.d.sync += abort_frame.eq((self.framing_error | self.overrun | timeout) & ~take)
         with m.If(self.framing_error):
             fail(ErrorCode.FRAMING)
-            m.d.comb += abort_frame.eq(in_frame)
         with m.If(self.overrun):
             fail(ErrorCode.OVERRUN)
-            m.d.comb += abort_frame.eq(in_frame)
-        with m.If(in_frame & timeout):
+        with m.If(in_frame & timeout & ~abort_frame):
             fail(ErrorCode.TIMEOUT)
-            m.d.comb += abort_frame.eq(1)
         with m.If(self.discard):
             m.d.sync += self.o.valid.eq(0)
         return m

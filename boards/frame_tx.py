@@ -92,18 +92,21 @@ class FrameTransmitter(wiring.Component):
         m.d.comb += [requests.kind.eq(kind), fields.kind.eq(kind), requests.idle.eq(idle)]
         m.submodules.crc = tx_crc = crc.catalog.CRC16_CCITT_FALSE(data_width=8).create()
         length = Signal(16)
+        left = Signal(16)           # payload bytes still to send, counting the current one
         last = Signal()             # one payload byte left (registered: no compare in the path)
+        past_offset = Signal()      # index >= OFFSET_SIZE (registered)
         poison = Signal()           # the frame was cut short by `abort`: pad it, spoil its CRC
         index = fields.index
 
         # A few cycles for the pipelined lengths after a frame or an abort.
         settle = Signal(3)
+        settled = Signal()          # settle == 7, registered
         with m.If(self.abort):
-            m.d.sync += settle.eq(0)
+            m.d.sync += [settle.eq(0), settled.eq(0)]
         with m.Elif(idle & (settle != 7)):
-            m.d.sync += settle.eq(settle + 1)
-        m.d.comb += [requests.settled.eq(settle == 7),
-                     requests.accept.eq(requests.request & idle & (settle == 7) & ~self.abort)]
+            m.d.sync += [settle.eq(settle + 1), settled.eq(settle == 6)]
+        m.d.comb += [requests.settled.eq(settled),
+                     requests.accept.eq(requests.request & idle & settled & ~self.abort)]
 
         # The framer's byte (valid/byte, combinational) reaches the UART and the CRC through a
         # register, and the payload fields are up to three more stages behind: a byte is
@@ -134,12 +137,16 @@ class FrameTransmitter(wiring.Component):
             with m.If(take):
                 m.next = next_state
 
+        is_data = Signal()
+        m.d.sync += is_data.eq(kind == BoardFrame.DATA)
         with m.FSM(name="tx_fsm") as fsm:
             with m.State("IDLE"):
                 with m.If(requests.accept):
                     header = requests.header
                     m.d.sync += [kind.eq(header.kind), length.eq(header.length), index.eq(0),
-                                 poison.eq(0), last.eq(header.length == 1), settle.eq(0)]
+                                 left.eq(header.length), past_offset.eq(0),
+                                 poison.eq(0), last.eq(header.length == 1), settle.eq(0),
+                                 settled.eq(0)]
                     m.next = "SYNC"
             with m.State("SYNC"):
                 send(SYNC, "TYPE", crc_valid=False)
@@ -152,7 +159,7 @@ class FrameTransmitter(wiring.Component):
             with m.State("LEN1"):
                 send(length[8:], "PAYLOAD")
             with m.State("PAYLOAD"):
-                from_data = (kind == BoardFrame.DATA) & ~poison & (index >= OFFSET_SIZE)
+                from_data = is_data & ~poison & past_offset
                 with m.If(from_data):
                     m.d.comb += [valid.eq(self.data.valid), byte.eq(self.data.payload)]
                 with m.Elif(poison):
@@ -161,7 +168,8 @@ class FrameTransmitter(wiring.Component):
                     m.d.comb += [valid.eq(1), byte.eq(fields.byte)]
                 m.d.comb += tx_crc.valid.eq(take)
                 with m.If(take):
-                    m.d.sync += [index.eq(index + 1), last.eq(index + 2 == length)]
+                    m.d.sync += [index.eq(index + 1), left.eq(left - 1), last.eq(left == 2),
+                                 past_offset.eq(past_offset | (index == OFFSET_SIZE - 1))]
                     with m.If(from_data):
                         # The byte is in byte_q: release it from the source next cycle.
                         m.d.sync += release.eq(1)

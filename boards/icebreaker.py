@@ -24,13 +24,17 @@ __all__ = ["CLOCK_HZ", "BAUD", "FLOW", "board_core", "ICEBreakerTop", "BuildErro
            "build", "ProgramError", "program", "programmers"]
 
 
-#: The design clock (from the 12 MHz oscillator through the PLL; DIVF=47, DIVQ=4). 36 MHz gives an
-#: exact 3 Mbaud divisor of 12 and passes timing on the UP5K (post-route fmax 37-39 MHz depending
-#: on the seed, a 3-9 % margin; 48 MHz does not pass: the protocol engine and the decoder ->
-#: encoder chain limit the board design to about 37-39 MHz).
-CLOCK_HZ = 36_000_000
-#: The UART rate. The FT2232H makes 3 Mbaud exactly (and up to 12 Mbaud); there is no hardware
-#: flow control on the iCEBreaker's UART, the protocol's credits take its place.
+#: The design clock (from the 12 MHz oscillator through the PLL; DIVF=63, DIVQ=4). 48 MHz is 4
+#: cycles per bit at the FT2232H's top rate of 12 Mbaud and 16 at 3 Mbaud (whole divisors), and
+#: passes timing on the UP5K (post-route 48.0-49.3 MHz on seeds 1-3: a thin margin; every wide
+#: decision of the board logic is registered, see :mod:`~utf8_gateware.boards.board`).
+CLOCK_HZ = 48_000_000
+#: The UART rate the bitstream is built for (``build --baud``). The FT2232H makes 3 Mbaud and
+#: 12 Mbaud exactly (from its 120 MHz clock); there is no hardware flow control on the
+#: iCEBreaker's UART, the protocol's credits take its place. 3 Mbaud is the default: at 12 Mbaud
+#: the host's USB driver must drain the FT2232H's receive buffer (4 KiB, 3 ms at 1.2 MB/s) in
+#: time or bytes are lost (the protocol recovers, at a cost), and the receiver's sampling margin
+#: shrinks from -4 %..+6 % of the rate (16 cycles per bit) to -2.5 %..+6 % (4 cycles per bit).
 BAUD = 3_000_000
 NAME = "utf8_gateware"
 
@@ -57,7 +61,13 @@ FLOW = BoardFlow(
     output=("--asc", ".asc"), constraints=("--pcf", ".pcf"),
     pack=("ICEPACK", ("{name}.asc", "{name}.bin")), bitstream=".bin",
     cells={"lc": "ICESTORM_LC", "ram": "ICESTORM_RAM", "spram": "ICESTORM_SPRAM",
-           "pll": "ICESTORM_PLL"})
+           "pll": "ICESTORM_PLL"},
+    # Amaranth gives every register an init value, and Yosys' fsm pass leaves a state register
+    # with one alone: without it the framers' and the UART's FSMs are re-encoded one-hot (two
+    # fewer LUT levels in the frame receiver's next state). Their init value is 0, which every
+    # iCE40 flip-flop has after configuration, and the reset (held until the PLL locks) puts them
+    # in their first state anyway.
+    yosys_script="setattr -unset init w:*fsm_state")
 
 
 def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3, quiet=False,

@@ -61,7 +61,8 @@ class ReplayBuffer(CheckedComponent):
         aptr = self.ack[:bits + 1]   # oldest byte kept
         do_write = share_port(m, ram, self.w, self.o, wptr=wptr, rptr=rptr, readable=wptr,
                               oldest=aptr, depth=self.depth, flush=self.rewind)
-        m.d.sync += wptr.eq(wptr + do_write)
+        with m.If(do_write):
+            m.d.sync += wptr.eq(wptr + 1)
         with m.If(self.rewind):
             m.d.sync += rptr.eq(aptr)
         return m

@@ -1,7 +1,7 @@
 """The payload bytes of the board's own frames (HELLO_ACK, CREDIT, STATUS, ERROR) and the offset
 that starts a DATA frame."""
 
-from amaranth.hdl import Array, Cat, Const, Module, Signal
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -41,8 +41,9 @@ class ReplyFields(wiring.Component):
     ``status``: In(:data:`~utf8_gateware.boards.protocol.STATUS_LAYOUT`)
         The STATUS payload (little-endian).
 
-    The STATUS words are selected in three stages (four registered 4:1 groups of words, the
-    word, the byte), so no wide multiplexer sits between two registers.
+    The bytes are selected in three registered stages (each type's byte, and the STATUS byte of
+    each group of four words; the type's byte and the STATUS byte; the byte), so no wide
+    multiplexer sits between two registers.
     """
     def __init__(self, hello):
         self.hello = bytes(hello)
@@ -55,33 +56,40 @@ class ReplyFields(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        index = self.fields.index
+        index, kind = self.fields.index, self.fields.kind
+        # Stage 1: each frame type's byte at ``index`` (the STATUS as one byte per group of
+        # four words), and the type as flags.
+        candidates = {
+            BoardFrame.HELLO_ACK: Array(Const(value, 8) for value in self.hello)[
+                index[:max(1, (len(self.hello) - 1).bit_length())]],
+            BoardFrame.CREDIT: Cat(self.values.credit, self.values.received)
+                .word_select(index[:3], 8),
+            BoardFrame.ERROR: Cat(self.values.error_code, Const(0, 4), self.values.error_epoch,
+                                  self.values.received).word_select(index[:3], 8),
+            BoardFrame.DATA: self.offset.word_select(index[:2], 8),
+        }
+        stage1 = {frame: Signal(8, name=f"{frame.name.lower()}_byte") for frame in candidates}
+        is_kind = {frame: Signal(name=f"is_{frame.name.lower()}") for frame in BoardFrame}
+        m.d.sync += [stage1[frame].eq(value) for frame, value in candidates.items()]
+        m.d.sync += [flag.eq(kind == frame) for frame, flag in is_kind.items()]
         status = self.status.as_value()
-        words = [status.word_select(number, 32) for number in range(len(status) // 32)]
-        count = -(-len(words) // 4)
-        words += [Const(0, 32)] * (4 * count - len(words))
-        groups = [Signal(32, name=f"status_group{number}") for number in range(count)]
-        for number, group in enumerate(groups):
-            m.d.sync += group.eq(Array(words[4 * number:4 * number + 4])[index[2:4]])
-        word = Signal(32)
-        m.d.sync += word.eq(Array(groups)[index[4:4 + (count - 1).bit_length()]])
-
-        byte = Signal(8)
-        m.d.sync += self.fields.byte.eq(byte)
-        with m.Switch(self.fields.kind):
-            with m.Case(BoardFrame.HELLO_ACK):
-                with m.Switch(index):
-                    for position, value in enumerate(self.hello):
-                        with m.Case(position):
-                            m.d.comb += byte.eq(value)
-            with m.Case(BoardFrame.CREDIT):
-                m.d.comb += byte.eq(Cat(self.values.credit, self.values.received)
-                                    .word_select(index[:3], 8))
-            with m.Case(BoardFrame.ERROR):
-                m.d.comb += byte.eq(Cat(self.values.error_code, Const(0, 4), self.values.error_epoch,
-                                        self.values.received).word_select(index[:3], 8))
-            with m.Case(BoardFrame.DATA):
-                m.d.comb += byte.eq(self.offset.word_select(index[:2], 8))
-            with m.Case(BoardFrame.STATUS):
-                m.d.comb += byte.eq(word.word_select(index[:2], 8))
+        groups = []
+        for number in range(0, len(status), 128):
+            group = Signal(8, name=f"status_group{number // 128}")
+            words = status[number:number + 128]
+            m.d.sync += group.eq(Cat(words, Const(0, 128 - len(words)))
+                                 .word_select(index[:4], 8))
+            groups.append(group)
+        # Stage 2: the STATUS byte, the byte of the other types.
+        status_byte = Signal(8)
+        other_byte = Signal(8)
+        is_status = Signal()
+        m.d.sync += [status_byte.eq(Array(groups)[index[4:4 + (len(groups) - 1).bit_length()]]),
+                     is_status.eq(is_kind[BoardFrame.STATUS])]
+        m.d.sync += other_byte.eq(0)
+        for frame, byte in stage1.items():
+            with m.If(is_kind[frame]):
+                m.d.sync += other_byte.eq(byte)
+        # Stage 3: the byte.
+        m.d.sync += self.fields.byte.eq(Mux(is_status, status_byte, other_byte))
         return m

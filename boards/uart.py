@@ -148,8 +148,8 @@ class UARTTransmitter(_BitTimed):
     Ports
     -----
     ``i``: In(stream.Signature(8))
-        Bytes to send. ``ready`` is high when idle and in the last cycle of a stop bit, so
-        consecutive bytes go out back to back (10 bit times per byte, no gap).
+        Bytes to send. ``ready`` (a register) is high when idle and in the last cycle of a stop
+        bit, so consecutive bytes go out back to back (10 bit times per byte, no gap).
     ``tx``: Out(1)
         The serial line (idle high).
     ``busy``: Out(1)
@@ -165,12 +165,17 @@ class UARTTransmitter(_BitTimed):
         shreg = Signal(10, init=1)         # bit 0 is on the line
         left  = Signal(range(11))          # bits still to finish, including the current one
 
+        # `ready` is a register: high when the line will be idle or in the last cycle of the
+        # stop bit in the next cycle.
+        ready = Signal(init=1)
+        transfer = self.i.valid & ready
+        m.d.sync += ready.eq(~transfer & ((left == 0) | ((left == 1) & (timer <= 1))))
         m.d.comb += [
             self.tx.eq(shreg[0]),
             self.busy.eq(left != 0),
-            self.i.ready.eq((left == 0) | ((left == 1) & (timer == 0))),
+            self.i.ready.eq(ready),
         ]
-        with m.If(self.i.valid & self.i.ready):
+        with m.If(transfer):
             m.d.sync += [
                 shreg.eq(Cat(Const(0, 1), self.i.payload, Const(1, 1))),
                 left.eq(10),

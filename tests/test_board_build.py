@@ -48,6 +48,18 @@ def test_build_bad_directory(tmp_path):
     assert "cannot create" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("baud, message", [
+    (icebreaker.CLOCK_HZ // 3, "at least 4 clock cycles per bit"), (3_100_000, "off by"),
+])
+def test_build_bad_baud(tmp_path, baud, message):
+    """``build --baud``: a rate the clock cannot make is a one-line error before any tool runs."""
+    result = subprocess.run([*CLI, "build", "--build-dir", str(tmp_path / "b"), "--baud",
+                             str(baud)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and message in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert not (tmp_path / "b").exists()
+
+
 BOARDS = {"icebreaker": (icebreaker, "neither iceprog nor openFPGALoader"),
           "ulx3s": (ulx3s, "neither openFPGALoader, fujprog nor ujprog")}
 

@@ -108,7 +108,7 @@ def test_receiver_length_table_read_back():
             for length in (probes if kind in table else (0, 5, 0xFFFF)):
                 errors = []
                 await send_bytes(ctx, dut, [SYNC, kind, length & 0xFF, length >> 8], gap=1)
-                for _ in range(3):
+                for _ in range(5):
                     _, _, error = await ctx.tick().sample(dut.frames.error)
                     if error.valid:
                         errors.append(ErrorCode(error.code))
@@ -430,9 +430,9 @@ def test_feeder_holds_the_last_byte_until_the_end():
     out = []
 
     async def source(ctx):
-        for byte in b"hello":                 # like the RingBuffer: a byte every 2+ cycles
+        for byte in b"hello":                 # like the RingBuffer: a byte every 4+ cycles
             await stream_put(ctx, dut.i, byte)
-            await ctx.tick()
+            await ctx.tick().repeat(3)
 
     async def sink(ctx):
         while True:
@@ -482,7 +482,7 @@ def test_stamps():
 
     async def bench(ctx):
         await ctx.tick().repeat(10)
-        await pulse(ctx, dut.restart)                 # time 0 after this edge
+        await pulse(ctx, dut.restart)                 # time 0 (every event acts a cycle late)
         await ctx.tick().repeat(3)
         await pulse(ctx, dut.data_begin)              # rx_first = 3
         await pulse(ctx, dut.data_begin)              # not the first: ignored
@@ -492,6 +492,7 @@ def test_stamps():
         await pulse(ctx, dut.end)                     # rx_last = 7
         ctx.set(dut.tx_kind, BoardFrame.STATUS)
         await pulse(ctx, dut.tx_started)              # tx_status = 8
+        await ctx.tick()
         for name in ("time", "rx_first", "rx_last", "tx_first", "tx_status"):
             got[name] = ctx.get(getattr(dut, name))
 
@@ -554,6 +555,7 @@ def test_control_frames_and_replies():
         ctx.set(frames.check, 1)
         await ctx.tick()
         ctx.set(frames.check, 0)
+        await ctx.tick()                        # done comes two cycles after check
         ctx.set(frames.done, 1)
         await ctx.tick()
         ctx.set(frames.done, 0)

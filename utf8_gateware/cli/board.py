@@ -9,6 +9,7 @@ from utf8_gateware.boards import icebreaker, ulx3s
 from utf8_gateware.boards.flow import BuildError, ProgramError
 from utf8_gateware.boards.host import BoardError, Link, stream
 from utf8_gateware.boards.protocol import Mode
+from utf8_gateware.boards.uart import uart_divisor
 from utf8_gateware.boards.virtual import FAULT_KINDS, Faults
 from .common import PROG, CommandError, progress, write_json
 
@@ -40,6 +41,11 @@ def add_parsers(commands):
     build.add_argument("--json", metavar="REPORT.json",
         help="write the report (fmax_mhz, clock_mhz, cells, ram, pll, ...) as JSON")
     build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
+    build.add_argument("--baud", type=int,
+        help=f"the bitstream's UART rate (default: {icebreaker.BAUD}; a whole number of clock "
+             f"cycles per bit, at least 4: up to {icebreaker.CLOCK_HZ // 4} baud on the "
+             f"iCEBreaker ({icebreaker.CLOCK_HZ / 1e6:g} MHz), {ulx3s.CLOCK_HZ // 4} on the "
+             f"ULX3S ({ulx3s.CLOCK_HZ / 1e6:g} MHz))")
     build.set_defaults(handler=run_build)
 
     program = commands.add_parser("program", help="flash the bitstream to the board",
@@ -96,8 +102,13 @@ _CELL_NAMES = {"lc": "logic cells", "lut4": "LUT4", "ff": "flip-flops", "ram": "
 
 def run_build(args):
     board = BOARDS[args.board]
+    baud = board.BAUD if args.baud is None else args.baud
     try:
-        report = board.build(args.build_dir, seed=args.seed)
+        uart_divisor(board.CLOCK_HZ, baud)
+    except (TypeError, ValueError) as error:
+        raise CommandError(f"--baud {baud}: {error}") from None
+    try:
+        report = board.build(args.build_dir, seed=args.seed, baud=baud)
     except BuildError as error:
         raise CommandError(str(error)) from None
     write_json(args.json, report)
