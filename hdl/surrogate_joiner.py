@@ -86,11 +86,14 @@ class SurrogateJoiner:
             pipe.register(f"join_h_{name}") for name in ("valid", "wait", "last", "surrogate"))
         h_cp, h_error = pipe.register("join_h_cp", 21), pipe.register("join_h_error", ErrorKind)
         # H moves on in every step but while it holds a waiting lead and x is a bubble.
+        # H is emptied in every step of the flush (`masked`), not only the first: stale items
+        # still reach x in its later steps, and a stale waiting lead kept in H would outlive
+        # the flush and come out before the next message's first item.
         shift = ~h_wait | x.valid
         consumed = h_wait & flags.trail        # (a trail flag is only set on a valid item)
         loads = [
-            (h_valid, keep(shift, x.valid & ~consumed, h_valid) & ~pipe.flushing),
-            (h_wait, keep(shift, flags.lead, h_wait) & ~pipe.flushing),
+            (h_valid, keep(shift, x.valid & ~consumed, h_valid) & ~pipe.masked),
+            (h_wait, keep(shift, flags.lead, h_wait) & ~pipe.masked),
             (h_last, keep(shift, x.last, h_last)),
             (h_surrogate, keep(shift, flags.surrogate, h_surrogate)),
             (h_cp, keep(shift, x.codepoint, h_cp)),
@@ -109,7 +112,7 @@ class SurrogateJoiner:
         # Whether J takes the pair: H will hold a waiting lead and x a trail (one flip-flop,
         # from the flags one level before, so that J's bits are one LUT each).
         # (J's registers need no clearing after a reset: the flush hides them until H, which
-        # it clears, has reached them.)
+        # it keeps empty, has reached them.)
         pair = pipe.data("join_pair", before.trail & keep(shift, flags.lead, h_wait))
         alone = keep(h_surrogate, _REPLACEMENT, h_cp) if self._substitute else h_cp
         kind = keep(h_surrogate, self._lone_kind, h_error) if self._lone_kind is not None \
