@@ -246,8 +246,8 @@ class Utf8Validator(CheckedComponent):
     in the overflow flags); ``i.ready`` is a flip-flop.
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, in the port harness of
-    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 126.2 MHz and
-    490 LCs (160.7 MHz, 204 LCs), four lanes 87.4 MHz and 982 LCs (88.6 MHz, 998 LCs);
+    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 135.5 MHz and
+    493 LCs (160.7 MHz, 204 LCs), four lanes 87.4 MHz and 982 LCs (88.6 MHz, 998 LCs);
     ECP5-25F-6, 8 lanes 247.7 MHz, 1,283 LUT4 and 1,445 flip-flops (302.8 MHz, 1,767 LUT4),
     16 lanes 226.0 MHz, 2,505 LUT4 and 2,560 flip-flops (251.7 MHz, 3,871 LUT4). One lane with
     narrower sums: ``counter_width=16`` 128.1 MHz and 339 LCs, ``counter_width=8`` 126.2 MHz
