@@ -246,8 +246,8 @@ class Utf8Validator(CheckedComponent):
     in the overflow flags); ``i.ready`` is a flip-flop.
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, in the port harness of
-    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 126.2 MHz and
-    490 LCs (160.7 MHz, 204 LCs), four lanes 87.4 MHz and 982 LCs (88.6 MHz, 998 LCs);
+    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 135.5 MHz and
+    493 LCs (160.7 MHz, 204 LCs), four lanes 87.4 MHz and 982 LCs (88.6 MHz, 998 LCs);
     ECP5-25F-6, 8 lanes 247.7 MHz, 1,283 LUT4 and 1,445 flip-flops (302.8 MHz, 1,767 LUT4),
     16 lanes 226.0 MHz, 2,505 LUT4 and 2,560 flip-flops (251.7 MHz, 3,871 LUT4). One lane with
     narrower sums: ``counter_width=16`` 128.1 MHz and 339 LCs, ``counter_width=8`` 126.2 MHz
@@ -301,14 +301,23 @@ class Utf8Validator(CheckedComponent):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
         align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
-        read = LevelSum.levels_for(counter_width) + 1 if lanes == 1 else SplitSum.read_stages
+        read = Utf8Validator.read_stages(lanes=lanes, counter_width=counter_width)
         own = 0 if split_neighbours(lanes) else 1
         return align + lane_stages(lanes) + 6 + own + tree + read
+
+    @staticmethod
+    def read_stages(*, lanes=1, counter_width=32):
+        """The sums' read-out stages (``R``): after the ``fresh`` step, until the verdict slot."""
+        return LevelSum.levels_for(counter_width) + 1 if lanes == 1 else SplitSum.read_stages
 
     def elaborate(self, platform):
         m = Module()
         n, width = self._lanes, self._width
-        pipe = Pipeline(m, flush_steps=3, ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
+        # (The flush lasts until the sums' read-out stages have drained: there the end of a
+        # message, `ends`, is a data register, and a stale one would be a verdict.)
+        read = self.read_stages(lanes=n, counter_width=width)
+        pipe = Pipeline(m, flush_steps=3 + read,
+                        ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
         aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)

@@ -142,6 +142,21 @@ def test_reset_mid_message(lanes):
     assert got == [verdict(fresh)]
 
 
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_reset_with_verdicts_in_flight(lanes):
+    # A reset while verdicts of one-beat messages fill the pipeline (every stage, the sums'
+    # read-out included, holds the end of a message): none of them comes out after the reset,
+    # and the next message's verdict is as if nothing came before. (With one lane the read-out
+    # stages are data registers: the flush must last until they have drained.)
+    rng = random.Random(lanes)
+    before = beats([bytes([rng.choice(ALPHABET)]) for _ in range(40)], lanes, rng)
+    fresh = b"\xc0\xafz\xe2\x82"
+    dut = Utf8Validator(lanes=lanes)
+    outputs = run_with_reset(dut, before, beats([fresh], lanes, rng))
+    got = [(p.valid, p.offset, ErrorKind(p.error), p.errors) for p in outputs]
+    assert got == [verdict(fresh)]
+
+
 class _Advancing:
     """What the sums need of a Pipeline, for one that advances every cycle."""
     def __init__(self, m):
