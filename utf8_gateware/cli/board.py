@@ -154,7 +154,7 @@ def _print_report(report, source, where):
         injected = report.get("faults_injected") or {}
         print(f"  link: {report['retransmissions']} retransmissions ("
               + ", ".join(f"{name} {count}" for name, count in report["link"].items() if count)
-              + ")" + (f"; faults injected: " + ", ".join(f"{name} {count}" for name, count
+              + ")" + ("; faults injected: " + ", ".join(f"{name} {count}" for name, count
                                                          in injected.items())
                        if injected else ""))
     if report["match"]:
