@@ -132,6 +132,20 @@ def _write_atomic(path, data):
         raise
 
 
+def _install(built, exe):
+    """Copy the executable ``built`` to ``exe`` in the cache: to a temporary name, then renamed
+    (concurrent builds are safe)."""
+    fd, tmp_exe = tempfile.mkstemp(dir=exe.parent, prefix=f".{exe.name}.")
+    os.close(fd)
+    try:
+        shutil.copyfile(built, tmp_exe)
+        os.chmod(tmp_exe, 0o755)
+        os.replace(tmp_exe, exe)
+    except BaseException:
+        Path(tmp_exe).unlink(missing_ok=True)
+        raise
+
+
 def mangle(name):
     """The C++ member name CXXRTL gives the public wire ``name``
     (``i__valid`` -> ``p_i____valid``)."""
@@ -243,15 +257,7 @@ def build_cxxrtl(design, driver_source, name, *, top="top", ports=None, defines=
         if result.returncode != 0:
             raise CompiledSimError(f"C++ compilation of {name} failed: " +
                                    tail(result.stdout + result.stderr, 12))
-        fd, tmp_exe = tempfile.mkstemp(dir=exe.parent, prefix=f".{exe.name}.")
-        os.close(fd)
-        try:
-            shutil.copyfile(out, tmp_exe)
-            os.chmod(tmp_exe, 0o755)
-            os.replace(tmp_exe, exe)
-        except BaseException:
-            Path(tmp_exe).unlink(missing_ok=True)
-            raise
+        _install(Path(out), exe)
     return exe
 
 
@@ -331,15 +337,7 @@ def build_verilator(design, driver_source, name, *, top="top", defines=None):
         if result.returncode != 0 or not built.is_file():
             raise CompiledSimError(f"Verilator build of {name} failed: " +
                                    tail(result.stdout + result.stderr, 12))
-        fd, tmp_exe = tempfile.mkstemp(dir=exe.parent, prefix=f".{exe.name}.")
-        os.close(fd)
-        try:
-            shutil.copyfile(built, tmp_exe)
-            os.chmod(tmp_exe, 0o755)
-            os.replace(tmp_exe, exe)
-        except BaseException:
-            Path(tmp_exe).unlink(missing_ok=True)
-            raise
+        _install(Path(built), exe)
     return exe
 
 
