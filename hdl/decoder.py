@@ -1,10 +1,10 @@
 """Streaming UTF-8 decoder: bytes in, Unicode scalar values (or error outputs) out, N lanes."""
 
 from amaranth.hdl import Cat, Module, Signal
-from amaranth.lib import stream, wiring
+from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
-from .component import CheckedComponent
+from .component import CheckedComponent, in_a_row
 from .decoder_family import (OWN_CORES, FamilyStages, check_family_parameters, connect_back,
                              output_layout, stages_latency)
 from .decoder_lane import (LaneTables, before, kind_of, lane_stages, stage_a, stage_align,
@@ -236,7 +236,7 @@ class Utf8Decoder(CheckedComponent):
 
     def elaborate(self, platform):
         if self._encoding in OWN_CORES:
-            return self._own_core()
+            return in_a_row([OWN_CORES[self._encoding](self._errors)], self)
         m = Module()
         se = self._errors == "surrogateescape"
         n = self._lanes
@@ -288,14 +288,6 @@ class Utf8Decoder(CheckedComponent):
                 beat_valid = pipe.data(f"s{stage}_v", beat_valid | crossing(stage))
         pipe.drive_output(connect_back(m, family.back_stages(), self.o),
                           *family.after(pipe, slots[0], beat_valid, out))
-        return m
-
-    def _own_core(self):
-        """The core of an encoding of :data:`OWN_CORES`, between this one's ports."""
-        m = Module()
-        m.submodules.core = core = OWN_CORES[self._encoding](self._errors)
-        wiring.connect(m, wiring.flipped(self.i), core.i)
-        wiring.connect(m, core.o, wiring.flipped(self.o))
         return m
 
     # -- slots -----------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.sim.encodings import ENCODE_POLICIES, check as check_encoding
-from .component import CheckedComponent
+from .component import CheckedComponent, in_a_row
 from .error_kind import ENCODE_ERRORS, ErrorKind, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import CE_FANOUT
@@ -531,11 +531,7 @@ class Utf8Encoder(Utf8ByteEncoder):
 
     def elaborate(self, platform):
         if self._encoding in OWN_CORES:
-            m = Module()
-            m.submodules.core = core = OWN_CORES[self._encoding](self._errors)
-            wiring.connect(m, wiring.flipped(self.i), core.i)
-            wiring.connect(m, core.o, wiring.flipped(self.o))
-            return m
+            return in_a_row([OWN_CORES[self._encoding](self._errors)], self)
         if self._encoding != "wtf-8":
             return super().elaborate(platform)
         m = Module()
