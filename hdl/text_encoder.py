@@ -37,7 +37,7 @@ class TextEncoder(EncodingStage):
     It is the cores of the encoding in a row, so a transcoder or an engine can take the encoder
     of any encoding by name:
 
-    ``"utf-8"``, ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"``, ``"wtf-8"``
+    ``"utf-8"``, ``"utf-8-sig"``, ``"cesu-8"``, ``"mutf-8"``, ``"wtf-8"``, ``"utf-8-rfc2279"``
         :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` with that ``encoding`` (``errors``:
         the policies of :data:`ENCODINGS`).
     ``"utf-16-le"``, ``"utf-16-be"``
