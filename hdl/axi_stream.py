@@ -13,6 +13,7 @@ core payload field              AXI4-Stream
 ==============================  ==============================================================
 ``data`` (8 x k bits)           ``tdata`` (lane 0, the first byte, in bits 7..0)
 ``codepoint``                   ``tdata``: 32 bits per code point, zero-extended
+``unit`` (a UTF-16 code unit)   ``tdata``: 16 bits, the unit's value (bits 7..0 its low byte)
 ``error`` (``ErrorKind``)       ``tuser``: 3 bits, the :class:`ErrorKind` value
 ``last``                        ``tlast``
 ``count`` (with ``data``)       ``tkeep``: one bit per byte lane; ``count`` is the number of
@@ -36,12 +37,14 @@ from .component import CheckedComponent
 from .error_kind import ErrorKind
 
 
-__all__ = ["CODEPOINT_BITS", "VERDICT_FIELDS", "AxisMap", "axis_map", "field_width", "stream_ports",
-           "AxiStreamAdapter"]
+__all__ = ["CODEPOINT_BITS", "UNIT_BITS", "VERDICT_FIELDS", "AxisMap", "axis_map", "field_width",
+           "stream_ports", "AxiStreamAdapter"]
 
 
 #: Width of a code point on ``tdata`` (a UTF-32 code unit).
 CODEPOINT_BITS = 32
+#: Width of a UTF-16 code unit on ``tdata``.
+UNIT_BITS = 16
 
 
 def _bytes_of(width):
@@ -88,6 +91,11 @@ def _item_fields(layout, prefix, lanes_of=None):
             tdata.append((path, CODEPOINT_BITS))
         elif name == "data":
             tdata.append((path, _bytes_of(Shape.cast(shape).width)))
+        elif name == "unit":
+            if Shape.cast(shape).width != UNIT_BITS:
+                raise ValueError(f"field {'.'.join(map(str, path))} is not a {UNIT_BITS}-bit "
+                                 f"code unit")
+            tdata.append((path, UNIT_BITS))
         elif name == "error":
             if shape is not ErrorKind:
                 raise ValueError(f"field {'.'.join(map(str, path))} is not an ErrorKind")
@@ -100,8 +108,8 @@ def _item_fields(layout, prefix, lanes_of=None):
             raise ValueError(f"payload field {'.'.join(map(str, path))} has no AXI4-Stream "
                              f"counterpart")
     if len(tdata) != 1:
-        raise ValueError(f"a payload item needs exactly one 'data' or 'codepoint' field, "
-                         f"not {len(tdata)}")
+        raise ValueError(f"a payload item needs exactly one 'data', 'codepoint' or 'unit' "
+                         f"field, not {len(tdata)}")
     return tdata, tuser, valid
 
 

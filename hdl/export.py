@@ -138,6 +138,8 @@ def _slot_text(layout, path, width):
     if path[-1] == "codepoint":
         return ("a UTF-32 code unit (any 32-bit value)" if bits == CODEPOINT_BITS else
                 "a code point, zero-extended")
+    if path[-1] == "unit":
+        return "a UTF-16 code unit"
     return "a byte" if width == 8 else f"{width // 8} bytes, the first in bits 7..0"
 
 
@@ -181,7 +183,13 @@ def _tuser_text(adapter):
     width = Shape.cast(ErrorKind).width
     where = (f"m_axis_tuser[{width - 1}:0]" if len(adapter.m_map.tuser) == 1 else
              f"m_axis_tuser[{width}*k+{width - 1}:{width}*k] for lane k")
-    return (f"{where} is the error kind of the item (0 for a well-formed item): {kinds}.")
+    text = f"{where} is the error kind of the item (0 for a well-formed item): {kinds}."
+    if adapter.s_map.tuser:
+        text += (f" s_axis_tuser[{width - 1}:0] is the error kind of the input code unit, as the "
+                 f"UTF-16 stage before writes it (0 none): on a U+FFFD that stands for an error, "
+                 f"or on a marker item (unit 0) that stands for no code unit: a code point that "
+                 f"strict leaves out, or an odd trailing byte (6 truncated).")
+    return text
 
 
 def _wrap(text, width=96):

@@ -7,7 +7,8 @@ and shares ``aresetn``. Plusargs:
 
 ``+dut=NAME``
     the instance to drive; ``+core=`` and ``+errors=`` say what it is (and for the transcoder
-    ``+source_encoding=`` and ``+target_encoding=``).
+    ``+source_encoding=`` and ``+target_encoding=``, for the UTF-16 byte stages
+    ``+byteorder=``).
 ``+items=N``, ``+items_before_reset=M``, ``+seed=S``
     (``random_stream``) N items (bytes or code units) in random messages, the reset after the
     first M of them; the random generator's seed.
@@ -36,6 +37,7 @@ from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStream
 import corpora
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import encodings, engines, reference
+from utf8_gateware.sim.encodings.utf16 import UTF_16_BE, UTF_16_LE, CodeUnits
 
 
 CLOCK_NS = 10
@@ -51,12 +53,15 @@ STALL_CYCLES = 5000
 # -------------------------------------------------------------------------------------------------
 # What the cores must produce
 
-def expected_beats(core, errors, message, source=None, target=None):
+def expected_beats(core, errors, message, source=None, target=None, byteorder=None):
     """The output beats ``[(tdata, tuser)]`` of ``core`` for one message (bytes for the decoder,
-    the sanitizer and the transcoder from ``source`` to ``target``, code units for the
-    encoder)."""
+    the sanitizer, the transcoder from ``source`` to ``target`` and the UTF-16 cores that take
+    bytes or code units, code points for the encoders, ``(code point, policy)`` pairs for the
+    UTF-16 byte stage: see :func:`code_unit_items`)."""
     if core == "transcoder":
         return transcoded_beats(source, target, errors, message)
+    if core.startswith("utf16_"):
+        return utf16_beats(core, errors, message, byteorder)
     if core == "validator":
         verdict = engines.validate(message, "reference")
         return [((verdict.first_error_offset or 0) | verdict.errors << 32,
@@ -76,6 +81,50 @@ def expected_beats(core, errors, message, source=None, target=None):
         # A unit that yields no byte (strict) yields one marker beat: data 0, its error kind.
         for index, byte in enumerate(data or b"\0"):
             beats.append((byte, kind.value if index == 0 else 0))
+    return beats
+
+
+def code_unit_items(core, message):
+    """``[(code unit, ErrorKind)]``: what the stage before writes for one message of the UTF-16
+    decoder (bytes, through the model's UTF-16LE byte stage: an odd trailing byte is a marker
+    item, unit 0, ``TRUNCATED``) or of the UTF-16 byte stage (``(code point, policy)`` pairs,
+    through the model's UTF-16 encoder: a substitute U+FFFD carries its kind, a code point that
+    ``strict`` leaves out is a marker item, unit 0 and its kind)."""
+    if core == "utf16_decoder":
+        stage = CodeUnits("little")
+        return [(piece.value or 0, piece.kind) for piece in stage.feed(message) + stage.finish()]
+    items = []
+    for codepoint, policy in message:
+        data, kind = UTF_16_LE.encode_unit(codepoint, policy)
+        units = [int.from_bytes(data[k:k + 2], "little") for k in range(0, len(data), 2)] or [0]
+        items += [(unit, kind if index == 0 else ErrorKind.NONE)
+                  for index, unit in enumerate(units)]
+    return items
+
+
+def utf16_beats(core, errors, message, byteorder):
+    """The beats of a UTF-16 code-unit core (``utf16_encoder``, ``utf16_decoder``,
+    ``utf16_units``, ``utf16_bytes``) for one message, from the model's UTF-16 stages."""
+    if core == "utf16_units":
+        stage = CodeUnits(byteorder)
+        return [(piece.value or 0, piece.kind.value)
+                for piece in stage.feed(message) + stage.finish()]
+    if core == "utf16_decoder":
+        return [(out.codepoint, out.error.value)
+                for out in encodings.decode(message, "utf-16-le", errors)]
+    beats = []
+    if core == "utf16_encoder":      # code units, each 16 bits, the kind on the first
+        for codepoint in message:
+            data, kind = UTF_16_LE.encode_unit(codepoint, errors)
+            units = [int.from_bytes(data[k:k + 2], "little") for k in range(0, len(data), 2)]
+            beats += [(unit, kind.value if index == 0 else 0)
+                      for index, unit in enumerate(units or [0])]
+        return beats
+    encoding = {"little": UTF_16_LE, "big": UTF_16_BE}[byteorder]
+    for codepoint, policy in message:     # utf16_bytes: bytes in the stage's byte order
+        data, kind = encoding.encode_unit(codepoint, policy)
+        beats += [(byte, kind.value if index == 0 else 0)
+                  for index, byte in enumerate(data or b"\0")]
     return beats
 
 
@@ -131,13 +180,36 @@ def random_units(rng, length):
             for _ in range(length)]
 
 
+def random_utf16(rng, length):
+    """UTF-16LE bytes: BMP units, lead and trail surrogates (in pairs and alone), and
+    sometimes an odd trailing byte."""
+    out = bytearray()
+    while len(out) < length:
+        unit = rng.choice((rng.randrange(0xD800), rng.randrange(0xD800, 0xDC00),
+                           rng.randrange(0xDC00, 0xE000), rng.randrange(0xE000, 0x10000)))
+        out += unit.to_bytes(2, "little")
+    return bytes(out[:length])
+
+
+def random_unit_policies(rng, length):
+    """``(code point, policy)`` pairs for the UTF-16 byte stage (:func:`code_unit_items`)."""
+    return [(unit, rng.choice(("replace", "strict", "surrogatepass")))
+            for unit in random_units(rng, length)]
+
+
+def random_message(core, rng, length):
+    """One message of ``length`` items for ``core``."""
+    make = {"encoder": random_units, "utf16_encoder": random_units, "utf16_decoder": random_utf16,
+            "utf16_bytes": random_unit_policies}.get(core, random_bytes)
+    return make(rng, length)
+
+
 def random_messages(core, rng, items):
     """Messages of 1 to 200 items (mostly short), ``items`` in all."""
-    make = random_units if core == "encoder" else random_bytes
     messages, total = [], 0
     while total < items:
         length = rng.choice((1, 2, 3, 4, rng.randint(1, 16), rng.randint(1, 200)))
-        messages.append(make(rng, length))
+        messages.append(random_message(core, rng, length))
         total += length
     return messages
 
@@ -163,9 +235,10 @@ async def pause_both(clock, rng, source, sink, probabilities):
 # -------------------------------------------------------------------------------------------------
 # The bench
 
-#: Every port a trace may record, inputs first (a core has ``tkeep`` with lanes only).
+#: Every port a trace may record, inputs first (a core has ``tkeep`` with lanes only, an input
+#: ``tuser`` for code units only).
 PORTS = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tkeep", "s_axis_tlast",
-         "m_axis_tready", "s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tkeep",
+         "s_axis_tuser", "m_axis_tready", "s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tkeep",
          "m_axis_tuser", "m_axis_tlast")
 #: The ports of :data:`PORTS` that are the core's outputs.
 OUTPUTS = frozenset({"s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tkeep",
@@ -186,6 +259,7 @@ class Bench:
         self.core = args["core"]
         self.errors = args["errors"]
         self.encodings = (args.get("source_encoding"), args.get("target_encoding"))
+        self.byteorder = args.get("byteorder")
         self.rng = random.Random(seed)
         self.ports = [name for name in PORTS
                       if name == "aresetn" or hasattr(dut, f"{self.name}_{name}")]
@@ -230,8 +304,12 @@ class Bench:
 
     def frame(self, message):
         """The input frame of a message."""
-        if self.core == "encoder":
+        if self.core in ("encoder", "utf16_encoder"):
             return AxiStreamFrame(b"".join(unit.to_bytes(4, "little") for unit in message))
+        if self.core in ("utf16_decoder", "utf16_bytes"):     # code units and their kinds
+            items = code_unit_items(self.core, message)
+            return AxiStreamFrame(b"".join(unit.to_bytes(2, "little") for unit, _ in items),
+                                  tuser=[kind.value for _, kind in items for _ in range(2)])
         return AxiStreamFrame(bytes(message))
 
     def beats(self, frame):
@@ -266,7 +344,8 @@ class Bench:
             frame = await with_timeout(self.sink.recv(compact=False),
                                        STALL_CYCLES * CLOCK_NS * max(1, len(message)), "ns")
             got = self.beats(frame)
-            want = expected_beats(self.core, self.errors, message, *self.encodings)
+            want = expected_beats(self.core, self.errors, message, *self.encodings,
+                                  byteorder=self.byteorder)
             if got != want:
                 raise AssertionError(describe(label, index, message, want, got))
         await ClockCycles(self.clock, 32)
@@ -319,8 +398,7 @@ async def random_stream(dut):
     await bench.check(random_messages(bench.core, bench.rng, before), "before reset")
 
     # A long message, interrupted by a reset while input and output are both under way.
-    bench.source.send_nowait(bench.frame(
-        random_units(bench.rng, 100) if bench.core == "encoder" else random_bytes(bench.rng, 100)))
+    bench.source.send_nowait(bench.frame(random_message(bench.core, bench.rng, 100)))
     await ClockCycles(bench.clock, bench.rng.randint(20, 60))
     dut.aresetn.value = 0
     await ClockCycles(bench.clock, 2)
@@ -344,8 +422,7 @@ async def rule_checker(dut):
     await bench.start(pauses=None)
     assert not bench.port("rule_error").value
     bench.sink.pause = True
-    bench.source.send_nowait(bench.frame(random_units(bench.rng, 8) if bench.core == "encoder"
-                                         else b"abcdefgh"))
+    bench.source.send_nowait(bench.frame(random_message(bench.core, bench.rng, 8)))
     held = 0
     while held < 2:
         await RisingEdge(bench.clock)

@@ -1,7 +1,8 @@
 """The exported Verilog of every core, shared by the export tests (``test_export.py``) and the
 cocotb tests (``test_export_cocotb.py``) through the session fixture ``exported`` of
 ``conftest.py``: each core in each error mode (the decoder also with 2 lanes, the validator with
-1 and 4, the transcoder between UTF-8 and UTF-16LE), with and without initial values."""
+1 and 4, the transcoder between UTF-8 and UTF-16LE, the UTF-16 code-unit cores in one mode
+each), with and without initial values."""
 
 import re
 from dataclasses import dataclass
@@ -16,8 +17,7 @@ from utf8_gateware.hdl.synth import CORES
 #: adapter, and longer to compile).
 VARIANTS = {
     **{f"{core}_{errors}": (core, {"errors": errors})
-       for core, (_, policies) in CORES.items() if core not in ("transcoder", "validator")
-       for errors in policies},
+       for core in ("decoder", "encoder", "sanitizer") for errors in CORES[core][1]},
     **{f"decoder_{errors}_lanes2": ("decoder", {"errors": errors, "lanes": 2})
        for errors in CORES["decoder"][1]},
     # The validator (no policies): one lane and four.
@@ -26,6 +26,12 @@ VARIANTS = {
     **{f"transcoder_{source}_{target}".replace("-", ""):
        ("transcoder", {"source_encoding": source, "target_encoding": target, "errors": "replace"})
        for source, target in (("utf-8", "utf-16-le"), ("utf-16-le", "utf-8"))},
+    # The UTF-16 code-unit cores, once each (their other policies and byte order are the same
+    # wiring in the adapter): both directions of each stage.
+    "utf16_encoder_replace": ("utf16_encoder", {"errors": "replace"}),
+    "utf16_decoder_replace": ("utf16_decoder", {"errors": "replace"}),
+    "utf16_units_little": ("utf16_units", {"byteorder": "little"}),
+    "utf16_bytes_big": ("utf16_bytes", {"byteorder": "big"}),
 }
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)

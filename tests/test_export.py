@@ -46,8 +46,9 @@ def test_axis_map_of_beats():
 @pytest.mark.parametrize("layout, message", [
     (data.StructLayout({"data": 8}), "needs a 1-bit 'last'"),
     (data.StructLayout({"data": 8, "parity": 1, "last": 1}), "field parity has no AXI4-Stream"),
-    (data.StructLayout({"last": 1}), "exactly one 'data' or 'codepoint'"),
+    (data.StructLayout({"last": 1}), "exactly one 'data', 'codepoint' or 'unit'"),
     (data.StructLayout({"codepoint": 33, "last": 1}), "wider than 32 bits"),
+    (data.StructLayout({"unit": 8, "last": 1}), "not a 16-bit code unit"),
     (data.StructLayout({"data": 8, "error": 3, "last": 1}), "is not an ErrorKind"),
     (data.StructLayout({"lanes": data.ArrayLayout(data.StructLayout({"data": 8}), 2),
                         "last": 1}), "needs a 'valid'"),
@@ -166,9 +167,15 @@ def test_exported_file(exported, variant):
     widths = {name: width for _, width, name in ports(text)}
     expected = {"aclk": 1, "aresetn": 1, "s_axis_tvalid": 1, "s_axis_tready": 1,
                 "s_axis_tlast": 1, "m_axis_tvalid": 1, "m_axis_tready": 1, "m_axis_tlast": 1,
-                "s_axis_tdata": 32 if item.core == "encoder" else 8 * lanes,
-                "m_axis_tdata": 32 * lanes if item.core == "decoder" else 8,
+                "s_axis_tdata": {"encoder": 32, "utf16_encoder": 32, "utf16_decoder": 16,
+                                 "utf16_bytes": 16}.get(item.core, 8 * lanes),
+                "m_axis_tdata": {"decoder": 32 * lanes, "utf16_decoder": 32, "utf16_encoder": 16,
+                                 "utf16_units": 16}.get(item.core, 8),
                 "m_axis_tuser": 3 * lanes}
+    if item.core in ("utf16_decoder", "utf16_bytes"):   # the error kind of an input code unit
+        expected.update(s_axis_tuser=3)
+        assert "s_axis_tuser[2:0] is the error kind of the input code unit" in \
+            header.replace("\n// ", " ")
     if lanes > 1:
         expected.update(s_axis_tkeep=lanes, m_axis_tkeep=4 * lanes)
     if item.core == "validator":   # a verdict: offset and count; the kind and valid
@@ -183,7 +190,7 @@ def test_exported_file(exported, variant):
     assert ("Lanes: lane 0 holds the first item" in flat) == (lanes > 1)
     for port, width in widths.items():
         direction = "input" if port in ("aclk", "aresetn") or port in (
-            "s_axis_tdata", "s_axis_tkeep", "s_axis_tvalid", "s_axis_tlast",
+            "s_axis_tdata", "s_axis_tkeep", "s_axis_tvalid", "s_axis_tlast", "s_axis_tuser",
             "m_axis_tready") else "output"
         assert re.search(rf"//\s+{port}\s+{direction}\s+{width}\s", header), port
 

@@ -70,6 +70,7 @@ def test_core_table_reads_the_cores_parameters():
     # Every buildable core is a target; its parameters and their choices come from the core.
     assert set(cores.BUILDABLE) <= set(synth.TARGETS)
     assert set(cores.CORES) == {"decoder", "encoder", "sanitizer", "validator",   # exportable
+                                "utf16_encoder", "utf16_decoder", "utf16_units", "utf16_bytes",
                                 "transcoder"}
     assert cores.core_parameters("validator") == {"lanes": 1, "counter_width": 32}
     assert cores.parameter_choices("validator", "lanes") == LANES
