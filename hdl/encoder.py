@@ -21,6 +21,7 @@ from .pipeline import CE_FANOUT
 from .rfc2279_encoder import Rfc2279Encoder
 from .surrogate_join import CarriedJoinedUnitLayout, JoinedUnitLayout, SurrogateJoiner
 from .utf16_encoder import plane_minus_one
+from .utf8_shift_encoder import SHIFT_ERRORS, Utf8ShiftEncoder
 
 
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
@@ -513,17 +514,21 @@ class Utf8Encoder(Utf8ByteEncoder):
 
     def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
         super().__init__(errors, encoding=encoding, carry_error=carry_error)
-        if encoding != "utf-8":
-            #: Of this instance: the mark comes first, the joiner adds its own.
-            self.LATENCY = self.latency(encoding)
+        if encoding != "utf-8" or _shifts(encoding, errors, carry_error):
+            #: Of this instance: the mark comes first, the joiner adds its own, the shift
+            #: encoder has one more stage.
+            self.LATENCY = self.latency(encoding, errors, carry_error=carry_error)
             #: Stated (and proven) for ``"utf-8"`` only.
-            self.DRAIN = None
+            self.DRAIN = Utf8ShiftEncoder.DRAIN if encoding == "utf-8" else None
 
     @staticmethod
-    def latency(encoding="utf-8"):
-        """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
+    def latency(encoding="utf-8", errors=None, *, carry_error=False):
+        """:attr:`LATENCY` of an encoder of ``encoding`` (and ``errors``, ``carry_error``;
+        without ``errors``: of the byte pipeline), without building one."""
         if encoding in OWN_CORES:
             return OWN_CORES[encoding].LATENCY
+        if _shifts(encoding, errors, carry_error):
+            return Utf8ShiftEncoder.LATENCY
         return Utf8ByteEncoder.LATENCY + _EXTRA_LATENCY.get(encoding, 0)
 
     def _input_layout(self):
@@ -532,6 +537,8 @@ class Utf8Encoder(Utf8ByteEncoder):
     def elaborate(self, platform):
         if self._encoding in OWN_CORES:
             return in_a_row([OWN_CORES[self._encoding](self._errors)], self)
+        if _shifts(self._encoding, self._errors, self._carry_error):
+            return in_a_row([Utf8ShiftEncoder(self._errors)], self)
         if self._encoding != "wtf-8":
             return super().elaborate(platform)
         m = Module()
@@ -542,6 +549,13 @@ class Utf8Encoder(Utf8ByteEncoder):
         wiring.connect(m, wiring.flipped(self.i), join.i)
         wiring.connect(m, encoder.o, wiring.flipped(self.o))
         return m
+
+
+def _shifts(encoding, errors, carry_error):
+    """Whether :class:`Utf8Encoder` with these parameters is
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level between
+    flip-flops) instead of the byte pipeline."""
+    return encoding == "utf-8" and errors in SHIFT_ERRORS and not carry_error
 
 
 #: What each encoding adds to the byte pipeline's latency: the joiner's (``wtf-8``); the
