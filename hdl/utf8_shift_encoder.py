@@ -11,7 +11,7 @@ from .layouts import EncodedByteLayout, UnitLayout
 from .pipeline import CE_FANOUT, keep
 
 
-__all__ = ["SHIFT_ERRORS", "Utf8ShiftEncoder"]
+__all__ = ["SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags", "character"]
 
 #: The error policies :class:`Utf8ShiftEncoder` offers.
 SHIFT_ERRORS = ("replace", "strict")
@@ -84,94 +84,19 @@ class Utf8ShiftEncoder(CheckedComponent):
         m = Module()
         o = self.o
         b_valid = Signal(name="b_valid")
-        a3_n1 = Signal(init=1, name="a3_n1")
+        a3_n1 = Signal(init=1, name="a3_n1")     # A3 holds a bubble or a 1-byte character
         b_r01 = Signal(init=1, name="b_r01")
         # `adv` falls for the cycle after the sink refused a valid slot; `take` is set for the
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         adv = _Copies(m, "adv", lambda own: o.ready | (own & ~b_valid))
         take = _Copies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
         m.d.comb += self.i.ready.eq(take.new())
-        a1 = self._unit_stage(take)
-        a2 = self._class_stage(take, a1)
-        a3 = self._character_stage(take, a2, a3_n1)
+        i = self.i
+        a1 = _stage(take, "a1", unit_pieces(i.valid, i.p.last, i.p.codepoint))
+        a2 = _stage(take, "a2", class_flags(a1))
+        a3 = _stage(take, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
         return m
-
-    def _unit_stage(self, take):
-        """A1: the unit's u[20:0] and its pieces: ``zh``, ``zm``, ``zt`` (u[31:28], u[27:24],
-        u[23:21] zero), ``p16``, ``p12``, ``p7`` (u[19:16], u[15:12], u[10:7] zero), ``s12``
-        (u[15:12] == 1101: with u[11] the top of a surrogate)."""
-        i = self.i
-        u = i.p.codepoint
-        a1 = _signals("a1", "valid", "last", "zh", "zm", "zt", "p16", "p12", "s12", "p7",
-                      u=21)
-        take.load([
-            (a1.valid, i.valid), (a1.last, i.p.last), (a1.u, u[:21]),
-            (a1.zh, u[28:32] == 0), (a1.zm, u[24:28] == 0), (a1.zt, u[21:24] == 0),
-            (a1.p16, u[16:20] == 0), (a1.p12, u[12:16] == 0), (a1.s12, u[12:16] == 0b1101),
-            (a1.p7, u[7:11] == 0),
-        ])
-        return a1
-
-    def _class_stage(self, take, a1):
-        """A2: the class flags and the byte candidates of A1's unit.
-
-        Flags: ``z21v`` (valid and u[31:21] zero), ``x`` (C1 or C2: u[20:11] zero), ``lw``
-        (u[10:7] zero: C1 if ``x``), ``r4`` (u[20:16] in 1..16: C4 if ``z21v``), ``big``
-        (u[20:16] above 16), ``bs`` (``big``, or a surrogate: in the BMP, u[15:11] == 11011).
-
-        Candidates (``bmp``: u[20:16] zero): ``hi``, the lead byte's bits 0..4 of C3
-        (``bmp``) or C4; ``lo``, the lead byte of C1 (``lw``) or C2; ``pa``, the first
-        payload of C3 (u[11:6]) or C4 (u[17:12]); ``p2``, the second payload of C3 (u[5:0])
-        or C4 (u[11:6]); ``p0``: u[5:0] (the payload of C2, the third of C4).
-        """
-        u, p16, p7 = a1.u, a1.p16, a1.p7
-        bmp = ~u[20] & p16
-        a2 = _signals("a2", "valid", "last", "z21v", "x", "lw", "r4", "big", "bs",
-                      hi=5, lo=8, pa=6, p2=6, p0=6)
-        take.load([
-            (a2.valid, a1.valid), (a2.last, a1.last),
-            (a2.z21v, a1.valid & a1.zh & a1.zm & a1.zt),
-            (a2.x, bmp & a1.p12 & ~u[11]), (a2.lw, p7),
-            (a2.r4, ~(u[20] ^ p16)), (a2.big, u[20] & ~p16),
-            (a2.bs, keep(u[20], ~p16, p16 & a1.s12 & u[11])),
-            # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..4
-            (a2.hi, Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15], ~bmp)),
-            # 0 u[6:0] (C1) or 110 u[10:6] (C2)
-            (a2.lo, Cat(keep(p7, u[0:5], u[6:11]), p7 & u[5], ~p7 | u[6], ~p7 | u[7])),
-            (a2.pa, keep(bmp, u[6:12], u[12:18])),
-            (a2.p2, keep(bmp, u[0:6], u[6:12])),
-            (a2.p0, u[0:6]),
-        ])
-        return a2
-
-    def _character_stage(self, take, a2, a3_n1):
-        """A3: the character of A2's unit. ``lead`` (before errors), ``p1``..``p3`` (the
-        continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
-        bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
-        ``large`` (TOO_LARGE)."""
-        valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
-        if self._errors == "strict":           # an error is one beat, the marker
-            n1 = ~z21v | bs | (x & lw)
-            n12 = ~z21v | bs | x
-            n3 = z21v & ~x & ~r4 & ~bs
-        else:                                   # an error is EF BF BD, three beats
-            n1 = ~valid | (z21v & x & lw)
-            n12 = ~valid | (z21v & x)
-            n3 = valid & ~(z21v & (x | r4))
-        a3 = _signals("a3", "valid", "last", "n2", "n3", "n4", "err", "large",
-                      lead=8, p1=6, p2=6, p3=6)
-        a3.n1 = a3_n1
-        a3.n12 = Signal(init=1, name="a3_n12")
-        take.load([
-            (a3.valid, valid), (a3.last, a2.last),
-            (a3.lead, Cat(keep(x, a2.lo[:5], a2.hi), a2.lo[5:] | (~x).replicate(3))),
-            (a3.p1, keep(x, a2.p0, a2.pa)), (a3.p2, a2.p2), (a3.p3, a2.p0),
-            (a3.n1, n1), (a3.n12, n12), (a3.n2, z21v & x & ~lw), (a3.n3, n3),
-            (a3.n4, z21v & r4),
-            (a3.err, valid & (~z21v | bs)), (a3.large, valid & (~z21v | a2.big)),
-        ])
-        return a3
 
     def _output_stage(self, m, adv, take, a3, b_valid, b_r01):
         """B, the output shift register, and K, the skid register; drives ``o``."""
@@ -206,6 +131,72 @@ class Utf8ShiftEncoder(CheckedComponent):
             o.p.error.eq(Cat(Mux(slot, b.error, k.error), 0)),
             o.p.last.eq(Mux(slot, b_last, k.last)),
         ]
+
+
+def unit_pieces(valid, last, u):
+    """A1, the unit ``u`` (``valid``, ``last``): u[20:0] and pieces of the unit, each a
+    function of four of its bits: ``zh``, ``zm``, ``zt`` (u[31:28], u[27:24], u[23:21] zero),
+    ``p16``, ``p12``, ``p7`` (u[19:16], u[15:12], u[10:7] zero), ``s12`` (u[15:12] == 1101:
+    with u[11] the top of a surrogate). Returns ``{register: value}``, as the next two."""
+    return {
+        "valid": valid, "last": last, "u": u[:21],
+        "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
+        "p16": u[16:20] == 0, "p12": u[12:16] == 0, "s12": u[12:16] == 0b1101,
+        "p7": u[7:11] == 0,
+    }
+
+
+def class_flags(a1):
+    """A2, from A1's registers ``a1``: the class flags and the byte candidates.
+
+    Flags: ``z21v`` (valid and u[31:21] zero), ``x`` (C1 or C2: u[20:11] zero), ``lw``
+    (u[10:7] zero: C1 if ``x``), ``r4`` (u[20:16] in 1..16: C4 if ``z21v``), ``big``
+    (u[20:16] above 16), ``bs`` (``big``, or a surrogate: in the BMP, u[15:11] == 11011).
+
+    Candidates (``bmp``: u[20:16] zero): ``hi``, the lead byte's bits 0..4 of C3
+    (``bmp``) or C4; ``lo``, the lead byte of C1 (``lw``) or C2; ``pa``, the first
+    payload of C3 (u[11:6]) or C4 (u[17:12]); ``p2``, the second payload of C3 (u[5:0])
+    or C4 (u[11:6]); ``p0``: u[5:0] (the payload of C2, the third of C4).
+    """
+    u, p16, p7 = a1.u, a1.p16, a1.p7
+    bmp = ~u[20] & p16
+    return {
+        "valid": a1.valid, "last": a1.last,
+        "z21v": a1.valid & a1.zh & a1.zm & a1.zt,
+        "x": bmp & a1.p12 & ~u[11], "lw": p7,
+        "r4": ~(u[20] ^ p16), "big": u[20] & ~p16,
+        "bs": keep(u[20], ~p16, p16 & a1.s12 & u[11]),
+        # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..4
+        "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15], ~bmp),
+        # 0 u[6:0] (C1) or 110 u[10:6] (C2)
+        "lo": Cat(keep(p7, u[0:5], u[6:11]), p7 & u[5], ~p7 | u[6], ~p7 | u[7]),
+        "pa": keep(bmp, u[6:12], u[12:18]),
+        "p2": keep(bmp, u[0:6], u[6:12]),
+        "p0": u[0:6],
+    }
+
+
+def character(a2, errors):
+    """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
+    (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
+    bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
+    ``large`` (TOO_LARGE)."""
+    valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
+    if errors == "strict":                 # an error is one beat, the marker
+        n1 = ~z21v | bs | (x & lw)
+        n12 = ~z21v | bs | x
+        n3 = z21v & ~x & ~r4 & ~bs
+    else:                                   # an error is EF BF BD, three beats
+        n1 = ~valid | (z21v & x & lw)
+        n12 = ~valid | (z21v & x)
+        n3 = valid & ~(z21v & (x | r4))
+    return {
+        "valid": valid, "last": a2.last,
+        "lead": Cat(keep(x, a2.lo[:5], a2.hi), a2.lo[5:] | (~x).replicate(3)),
+        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0,
+        "n1": n1, "n12": n12, "n2": z21v & x & ~lw, "n3": n3, "n4": z21v & r4,
+        "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
+    }
 
 
 class _Copies:
@@ -248,6 +239,22 @@ class _Copies:
 
 class _Stage:
     """The registers of one stage, as attributes."""
+
+
+def _stage(take, stage, values, ones=(), **given):
+    """The registers ``{stage}_{name}`` of ``values`` (``{name: value}``; ``given``: registers
+    made by the caller; ``ones``: those that start at 1), loaded when ``take``; returns them
+    as a :class:`_Stage`."""
+    regs = _Stage()
+    pairs = []
+    for name, value in values.items():
+        value = Value.cast(value)
+        reg = given[name] if name in given else \
+            Signal(len(value), name=f"{stage}_{name}", init=int(name in ones))
+        setattr(regs, name, reg)
+        pairs.append((reg, value))
+    take.load(pairs)
+    return regs
 
 
 def _signals(stage, *flags, **fields):
