@@ -1,7 +1,9 @@
 """Streaming UTF-8 encoders: UTF-32 code units in, bytes of the UTF-8 family out.
 
 :class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its bytes);
-:class:`Utf8Encoder` is the public core: for every encoding but ``wtf-8`` the byte pipeline
+:class:`Utf8Encoder` is the public core: for ``utf-8`` with ``replace`` or ``strict`` (no
+``carry_error``) :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level
+between flip-flops), for every other encoding but ``wtf-8`` the byte pipeline
 itself (the mark of ``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are
 states of its registers), for ``wtf-8`` the byte pipeline behind
 :class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`.
@@ -465,6 +467,14 @@ class Utf8Encoder(Utf8ByteEncoder):
 
     Every invalid unit is one error on the first beat of its own output (a split or joined pair
     is never one), so error indices are those of the reference model.
+
+    Two cores
+    ---------
+    ``"utf-8"`` with ``"replace"`` or ``"strict"`` and without ``carry_error`` is
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`: one LUT level between
+    flip-flops (three unit stages, an output shift register; see its documentation), with
+    ``LATENCY`` 4 and ``DRAIN`` 21 of the instance. Everything else is the byte pipeline
+    (:class:`Utf8ByteEncoder`, two LUT levels), which the rest of this text is about.
 
     Latency and throughput
     ----------------------
