@@ -104,6 +104,9 @@ class Utf8ShiftEncoder(CheckedComponent):
         mark = 0x00 if self._errors == "strict" else 0xEF       # the lead byte of an error
         lead = Cat(*((err | a3.lead[j]) if (mark >> j) & 1 else (~err & a3.lead[j])
                      for j in range(8)))
+        p1, p2 = a3.p1, a3.p2           # an error with strict is one beat: no payloads
+        if self._errors != "strict":
+            p1, p2 = p1 | a3.errq.replicate(6), keep(a3.errq, Const(0x3D, 6), p2)    # BF BD
         b = _signals("b", "last", s=8, q1=6, q2=6, q3=6, error=2)
         b.rem = Signal(4, init=1, name="b_rem")
         t0, t1, t2 = take.new(), take.new(), take.new()
@@ -117,8 +120,8 @@ class Utf8ShiftEncoder(CheckedComponent):
             (b.s[:6], keep(t1, lead[:6], b.q1)),
             (b.s[6], t1 & lead[6]),                             # 10 on a continuation byte
             (b.s[7], ~t1 | lead[7]),
-            (b.q1, keep(t2, a3.p1 | err.replicate(6), b.q2)),    # BF
-            (b.q2, keep(t2, keep(err, Const(0x3D, 6), a3.p2), b.q3)),    # BD
+            (b.q1, keep(t2, p1, b.q2)),
+            (b.q2, keep(t2, p2, b.q3)),
             (b.q3, a3.p3),
         ])
         k = _signals("k", "valid", "last", data=8, error=2)
@@ -153,8 +156,8 @@ def class_flags(a1):
     (u[10:7] zero: C1 if ``x``), ``r4`` (u[20:16] in 1..16: C4 if ``z21v``), ``big``
     (u[20:16] above 16), ``bs`` (``big``, or a surrogate: in the BMP, u[15:11] == 11011).
 
-    Candidates (``bmp``: u[20:16] zero): ``hi``, the lead byte's bits 0..4 of C3
-    (``bmp``) or C4; ``lo``, the lead byte of C1 (``lw``) or C2; ``pa``, the first
+    Candidates (``bmp``: u[20:16] zero): ``hi``, the lead byte's bits 0..3 of C3
+    (``bmp``) or C4; ``lo``, its bits 0..4, 6, 7 of C1 (``lw``) or C2; ``pa``, the first
     payload of C3 (u[11:6]) or C4 (u[17:12]); ``p2``, the second payload of C3 (u[5:0])
     or C4 (u[11:6]); ``p0``: u[5:0] (the payload of C2, the third of C4).
     """
@@ -166,10 +169,10 @@ def class_flags(a1):
         "x": bmp & a1.p12 & ~u[11], "lw": p7,
         "r4": ~(u[20] ^ p16), "big": u[20] & ~p16,
         "bs": keep(u[20], ~p16, p16 & a1.s12 & u[11]),
-        # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..4
-        "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15], ~bmp),
-        # 0 u[6:0] (C1) or 110 u[10:6] (C2)
-        "lo": Cat(keep(p7, u[0:5], u[6:11]), p7 & u[5], ~p7 | u[6], ~p7 | u[7]),
+        # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..3 (bit 4: C4, ``r4 | big``)
+        "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15]),
+        # 0 u[6:0] (C1) or 110 u[10:6] (C2), bits 0..4, 6, 7 (bit 5: ``lw & u[5]``)
+        "lo": Cat(keep(p7, u[0:5], u[6:11]), ~p7 | u[6], ~p7 | u[7]),
         "pa": keep(bmp, u[6:12], u[12:18]),
         "p2": keep(bmp, u[0:6], u[6:12]),
         "p0": u[0:6],
@@ -180,7 +183,7 @@ def character(a2, errors):
     """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
-    ``large`` (TOO_LARGE)."""
+    ``large`` (TOO_LARGE); ``errq`` with ``replace``."""
     valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
     if errors == "strict":                 # an error is one beat, the marker
         n1 = ~z21v | bs | (x & lw)
@@ -190,13 +193,19 @@ def character(a2, errors):
         n1 = ~valid | (z21v & x & lw)
         n12 = ~valid | (z21v & x)
         n3 = valid & ~(z21v & (x | r4))
-    return {
+    values = {
         "valid": valid, "last": a2.last,
-        "lead": Cat(keep(x, a2.lo[:5], a2.hi), a2.lo[5:] | (~x).replicate(3)),
+        "lead": Cat(keep(x, a2.lo[:4], a2.hi), keep(x, a2.lo[4], r4 | a2.big),
+                    ~x | (lw & a2.p0[5]), a2.lo[5:7] | (~x).replicate(2)),
         "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0,
         "n1": n1, "n12": n12, "n2": z21v & x & ~lw, "n3": n3, "n4": z21v & r4,
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
     }
+    if errors != "strict":
+        # A copy of ``err`` for the payloads BF BD (fewer loads a net; set for a bubble,
+        # unlike ``err``, so that synthesis keeps both).
+        values["errq"] = ~z21v | bs
+    return values
 
 
 class _Copies:
