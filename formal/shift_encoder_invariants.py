@@ -4,17 +4,17 @@ registers by name, shadows of the units its stages hold)."""
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Array, Assert, Cat, Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Array, Assert, Cat, Module, Mux, Signal
 
 from utf8_gateware.hdl.utf8_shift_encoder import character, class_flags, unit_pieces
-from .invariants import assert_adv_copies
+from .invariants import EncoderInvariants, assert_adv_copies, assert_tagged_in_queue
 from .spec_encoder import SpecEncoder
 
 
 __all__ = ["ShiftEncoderInvariants"]
 
 
-class ShiftEncoderInvariants(Elaboratable):
+class ShiftEncoderInvariants(EncoderInvariants):
     """The invariants of the shift encoder (stages A1, A2, A3, the output shift register B, the
     skid register K), relative to its accepted units and a
     :class:`~utf8_gateware.formal.induction.TrackingScoreboard` fed by the spec model.
@@ -41,11 +41,10 @@ class ShiftEncoderInvariants(Elaboratable):
     5. liveness: after a cycle with the sink ready ``adv`` is high, and the cycles the encoder
        needs to empty (beats, a cycle per bubble ahead of a unit, a cycle while B is empty or
        does not take at its last byte) are at most ``DRAIN`` less the quiet cycles.
-    """
-    def __init__(self, probe, dut, scoreboard, quiet_count):
-        self.probe, self.dut, self.scoreboard = probe, dut, scoreboard
-        self.quiet_count = quiet_count
 
+    (A subclass of :class:`~utf8_gateware.formal.invariants.EncoderInvariants` for its
+    parameters: the same harness, another core.)
+    """
     def elaborate(self, platform):
         m = Module()
         p, dut, sb = self.probe, self.dut, self.scoreboard
@@ -65,8 +64,9 @@ class ShiftEncoderInvariants(Elaboratable):
         ]
 
         # Shadows of the units in A1, A2, A3 and B, and their beats.
-        shadows = [Signal(dut.i.payload.shape(), name=f"shadow_{n}") for n in ("a1", "a2", "a3", "b")]
-        shadow_valid = [Signal(name=f"shadow_{n}_valid") for n in ("a1", "a2", "a3", "b")]
+        names = ("a1", "a2", "a3", "b")
+        shadows = [Signal(dut.i.payload.shape(), name=f"shadow_{n}") for n in names]
+        shadow_valid = [Signal(name=f"shadow_{n}_valid") for n in names]
         with m.If(dut.i.ready):
             m.d.sync += [shadows[0].eq(dut.i.payload), shadow_valid[0].eq(dut.i.valid)]
         with m.If(take):
@@ -81,12 +81,13 @@ class ShiftEncoderInvariants(Elaboratable):
             specs.append(spec)
 
         # 2. The unit stages: the stage functions of their shadows.
+        later = [class_flags, lambda a2: character(a2, errors)]     # A2's and A3's functions
         for n, (valid, shadow) in enumerate(zip(stages, shadows[:3])):
-            m.d.comb += Assert(valid == shadow_valid[n], f"encoder: a{n + 1}_valid is not its unit's")
+            m.d.comb += Assert(valid == shadow_valid[n],
+                               f"encoder: a{n + 1}_valid is not its unit's")
             values = unit_pieces(shadow_valid[n], shadow.last, shadow.codepoint)
-            for _ in range(n):
-                values = (class_flags, lambda a2: character(a2, errors))[_](
-                    SimpleNamespace(**values))
+            for function in later[:n]:
+                values = function(SimpleNamespace(**values))
             for name, value in values.items():
                 m.d.comb += Assert(~valid | (p[f"a{n + 1}_{name}"] == value),
                                    f"encoder: a{n + 1}_{name} is not its unit's")
@@ -113,7 +114,8 @@ class ShiftEncoderInvariants(Elaboratable):
                    "encoder: B owes more beats than its unit has"),
             Assert(~b_valid | (p["b_s"] == beats_b[first[:2]][:8]),
                    "encoder: b_s is not the beat B owes first"),
-            Assert(~b_valid | (p["b_error"] == Mux(first == 0, spec_b.o.items[0].error.as_value()[:2], 0)),
+            Assert(~b_valid | (p["b_error"] ==
+                               Mux(first == 0, spec_b.o.items[0].error.as_value()[:2], 0)),
                    "encoder: b_error is not its beat's"),
             Assert(~b_valid | (p["b_last"] == shadow_b.last), "encoder: b_last is not its unit's"),
         ]
@@ -134,24 +136,11 @@ class ShiftEncoderInvariants(Elaboratable):
                  (n_b, [beats_b[(first + t)[:2]] for t in range(4)]),
                  *((counts[n], [item.as_value() for item in specs[n].o.items])
                    for n in (2, 1, 0))]
-        base = 0
-        for length, items in queue:
-            for t, item in enumerate(items):
-                m.d.comb += Assert(~(sb.tagged & (sb.ahead == base + t) & (t < length)) |
-                                   (item == sb.expected.as_value()),
-                                   "encoder: the tagged beat is not where it is expected")
-            base = base + length
+        assert_tagged_in_queue(m, sb, queue, "encoder")
 
         # 5. Liveness: the cycles to empty with the sink ready and no input.
         a1v, a2v, a3v = stages
         cost = [Mux(a1v, counts[0], 0), Mux(a2v, counts[1], a1v), Mux(a3v, counts[2], a1v | a2v)]
-        drain = Signal(range(dut.DRAIN + 2))
-        m.d.comb += drain.eq(n_k + Mux(busy, n_b + ~b_valid + cost[0] + cost[1] + cost[2] +
-                                       (~take & rem[0]), 0))
-        count = self.quiet_count
-        m.d.comb += [
-            Assert((count == 0) | adv, "encoder: adv low after a cycle with the sink ready"),
-            Assert(count + drain <= dut.DRAIN,
-                   "encoder: the pipeline cannot empty within DRAIN quiet cycles"),
-        ]
+        self.assert_drains(m, adv, n_k + Mux(busy, n_b + ~b_valid + cost[0] + cost[1] + cost[2] +
+                                             (~take & rem[0]), 0))
         return m
