@@ -56,7 +56,9 @@ class Utf8ByteEncoder(CheckedComponent):
 
     :class:`Utf8Encoder` is this pipeline (see its documentation for ports, latency,
     throughput and timing), but for ``"wtf-8"``, where it is the byte stage behind the joiner,
-    with the byte rules of ``encoding``:
+    and for ``"utf-8"`` with ``"replace"`` or ``"strict"`` (no ``carry_error``), where it is
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`; with the byte rules of
+    ``encoding``:
 
     ``"utf-8"``, ``"utf-8-sig"``
         Table 3-7; a surrogate is an error (with ``"surrogatepass"`` written as its 3-byte
