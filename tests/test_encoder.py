@@ -11,6 +11,7 @@ import random
 import pytest
 
 from utf8_gateware.hdl.encoder import ENCODE_ERRORS, Utf8Encoder
+from utf8_gateware.hdl.utf8_shift_encoder import Utf8ShiftEncoder
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
 from utf8_gateware.sim.testbench import run_stream
@@ -226,3 +227,8 @@ def test_parameters():
         Utf8Encoder(None)
     with pytest.raises(TypeError, match="errors must be a string"):
         Utf8Encoder(b"replace")
+    # The shift encoder (utf-8 replace/strict) takes only its own policies.
+    with pytest.raises(ValueError, match="errors must be one of 'replace', 'strict'"):
+        Utf8ShiftEncoder("surrogateescape")
+    assert [Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS] == [4, 4, 3]
+    assert Utf8Encoder("replace", carry_error=True).LATENCY == 3      # the byte pipeline
