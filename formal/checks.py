@@ -923,7 +923,7 @@ def _proofs():
         Proof("roundtrip-units",
               "4a: Utf8Decoder(replace) after Utf8Encoder(replace) is the identity on scalar "
               "values (and never flags an error)",
-              "bmc", 16, 16, lambda: EncoderDecoderRoundTrip(), cost=7),
+              "bmc", 19, 19, lambda: EncoderDecoderRoundTrip(), cost=7),
         Proof("roundtrip-bytes",
               "4b: Utf8Encoder(surrogateescape) after Utf8Decoder(surrogateescape) is the "
               "identity on bytes",

@@ -28,11 +28,13 @@ from amaranth.hdl import Array, Assert, Const, Cover, Elaboratable, Module, Sign
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind
+from utf8_gateware.hdl.utf8_shift_encoder import SHIFT_ERRORS
 from .checks import (EncoderEquivalence, Proof, Scoreboard, StreamRules, Together, _bits,
                      assert_decoded_item, assert_stream_rules, drive_sink, drive_source,
                      track_ascii)
 from .decoder_invariants import DecoderInvariants
 from .invariants import EncoderInvariants, PipelineInvariants, Probe
+from .shift_encoder_invariants import ShiftEncoderInvariants
 
 
 __all__ = ["TrackingScoreboard", "EncoderEquivalenceForever",
@@ -104,7 +106,9 @@ class EncoderEquivalenceForever(EncoderEquivalence):
     with a :class:`TrackingScoreboard` (the encoder holds at most ``capacity`` beats) and
     :class:`~utf8_gateware.formal.invariants.EncoderInvariants` (``factory(errors)`` makes the
     core)."""
-    def __init__(self, errors, factory=Utf8Encoder, *, capacity=10):
+    def __init__(self, errors, factory=Utf8Encoder, *, capacity=None):
+        if capacity is None:        # the beats the encoder can hold
+            capacity = 17 if errors in SHIFT_ERRORS else 10
         super().__init__(errors, scoreboard=partial(TrackingScoreboard, capacity=capacity))
         self.core_factory = factory
 
@@ -113,8 +117,10 @@ class EncoderEquivalenceForever(EncoderEquivalence):
         probe = Probe(core)
         self.factory = lambda errors: probe.core
         m = super().elaborate(platform)
-        m.submodules.invariants = EncoderInvariants(probe, core, self.checkers["scoreboard"],
-                                                    self.checkers["quiet"].count)
+        # Utf8Encoder is the shift encoder for these policies, else the byte pipeline.
+        invariants = ShiftEncoderInvariants if self.errors in SHIFT_ERRORS else EncoderInvariants
+        m.submodules.invariants = invariants(probe, core, self.checkers["scoreboard"],
+                                             self.checkers["quiet"].count)
         return m
 
 

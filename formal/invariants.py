@@ -20,7 +20,8 @@ from amaranth.lib import wiring
 from .spec_encoder import SpecEncoder
 
 
-__all__ = ["Probe", "assert_adv_copies", "PipelineInvariants", "EncoderInvariants"]
+__all__ = ["Probe", "assert_adv_copies", "assert_tagged_in_queue", "PipelineInvariants",
+           "EncoderInvariants"]
 
 
 def _lhs(value):
@@ -108,6 +109,18 @@ def assert_adv_copies(m, probe, name):
     adv = probe["adv"]
     for copy in probe.names("adv_ce"):
         m.d.comb += Assert(probe[copy] == adv, f"{name}: {copy} differs from adv")
+
+
+def assert_tagged_in_queue(m, scoreboard, queue, name):
+    """The items a core holds are ``queue``, in order: ``(length, items)`` per place, of which
+    the first ``length`` are held; the scoreboard's tagged item is the one ``ahead`` of it."""
+    base = 0
+    for length, items in queue:
+        for t, item in enumerate(items):
+            m.d.comb += Assert(~(scoreboard.tagged & (scoreboard.ahead == base + t) &
+                                 (t < length)) | (item == scoreboard.expected.as_value()),
+                               f"{name}: the tagged beat is not where it is expected")
+        base = base + length
 
 
 class PipelineInvariants(Elaboratable):
@@ -243,24 +256,26 @@ class EncoderInvariants(Elaboratable):
         m.d.comb += Assert(sb.pending == n_k + n_s + n_b + n_a,
                            "encoder: the pipeline holds a different number of beats than "
                            "expected")
-        queue = [(n_k, 0, [p["k_p"]]), (n_s, n_k, [p["s_p"]]),
-                 (n_b, n_k + n_s, [Array(beats_b)[(count_b - r_b + t)[:2]] for t in range(4)]),
-                 (n_a, n_k + n_s + n_b, [item.as_value() for item in spec_a.o.items])]
-        for length, base, items in queue:
-            for t, item in enumerate(items):
-                m.d.comb += Assert(~(sb.tagged & (sb.ahead == base + t) & (t < length)) |
-                                   (item == sb.expected.as_value()),
-                                   "encoder: the tagged beat is not where it is expected")
+        assert_tagged_in_queue(m, sb, [
+            (n_k, [p["k_p"]]), (n_s, [p["s_p"]]),
+            (n_b, [Array(beats_b)[(count_b - r_b + t)[:2]] for t in range(4)]),
+            (n_a, [item.as_value() for item in spec_a.o.items])], "encoder")
 
         # 5. Liveness: the cycles to empty (with the sink ready, no input): the skid's; then, if
         # anything is left, the slot's, B's beats, a bubble if B is empty and A full, A's beats.
         busy = s_valid | b_valid | a_valid
-        drain = Signal(range(dut.DRAIN + 2))
-        m.d.comb += drain.eq(n_k + Mux(busy, 1 + n_b + n_a + (~b_valid & a_valid), 0))
+        self.assert_drains(m, adv, n_k + Mux(busy, 1 + n_b + n_a + (~b_valid & a_valid), 0))
+        return m
+
+    def assert_drains(self, m, adv, cycles):
+        """Liveness: ``adv`` is high after a cycle with the sink ready, and ``cycles`` (what
+        the core needs to empty with the sink ready and no input) is at most ``DRAIN`` less the
+        quiet cycles so far."""
+        drain = Signal(range(self.dut.DRAIN + 2))
         count = self.quiet_count
         m.d.comb += [
+            drain.eq(cycles),
             Assert((count == 0) | adv, "encoder: adv low after a cycle with the sink ready"),
-            Assert(count + drain <= dut.DRAIN,
+            Assert(count + drain <= self.dut.DRAIN,
                    "encoder: the pipeline cannot empty within DRAIN quiet cycles"),
         ]
-        return m

@@ -1,7 +1,9 @@
 """Streaming UTF-8 encoders: UTF-32 code units in, bytes of the UTF-8 family out.
 
 :class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its bytes);
-:class:`Utf8Encoder` is the public core: for every encoding but ``wtf-8`` the byte pipeline
+:class:`Utf8Encoder` is the public core: for ``utf-8`` with ``replace`` or ``strict`` (no
+``carry_error``) :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level
+between flip-flops), for every other encoding but ``wtf-8`` the byte pipeline
 itself (the mark of ``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are
 states of its registers), for ``wtf-8`` the byte pipeline behind
 :class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`.
@@ -21,6 +23,7 @@ from .pipeline import CE_FANOUT
 from .rfc2279_encoder import Rfc2279Encoder
 from .surrogate_join import CarriedJoinedUnitLayout, JoinedUnitLayout, SurrogateJoiner
 from .utf16_encoder import plane_minus_one
+from .utf8_shift_encoder import SHIFT_ERRORS, Utf8ShiftEncoder
 
 
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
@@ -53,7 +56,9 @@ class Utf8ByteEncoder(CheckedComponent):
 
     :class:`Utf8Encoder` is this pipeline (see its documentation for ports, latency,
     throughput and timing), but for ``"wtf-8"``, where it is the byte stage behind the joiner,
-    with the byte rules of ``encoding``:
+    and for ``"utf-8"`` with ``"replace"`` or ``"strict"`` (no ``carry_error``), where it is
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`; with the byte rules of
+    ``encoding``:
 
     ``"utf-8"``, ``"utf-8-sig"``
         Table 3-7; a surrogate is an error (with ``"surrogatepass"`` written as its 3-byte
@@ -465,6 +470,14 @@ class Utf8Encoder(Utf8ByteEncoder):
     Every invalid unit is one error on the first beat of its own output (a split or joined pair
     is never one), so error indices are those of the reference model.
 
+    Two cores
+    ---------
+    ``"utf-8"`` with ``"replace"`` or ``"strict"`` and without ``carry_error`` is
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`: one LUT level between
+    flip-flops (three unit stages, an output shift register; see its documentation), with
+    ``LATENCY`` 4 and ``DRAIN`` 21 of the instance. Everything else is the byte pipeline
+    (:class:`Utf8ByteEncoder`, two LUT levels), which the rest of this text is about.
+
     Latency and throughput
     ----------------------
     The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 3 cycles after the cycle in
@@ -513,17 +526,21 @@ class Utf8Encoder(Utf8ByteEncoder):
 
     def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
         super().__init__(errors, encoding=encoding, carry_error=carry_error)
-        if encoding != "utf-8":
-            #: Of this instance: the mark comes first, the joiner adds its own.
-            self.LATENCY = self.latency(encoding)
+        if encoding != "utf-8" or _shifts(encoding, errors, carry_error):
+            #: Of this instance: the mark comes first, the joiner adds its own, the shift
+            #: encoder has one more stage.
+            self.LATENCY = self.latency(encoding, errors, carry_error=carry_error)
             #: Stated (and proven) for ``"utf-8"`` only.
-            self.DRAIN = None
+            self.DRAIN = Utf8ShiftEncoder.DRAIN if encoding == "utf-8" else None
 
     @staticmethod
-    def latency(encoding="utf-8"):
-        """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
+    def latency(encoding="utf-8", errors=None, *, carry_error=False):
+        """:attr:`LATENCY` of an encoder of ``encoding`` (and ``errors``, ``carry_error``;
+        without ``errors``: of the byte pipeline), without building one."""
         if encoding in OWN_CORES:
             return OWN_CORES[encoding].LATENCY
+        if _shifts(encoding, errors, carry_error):
+            return Utf8ShiftEncoder.LATENCY
         return Utf8ByteEncoder.LATENCY + _EXTRA_LATENCY.get(encoding, 0)
 
     def _input_layout(self):
@@ -532,6 +549,8 @@ class Utf8Encoder(Utf8ByteEncoder):
     def elaborate(self, platform):
         if self._encoding in OWN_CORES:
             return in_a_row([OWN_CORES[self._encoding](self._errors)], self)
+        if _shifts(self._encoding, self._errors, self._carry_error):
+            return in_a_row([Utf8ShiftEncoder(self._errors)], self)
         if self._encoding != "wtf-8":
             return super().elaborate(platform)
         m = Module()
@@ -542,6 +561,13 @@ class Utf8Encoder(Utf8ByteEncoder):
         wiring.connect(m, wiring.flipped(self.i), join.i)
         wiring.connect(m, encoder.o, wiring.flipped(self.o))
         return m
+
+
+def _shifts(encoding, errors, carry_error):
+    """Whether :class:`Utf8Encoder` with these parameters is
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level between
+    flip-flops) instead of the byte pipeline."""
+    return encoding == "utf-8" and errors in SHIFT_ERRORS and not carry_error
 
 
 #: What each encoding adds to the byte pipeline's latency: the joiner's (``wtf-8``); the

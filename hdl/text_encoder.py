@@ -91,15 +91,15 @@ class TextEncoder(EncodingStage):
     @property
     def LATENCY(self):
         """Cycles from the transfer of a unit to its first byte being valid on ``o``."""
-        return self.latency(self._encoding)
+        return self.latency(self._encoding, self._errors, carry_error=self._carry_error)
 
     @staticmethod
-    def latency(encoding="utf-8"):
+    def latency(encoding="utf-8", errors=None, *, carry_error=False):
         """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
         if encoding in UTF16_SCHEMES:
             return Utf16Encoder.LATENCY + Utf16Bytes.LATENCY + \
                 (Utf16BomWriter.LATENCY if encoding == "utf-16" else 0)
-        return Utf8Encoder.latency(encoding)
+        return Utf8Encoder.latency(encoding, errors, carry_error=carry_error)
 
     def elaborate(self, platform):
         if self._encoding in UTF16_SCHEMES:

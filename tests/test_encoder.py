@@ -11,13 +11,19 @@ import random
 import pytest
 
 from utf8_gateware.hdl.encoder import ENCODE_ERRORS, Utf8Encoder
+from utf8_gateware.hdl.utf8_shift_encoder import Utf8ShiftEncoder
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import reference
 from utf8_gateware.sim.testbench import run_stream
 
 
 #: Cycles from the cycle of an input transfer to the cycle its first byte is valid on ``o``.
-LATENCY = Utf8Encoder.LATENCY
+#: Cycles from a unit's transfer to its first byte, per error policy.
+LATENCY = {errors: Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS}
+
+#: Units the encoder takes ahead of the one whose bytes it writes: the unit register of the
+#: byte pipeline (surrogateescape), the three unit stages of the shift encoder.
+AHEAD = {"replace": 3, "strict": 3, "surrogateescape": 1}
 
 BOUNDARIES = [
     0x0, 0x1, 0x41, 0x7F, 0x80, 0x81, 0xFF, 0x100, 0x7FF, 0x800, 0x801, 0xFFF, 0x1000,
@@ -182,14 +188,15 @@ def test_pace(errors):
              for _ in range(120)]
     beats, run = encode_beats(units, errors=errors)
     assert beats == expected_beats(units, [0] * (len(units) - 1) + [1], errors)
-    first = run.in_cycles[0]
-    assert run.out_cycles == list(range(first + LATENCY, first + LATENCY + len(beats)))
-    assert run.cycles == LATENCY + len(beats)
-    # An n-byte character takes n cycles: unit k + 1 moves up (and unit k + 2 goes in) in the
-    # cycle the last byte of unit k goes to the output register.
+    first, latency, ahead = run.in_cycles[0], LATENCY[errors], AHEAD[errors]
+    assert run.out_cycles == list(range(first + latency, first + latency + len(beats)))
+    assert run.cycles == latency + len(beats)
+    # An n-byte character takes n cycles: the units ahead move up (and the next unit goes in)
+    # in the cycle the last byte of unit k goes out of the byte register.
     lengths = [len(chr(unit).encode()) for unit in units]
     assert [cycle - first for cycle in run.in_cycles] == \
-        [0] + [1 + sum(lengths[:index]) for index in range(len(units) - 1)]
+        list(range(ahead)) + [ahead + sum(lengths[:index])
+                              for index in range(len(units) - ahead)]
 
 
 def test_pace_ascii():
@@ -199,8 +206,11 @@ def test_pace_ascii():
     assert [byte for byte, _, _ in beats] == units
     first = run.in_cycles[0]
     assert run.in_cycles == list(range(first, first + len(units)))
-    assert run.out_cycles == list(range(first + LATENCY, first + LATENCY + len(units)))
-    assert run.ready_low == 0
+    assert run.out_cycles == list(range(first + LATENCY["replace"],
+                                        first + LATENCY["replace"] + len(units)))
+    # Refused only before the first transfer: the shift encoder's `take` (i.ready) rises in the
+    # second cycle after reset (its flip-flops start at 0, the iCE40's power-up state).
+    assert run.ready_low == first == 2
 
 
 def test_parameters():
@@ -217,3 +227,8 @@ def test_parameters():
         Utf8Encoder(None)
     with pytest.raises(TypeError, match="errors must be a string"):
         Utf8Encoder(b"replace")
+    # The shift encoder (utf-8 replace/strict) takes only its own policies.
+    with pytest.raises(ValueError, match="errors must be one of 'replace', 'strict'"):
+        Utf8ShiftEncoder("surrogateescape")
+    assert [Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS] == [4, 4, 3]
+    assert Utf8Encoder("replace", carry_error=True).LATENCY == 3      # the byte pipeline

@@ -1,0 +1,277 @@
+"""The UTF-8 encoder with one LUT level between flip-flops: three unit stages and an output
+shift register (:class:`Utf8ShiftEncoder`)."""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.lib import stream
+from amaranth.lib.wiring import In, Out
+
+from .component import CheckedComponent
+from .error_kind import check_policy
+from .layouts import EncodedByteLayout, UnitLayout
+from .pipeline import CE_FANOUT, keep
+
+
+__all__ = ["SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags", "character"]
+
+#: The error policies :class:`Utf8ShiftEncoder` offers.
+SHIFT_ERRORS = ("replace", "strict")
+
+
+class Utf8ShiftEncoder(CheckedComponent):
+    """Streaming UTF-8 encoder (UTF-32 units in, bytes out) whose every flip-flop is fed by one
+    LUT of flip-flops, and whose clock enables are flip-flops.
+
+    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for ``encoding="utf-8"`` with
+    ``errors`` ``"replace"`` or ``"strict"`` (see it for the ports, the error policies and the
+    output beats, which are the same).
+
+    Stages (each loaded under a clock enable that is a flip-flop)::
+
+        A1  the unit: u[20:0] and seven pieces of it, each a function of four input bits
+        A2  the class flags (functions of four pieces), and the candidates of every byte:
+            for each lead and payload bit, the value of the classes of one half (C1 or C2;
+            C3 or C4), picked by pieces
+        A3  the character: its lead byte before errors, its continuation payloads (first,
+            second, third), its byte count (one-hot ``n1``..``n4``), its error
+        B   the output shift register: the current byte ``b_s`` (the output slot) and the
+            continuation payloads ``b_q1``..``b_q3`` behind it; it takes A3's character (EF or
+            the marker 00 as lead byte, BF BD as payloads for an error) when ``take``, else
+            shifts by one byte; ``b_rem`` (one-hot) counts the bytes left, the current one
+            included
+        K   the skid register: the output slot's beat, offered while ``adv`` is low
+
+    The stages A1..A3 and B's load move together in the cycles in which ``take`` is high: a
+    flip-flop (so ``i.ready`` is a flip-flop) set for the cycle in which B's current byte is
+    its last (or B is empty), computed a cycle ahead from B's count and A3's ``n1`` (a one-byte
+    character). ``adv``, also a flip-flop, is low for the cycle after one in which the sink
+    refused a byte; then nothing moves and the skid register is offered. Each copy of ``take``
+    and ``adv`` drives at most :data:`~utf8_gateware.hdl.pipeline.CE_FANOUT` clock enables.
+
+    Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
+    after the unit's transfer; an n-byte character takes n cycles, with no idle cycle between
+    characters while the source has a unit and the sink is ready. The stages hold a bubble for
+    a cycle in which ``take`` was high and the source had no unit (one idle cycle on ``o`` when
+    it reaches B); ``take`` starts low, and after the sink refused a byte it is low for a cycle.
+
+    LUT depth: one (every register bit is one LUT of at most four flip-flops, or a flip-flop;
+    the ports are one LUT of flip-flops: a 2:1 multiplexer of slot and skid register).
+    """
+
+    @classmethod
+    def check_parameters(cls, errors="replace"):
+        check_policy(errors, SHIFT_ERRORS)
+
+    def __init__(self, errors="replace"):
+        self._errors = errors
+        super().__init__({
+            "i": In(stream.Signature(UnitLayout)),
+            "o": Out(stream.Signature(EncodedByteLayout)),
+        })
+
+    #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (sink ready).
+    LATENCY = 4
+
+    #: Cycles with the sink ready and no input after which the encoder holds nothing: the
+    #: latency, the bytes of the four characters it can hold (4 each) and the skid register.
+    DRAIN = LATENCY + 4 * 4 + 1
+
+    @property
+    def errors(self):
+        """The error policy."""
+        return self._errors
+
+    def elaborate(self, platform):
+        m = Module()
+        o = self.o
+        b_valid = Signal(name="b_valid")
+        a3_n1 = Signal(init=1, name="a3_n1")     # A3 holds a bubble or a 1-byte character
+        b_r01 = Signal(init=1, name="b_r01")
+        # `adv` falls for the cycle after the sink refused a valid slot; `take` is set for the
+        # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
+        adv = _Copies(m, "adv", lambda own: o.ready | (own & ~b_valid))
+        take = _Copies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
+        m.d.comb += self.i.ready.eq(take.new())
+        i = self.i
+        a1 = _stage(take, "a1", unit_pieces(i.valid, i.p.last, i.p.codepoint))
+        a2 = _stage(take, "a2", class_flags(a1))
+        a3 = _stage(take, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
+        self._output_stage(m, adv, take, a3, b_valid, b_r01)
+        return m
+
+    def _output_stage(self, m, adv, take, a3, b_valid, b_r01):
+        """B, the output shift register, and K, the skid register; drives ``o``."""
+        err = a3.err
+        mark = 0x00 if self._errors == "strict" else 0xEF       # the lead byte of an error
+        lead = Cat(*((err | a3.lead[j]) if (mark >> j) & 1 else (~err & a3.lead[j])
+                     for j in range(8)))
+        p1, p2 = a3.p1, a3.p2           # an error with strict is one beat: no payloads
+        if self._errors != "strict":
+            p1, p2 = p1 | a3.errq.replicate(6), keep(a3.errq, Const(0x3D, 6), p2)    # BF BD
+        b = _signals("b", "last", s=8, q1=6, q2=6, q3=6, error=2)
+        b.rem = Signal(4, init=1, name="b_rem")
+        t0, t1, t2 = take.new(), take.new(), take.new()
+        adv.load([
+            (b.rem, keep(t0, Cat(a3.n1, a3.n2, a3.n3, a3.n4),
+                         Cat(b.rem[0] | b.rem[1], b.rem[2:4], 0))),
+            (b_r01, keep(t0, a3.n12, b_r01 | b.rem[2])),
+            (b_valid, keep(t0, a3.valid, b_valid & ~b.rem[0])),
+            (b.last, keep(t0, a3.last, b.last)),
+            (b.error, t0.replicate(2) & Cat(a3.large, err)),
+            (b.s[:6], keep(t1, lead[:6], b.q1)),
+            (b.s[6], t1 & lead[6]),                             # 10 on a continuation byte
+            (b.s[7], ~t1 | lead[7]),
+            (b.q1, keep(t2, p1, b.q2)),
+            (b.q2, keep(t2, p2, b.q3)),
+            (b.q3, a3.p3),
+        ])
+        k = _signals("k", "valid", "last", data=8, error=2)
+        b_last = b.rem[0] & b.last
+        adv.load([(k.valid, b_valid), (k.data, b.s), (k.error, b.error), (k.last, b_last)])
+        slot, o = adv.first, self.o
+        m.d.comb += [
+            o.valid.eq(Mux(slot, b_valid, k.valid)),
+            o.p.data.eq(Mux(slot, b.s, k.data)),
+            o.p.error.eq(Cat(Mux(slot, b.error, k.error), 0)),
+            o.p.last.eq(Mux(slot, b_last, k.last)),
+        ]
+
+
+def unit_pieces(valid, last, u):
+    """A1, the unit ``u`` (``valid``, ``last``): u[20:0] and pieces of the unit, each a
+    function of four of its bits: ``zh``, ``zm``, ``zt`` (u[31:28], u[27:24], u[23:21] zero),
+    ``p16``, ``p12``, ``p7`` (u[19:16], u[15:12], u[10:7] zero), ``s12`` (u[15:12] == 1101:
+    with u[11] the top of a surrogate). Returns ``{register: value}``, as the next two."""
+    return {
+        "valid": valid, "last": last, "u": u[:21],
+        "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
+        "p16": u[16:20] == 0, "p12": u[12:16] == 0, "s12": u[12:16] == 0b1101,
+        "p7": u[7:11] == 0,
+    }
+
+
+def class_flags(a1):
+    """A2, from A1's registers ``a1``: the class flags and the byte candidates.
+
+    Flags: ``z21v`` (valid and u[31:21] zero), ``x`` (C1 or C2: u[20:11] zero), ``lw``
+    (u[10:7] zero: C1 if ``x``), ``r4`` (u[20:16] in 1..16: C4 if ``z21v``), ``big``
+    (u[20:16] above 16), ``bs`` (``big``, or a surrogate: in the BMP, u[15:11] == 11011).
+
+    Candidates (``bmp``: u[20:16] zero): ``hi``, the lead byte's bits 0..3 of C3
+    (``bmp``) or C4; ``lo``, its bits 0..4, 6, 7 of C1 (``lw``) or C2; ``pa``, the first
+    payload of C3 (u[11:6]) or C4 (u[17:12]); ``p2``, the second payload of C3 (u[5:0])
+    or C4 (u[11:6]); ``p0``: u[5:0] (the payload of C2, the third of C4).
+    """
+    u, p16, p7 = a1.u, a1.p16, a1.p7
+    bmp = ~u[20] & p16
+    return {
+        "valid": a1.valid, "last": a1.last,
+        "z21v": a1.valid & a1.zh & a1.zm & a1.zt,
+        "x": bmp & a1.p12 & ~u[11], "lw": p7,
+        "r4": ~(u[20] ^ p16), "big": u[20] & ~p16,
+        "bs": keep(u[20], ~p16, p16 & a1.s12 & u[11]),
+        # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..3 (bit 4: C4, ``r4 | big``)
+        "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15]),
+        # 0 u[6:0] (C1) or 110 u[10:6] (C2), bits 0..4, 6, 7 (bit 5: ``lw & u[5]``)
+        "lo": Cat(keep(p7, u[0:5], u[6:11]), ~p7 | u[6], ~p7 | u[7]),
+        "pa": keep(bmp, u[6:12], u[12:18]),
+        "p2": keep(bmp, u[0:6], u[6:12]),
+        "p0": u[0:6],
+    }
+
+
+def character(a2, errors):
+    """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
+    (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
+    bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
+    ``large`` (TOO_LARGE); ``errq`` with ``replace``."""
+    valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
+    if errors == "strict":                 # an error is one beat, the marker
+        n1 = ~z21v | bs | (x & lw)
+        n12 = ~z21v | bs | x
+        n3 = z21v & ~x & ~r4 & ~bs
+    else:                                   # an error is EF BF BD, three beats
+        n1 = ~valid | (z21v & x & lw)
+        n12 = ~valid | (z21v & x)
+        n3 = valid & ~(z21v & (x | r4))
+    values = {
+        "valid": valid, "last": a2.last,
+        "lead": Cat(keep(x, a2.lo[:4], a2.hi), keep(x, a2.lo[4], r4 | a2.big),
+                    ~x | (lw & a2.p0[5]), a2.lo[5:7] | (~x).replicate(2)),
+        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0,
+        "n1": n1, "n12": n12, "n2": z21v & x & ~lw, "n3": n3, "n4": z21v & r4,
+        "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
+    }
+    if errors != "strict":
+        # A copy of ``err`` for the payloads BF BD (fewer loads a net; set for a bubble,
+        # unlike ``err``, so that synthesis keeps both).
+        values["errq"] = ~z21v | bs
+    return values
+
+
+class _Copies:
+    """A control flip-flop in copies (``name``, ``name_ce1``, ...), each computed by
+    ``next(own value)`` (which keeps synthesis from merging them) and loaded when ``enable``
+    (a flip-flop) is high. All start at 0 (the iCE40's power-up state: a flip-flop that drives
+    a clock enable is never inverted). :meth:`load` uses them as clock enables, at most
+    :data:`CE_FANOUT` flip-flops per copy."""
+
+    def __init__(self, m, name, next, enable=None):
+        self.m, self.name, self.next, self.enable = m, name, next, enable
+        self.copies = []
+        self.first = self.new()
+
+    def new(self):
+        """One more copy."""
+        n = len(self.copies)
+        copy = Signal(name=self.name if not n else f"{self.name}_ce{n}")
+        self.copies.append(copy)
+        if self.enable is None:
+            self.m.d.sync += copy.eq(self.next(copy))
+        else:
+            with self.m.If(self.enable):
+                self.m.d.sync += copy.eq(self.next(copy))
+        return copy
+
+    def load(self, pairs):
+        """Each ``(register, value)``: ``register`` takes ``value`` in the cycles in which the
+        flip-flop is high."""
+        room = 0
+        for register, value in pairs:
+            register, value = Value.cast(register), Value.cast(value)
+            for bit in range(len(register)):
+                if not room:
+                    copy, room = self.new(), CE_FANOUT
+                with self.m.If(copy):
+                    self.m.d.sync += register[bit].eq(value[bit])
+                room -= 1
+
+
+class _Stage:
+    """The registers of one stage, as attributes."""
+
+
+def _stage(take, stage, values, ones=(), **given):
+    """The registers ``{stage}_{name}`` of ``values`` (``{name: value}``; ``given``: registers
+    made by the caller; ``ones``: those that start at 1), loaded when ``take``; returns them
+    as a :class:`_Stage`."""
+    regs = _Stage()
+    pairs = []
+    for name, value in values.items():
+        value = Value.cast(value)
+        reg = given[name] if name in given else \
+            Signal(len(value), name=f"{stage}_{name}", init=int(name in ones))
+        setattr(regs, name, reg)
+        pairs.append((reg, value))
+    take.load(pairs)
+    return regs
+
+
+def _signals(stage, *flags, **fields):
+    """A :class:`_Stage` of one-bit registers ``flags`` and registers ``fields``
+    (``name=width``), each named ``{stage}_{name}``."""
+    regs = _Stage()
+    for name in flags:
+        setattr(regs, name, Signal(name=f"{stage}_{name}"))
+    for name, width in fields.items():
+        setattr(regs, name, Signal(width, name=f"{stage}_{name}"))
+    return regs
