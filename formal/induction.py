@@ -28,15 +28,16 @@ from amaranth.hdl import Array, Assert, Const, Cover, Elaboratable, Module, Sign
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind
-from .checks import (EncoderEquivalence, Proof, Scoreboard, StreamRules, Together, _bits,
+from .checks import (DecoderEquivalence, EncoderEquivalence, Proof, Scoreboard, StreamRules, Together, _bits,
                      assert_decoded_item, assert_stream_rules, drive_sink, drive_source,
                      track_ascii)
-from .decoder_invariants import DecoderInvariants
+from .decoder_invariants import DecoderInvariants, SpecPlaces, assert_flush_passed
 from .invariants import EncoderInvariants, PipelineInvariants, Probe
 
 
 __all__ = ["TrackingScoreboard", "EncoderEquivalenceForever",
-           "decoder_rules_forever", "DecoderFormsForever", "DecoderAsciiForever", "UNBOUNDED_PROOFS", "LONG_PROOFS",
+           "decoder_rules_forever", "DecoderFormsForever", "DecoderAsciiForever",
+           "DecoderEquivalenceForever", "UNBOUNDED_PROOFS", "LONG_PROOFS",
            "SUBSUMED"]
 
 
@@ -210,12 +211,8 @@ class DecoderAsciiForever(Elaboratable):
             Assert(adv | ~skid_out | skid_ascii,
                    "decoder: the skid register holds an ASCII output of no ASCII byte"),
         ]
-        # A byte reaches stage n (A = 0) at least n + 2 steps after a reset: the flush
-        # thermometer `fl*` has cleared that far.
-        fl = [probe[f"fl{n}"] for n in range(len(probe.names("fl")))]
-        for n, snap in enumerate(snaps):
-            m.d.comb += Assert(~snap.valid | ~fl[min(n + 1, len(fl) - 1)],
-                               f"decoder: a byte in {stages.names[n]} before the flush passed it")
+        assert_flush_passed(m, [probe[f"fl{n}"] for n in range(len(probe.names("fl")))],
+                            snaps, stages.names)
         # The places of the pending items, the oldest first.
         places = [(~adv & skid.valid, skid.byte)] + [(snap.valid & snap.fresh, snap.byte)
                                                      for snap in reversed(snaps)]
@@ -231,6 +228,35 @@ class DecoderAsciiForever(Elaboratable):
             Cover(o_xfer & out_ascii & ~adv),
             Cover(o_xfer & out_ascii & (ascii.pending == 3)),
         ]
+        return m
+
+
+class DecoderEquivalenceForever(DecoderEquivalence):
+    """Property 3 (with 5 and bounded liveness) of the one-lane
+    :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` for all time:
+    :class:`~utf8_gateware.formal.checks.DecoderEquivalence` (the same outputs as the spec
+    model, nothing lost, duplicated, reordered or changed, under any input and backpressure)
+    with a :class:`TrackingScoreboard`. The invariants:
+    :class:`~utf8_gateware.formal.invariants.PipelineInvariants`,
+    :class:`~utf8_gateware.formal.decoder_invariants.DecoderInvariants` (the stage registers)
+    and :class:`~utf8_gateware.formal.decoder_invariants.SpecPlaces` (the spec's prefix and
+    expected items on the pipeline's places). ``wrap(core)`` returns the design under test made
+    of the real core (a mutant, in the tests)."""
+    def __init__(self, errors="replace", wrap=None):
+        super().__init__(errors)
+        self.wrap = wrap or (lambda core: core)
+
+    def elaborate(self, platform):
+        core = Utf8Decoder(self.errors)
+        probe = Probe(self.wrap(core))
+        self.factory = lambda errors: probe.core
+        stages = DecoderInvariants(probe, core, self.errors)
+        # The places: every stage's slot and the skid register.
+        self.scoreboard = partial(TrackingScoreboard, capacity=len(stages.snapshots) + 1)
+        m = super().elaborate(platform)
+        m.submodules.pipeline = PipelineInvariants(probe, "decoder")
+        m.submodules.stages = stages
+        m.submodules.places = SpecPlaces(probe, stages, self.spec, self.checkers)
         return m
 
 
@@ -274,10 +300,19 @@ LONG_PROOFS = [
           "rules) (invariants: DecoderInvariants and the ASCII bytes' places in the pipeline; "
           "surrogateescape passes too, in 24 s: left out for the marker's time)",
           "prove", 2, Utf8Decoder.latency("replace") + 8, lambda: DecoderAsciiForever("replace"),
-          cost=20)]
+          cost=20)] + [
+    Proof(f"decoder-spec-forever-{ {'surrogateescape': 'escape'}.get(errors, errors)}",
+          f"Utf8Decoder({errors}) == SpecDecoder({errors}) for all time: 3 (the same output "
+          f"sequence under any input and backpressure: nothing lost, duplicated, reordered or "
+          f"changed), 5, bounded liveness (invariants: DecoderInvariants and SpecPlaces, the "
+          f"spec's prefix and expected items on the pipeline's places)",
+          "prove", 2, 14, lambda errors=errors: DecoderEquivalenceForever(errors),
+          cost=25 if errors == "replace" else 100)
+    for errors in DECODE_ERRORS]
 
-#: The bounded proofs that :data:`UNBOUNDED_PROOFS` prove for all time (so they are dropped from
-#: :data:`~utf8_gateware.formal.checks.PROOFS`): the encoder's equivalence with its spec model
-#: and the output stream rules of both cores.
-SUBSUMED = ("rules", *(f"encoder-spec-{mode}" for mode in ("replace", "strict", "escape")))
+#: The bounded proofs that :data:`UNBOUNDED_PROOFS` and :data:`LONG_PROOFS` prove for all time
+#: (so they are dropped from :data:`~utf8_gateware.formal.checks.PROOFS`): both cores'
+#: equivalence with their spec models and the output stream rules of both cores.
+SUBSUMED = ("rules", *(f"encoder-spec-{mode}" for mode in ("replace", "strict", "escape")),
+            "decoder-spec-replace", "decoder-spec-escape")
 

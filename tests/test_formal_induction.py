@@ -4,8 +4,9 @@
 The cheap ones are part of :data:`~utf8_gateware.formal.checks.PROOFS` and run with the other
 proofs in ``tests/test_formal.py`` (marker ``formal``). Here: a core with a bug that only shows
 after a thousand beats -- beyond any BMC depth the suite can afford -- is not proven (the
-unbounded proof sees every cycle), nor is a decoder whose "A" reads "a" after a thousand outputs,
-and a decoder that breaks the stream rules is not proven either. A k-induction run that finds a counterexample only in its induction step reports
+unbounded proof sees every cycle), nor is a decoder whose "A" reads "a" after a thousand outputs
+(by the ASCII proof), nor one whose truncation errors read "overlong" after a thousand outputs
+(by the equivalence with the spec model), and a decoder that breaks the stream rules is not proven either. A k-induction run that finds a counterexample only in its induction step reports
 ``UNKNOWN`` (its base case is shorter than the bug's trace): not proven, with the failed
 property named. Marker ``formal_long``: the decoder's proofs of all time
 (:data:`~utf8_gateware.formal.induction.LONG_PROOFS`), each with its cover run.
@@ -18,6 +19,7 @@ from utf8_gateware import toolchain
 from utf8_gateware.formal import induction, runner
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
+from utf8_gateware.hdl.error_kind import ErrorKind
 from proofs import Mutant, assert_proved
 
 
@@ -57,6 +59,17 @@ class LateAsciiDecoder(Mutant):
             m.d.comb += self.o.payload.codepoint.eq(0x61)
 
 
+class LateKindDecoder(Mutant):
+    """The real decoder ``core``, whose ``TRUNCATED`` errors read ``OVERLONG`` once 1023
+    outputs went out (a bug property 2 cannot see: only the equivalence with the spec model)."""
+    def corrupt(self, m, core):
+        beats = Signal(10)
+        with m.If(core.o.valid & self.o.ready & (beats != 1023)):
+            m.d.sync += beats.eq(beats + 1)
+        with m.If((beats == 1023) & (core.o.payload.error == ErrorKind.TRUNCATED)):
+            m.d.comb += self.o.payload.error.eq(ErrorKind.OVERLONG)
+
+
 # A k-induction run that finds the bug only in its induction step (the base case is shorter than
 # the bug's trace) reports UNKNOWN rather than FAIL: either way the proof does not pass, and the
 # failed property is named.
@@ -67,6 +80,8 @@ MUTANTS = [
                  "payload changed before the transfer", id="decoder-jittery"),
     pytest.param(lambda: induction.DecoderAsciiForever("replace", LateAsciiDecoder),
                  "differs from the expected", id="decoder-late-ascii-bug"),
+    pytest.param(lambda: induction.DecoderEquivalenceForever("replace", LateKindDecoder),
+                 "differs from the expected", id="decoder-late-kind-bug"),
 ]
 
 
