@@ -33,6 +33,7 @@ from .checks import (DecoderEquivalence, EncoderEquivalence, Proof, Scoreboard, 
                      track_ascii)
 from .decoder_invariants import DecoderInvariants, SpecPlaces, assert_flush_passed
 from .invariants import EncoderInvariants, PipelineInvariants, Probe
+from .spec_roundtrip import SpecBytesRoundTrip, SpecUnitsRoundTrip
 
 
 __all__ = ["TrackingScoreboard", "EncoderEquivalenceForever",
@@ -277,7 +278,15 @@ def _unbounded_proofs():
               "PipelineInvariants)",
               "prove", 2, 12,
               lambda: Together(*(decoder_rules_forever(errors) for errors in DECODE_ERRORS)),
-              cost=8)]
+              cost=8),
+        Proof("spec-roundtrips",
+              "4a, 4b on the spec models for all time: SpecDecoder(replace) after "
+              "SpecEncoder(replace) is the identity on scalar values; SpecEncoder("
+              "surrogateescape) after SpecDecoder(surrogateescape) is the identity on bytes "
+              "(with encoder-forever-* and decoder-spec-forever-*: the real cores' round trips "
+              "for all time)",
+              "prove", 2, 6, lambda: Together(SpecUnitsRoundTrip(), SpecBytesRoundTrip()),
+              cost=5)]
 
 
 #: The proofs of all time that are cheap enough for the ``formal`` marker (part of

@@ -16,7 +16,8 @@ import pytest
 from amaranth.hdl import Signal
 
 from utf8_gateware import toolchain
-from utf8_gateware.formal import induction, runner
+from utf8_gateware.formal import induction, runner, spec_roundtrip
+from utf8_gateware.formal.spec_encoder import SpecEncoder
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import ErrorKind
@@ -70,6 +71,19 @@ class LateKindDecoder(Mutant):
             m.d.comb += self.o.payload.error.eq(ErrorKind.OVERLONG)
 
 
+class OverlongNulSpecEncoder(SpecEncoder):
+    """The encoder's spec model, writing U+0000 as the overlong C0 80 (Modified UTF-8's)."""
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        beats = self.o
+        with m.If(self.i.valid & (self.i.payload.codepoint == 0)):
+            m.d.comb += [beats.count.eq(2), beats.items[0].data.eq(0xC0),
+                         beats.items[0].last.eq(0), beats.items[1].data.eq(0x80),
+                         beats.items[1].error.eq(ErrorKind.NONE),
+                         beats.items[1].last.eq(self.i.payload.last)]
+        return m
+
+
 # A k-induction run that finds the bug only in its induction step (the base case is shorter than
 # the bug's trace) reports UNKNOWN rather than FAIL: either way the proof does not pass, and the
 # failed property is named.
@@ -82,6 +96,12 @@ MUTANTS = [
                  "differs from the expected", id="decoder-late-ascii-bug"),
     pytest.param(lambda: induction.DecoderEquivalenceForever("replace", LateKindDecoder),
                  "differs from the expected", id="decoder-late-kind-bug"),
+    # The spec models' round trips, with an encoder model that writes U+0000 overlong, and one
+    # that replaces the escapes.
+    pytest.param(lambda: spec_roundtrip.SpecUnitsRoundTrip(OverlongNulSpecEncoder),
+                 "spec round trip", id="spec-units-overlong-nul"),
+    pytest.param(lambda: spec_roundtrip.SpecBytesRoundTrip(lambda errors: SpecEncoder("replace")),
+                 "the encoder flagged an error", id="spec-bytes-replace-encoder"),
 ]
 
 
