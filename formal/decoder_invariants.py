@@ -144,7 +144,8 @@ class DecoderInvariants(Elaboratable):
     stage and a *clean* flag per history):
 
     1. the snapshots: each stage's prefix is well-formed and is the one its older neighbour
-       leaves; while flushing every stage is a bubble that ends a message; a stage is fresh
+       leaves; while flushing every stage is a bubble that ends a message (and only a flush
+       bubble is a bubble that ends a message: it has no prefix); a stage is fresh
        only if the stage ahead of it is, and a byte (or a pending prefix) only behind fresh
        stages;
     2. each stage's control registers (bubble, message end), facts and data are what
