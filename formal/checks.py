@@ -464,11 +464,15 @@ class DecoderEquivalence(Elaboratable):
     against the byte-serial model taking each beat's bytes in turn: the same outputs, in lane
     and beat order, for any beats (partial ones included).
 
-    ``factory(errors)`` makes the core (a test can pass a mutated one).
+    ``factory(errors)`` makes the core (a test can pass a mutated one); ``scoreboard`` the
+    checker (see :func:`check_against_spec`). Once elaborated, :attr:`checkers` are its
+    checkers and :attr:`spec` the model.
     """
-    def __init__(self, errors, factory=None, *, lanes=1, drain=None, rules=True):
+    def __init__(self, errors, factory=None, *, lanes=1, drain=None, rules=True,
+                 scoreboard=Scoreboard):
         self.errors, self.factory, self.lanes = errors, factory, lanes
-        self.drain, self.rules = drain, rules
+        self.drain, self.rules, self.scoreboard = drain, rules, scoreboard
+        self.checkers = self.spec = None
 
     def elaborate(self, platform):
         m = Module()
@@ -477,11 +481,12 @@ class DecoderEquivalence(Elaboratable):
         else:
             dut = Utf8Decoder(errors=self.errors, lanes=self.lanes)
         m.submodules.dut = dut
-        m.submodules.spec = spec = SpecDecoder(self.errors, lanes=self.lanes)
+        m.submodules.spec = spec = self.spec = SpecDecoder(self.errors, lanes=self.lanes)
         assume_beat_count(m, dut)
-        s = check_against_spec(m, dut, spec, item_shape=CodepointLayout,
-                               drain=self.drain or decoder_drain(dut), name="decoder",
-                               rules=self.rules)
+        s = self.checkers = check_against_spec(m, dut, spec, item_shape=CodepointLayout,
+                                               drain=self.drain or decoder_drain(dut),
+                                               name="decoder", rules=self.rules,
+                                               scoreboard=self.scoreboard)
         if self.lanes == 1:
             out = dut.o.payload
             m.d.comb += [

@@ -15,15 +15,17 @@ import contextlib
 from types import SimpleNamespace
 
 from amaranth.hdl import Array, Assert, Cat, Const, Elaboratable, Module, Mux, Signal, Value
+from amaranth.lib import data
 
 from utf8_gateware.hdl.decoder_lane import (CLASSIFIER, Stage, _lead_code_terms, stage_a,
                                             stage_b, stage_c, stage_d, stage_e)
 from utf8_gateware.hdl.layouts import CodepointLayout
 from utf8_gateware.hdl.utf8_grammar import LEADS
 from .checks import assert_decoded_item
+from .spec_decoder import MAX_OUTPUTS_PER_BYTE
 
 
-__all__ = ["FakePipe", "DecoderInvariants"]
+__all__ = ["FakePipe", "DecoderInvariants", "SpecPlaces", "assert_flush_passed"]
 
 
 def _in_leads(byte, length):
@@ -142,7 +144,8 @@ class DecoderInvariants(Elaboratable):
     stage and a *clean* flag per history):
 
     1. the snapshots: each stage's prefix is well-formed and is the one its older neighbour
-       leaves; while flushing every stage is a bubble that ends a message; a stage is fresh
+       leaves; while flushing every stage is a bubble that ends a message (and only a flush
+       bubble is a bubble that ends a message: it has no prefix); a stage is fresh
        only if the stage ahead of it is, and a byte (or a pending prefix) only behind fresh
        stages;
     2. each stage's control registers (bubble, message end), facts and data are what
@@ -263,6 +266,8 @@ class DecoderInvariants(Elaboratable):
                 Assert(~fl[0] | ~snap.fresh, f"decoder: stage {name} fresh before the flush"),
                 Assert(~fl[1] | (~snap.valid & snap.vl & (snap.k == 0)),
                        f"decoder: stage {name} not a flush bubble while flushing"),
+                Assert(snap.valid | ~snap.vl | (snap.k == 0),     # (only a flush bubble)
+                       f"decoder: a bubble that ends a message in {name} has a prefix"),
                 Assert(prefix_well_formed(snap.k, snap.buf),
                        f"decoder: the prefix before the byte in {name} is not well-formed"),
             ]
@@ -351,3 +356,119 @@ class DecoderInvariants(Elaboratable):
         skid = Signal(CodepointLayout)
         m.d.comb += Value.cast(skid).eq(p["skid"])
         assert_decoded_item(m, ~adv & ~fl[-1], skid, self.errors)
+
+
+def assert_flush_passed(m, fl, snapshots, names):
+    """A byte reaches stage n (A = 0) at least n + 2 steps after a reset: the flush thermometer
+    ``fl*`` has cleared that far."""
+    for n, snap in enumerate(snapshots):
+        m.d.comb += Assert(~snap.valid | ~fl[min(n + 1, len(fl) - 1)],
+                           f"decoder: a byte in {names[n]} before the flush passed it")
+
+
+class SpecPlaces(Elaboratable):
+    """The map from the spec model to the one-lane decoder's pipeline, for property 3 for all
+    time: the spec model's pending prefix and the expected items of a
+    :class:`~utf8_gateware.formal.induction.TrackingScoreboard` (``checkers``: those of
+    :func:`~utf8_gateware.formal.checks.check_against_spec`), stated on the snapshots of
+    :class:`DecoderInvariants` (``stages``).
+
+    The *places* are the decoder's output slots in the order they go out: the skid register
+    (while ``adv`` is low), then the slot of each stage from the oldest (``S3``/``S1`` .. ``E``,
+    ``D``, ``C``, ``B``, ``A``), one per byte or bubble. The spec's step (``spec.step``,
+    evaluated on a snapshot's byte, ``last`` and pending prefix) gives the items that byte
+    pushed: its *own* item last (unless the byte starts a new prefix: then it has none), and
+    before it its *burst*, the error items of the prefix it ended, which the decoder writes into
+    the places immediately before the byte's own (they are silent: the prefix's bytes and
+    bubbles). So a place holds an expected item if its byte has an own item, or a byte up to
+    three places younger has a burst reaching it; the item of a burst of ``b`` items in the
+    place ``d`` before its byte is the burst's item ``b - d``. Asserted:
+
+    1. the spec model's pending prefix is the one stage A's snapshot leaves;
+    2. the items pending are the items of the places, in order (their number, and the tracked
+       item where its ``ahead`` count says);
+    3. while ``adv`` is low the skid register holds an output (once the flush is done) and it is
+       its place's item (a snapshot taken when the skid register takes the last slot);
+    4. bounded liveness: after ``q`` quiet cycles (sink ready, no input taken), ``adv`` is high,
+       the flush has begun, and the youngest ``q - 1`` stages hold no byte (so after
+       ``LATENCY + 1`` nothing is pending).
+    """
+    def __init__(self, probe, stages, spec, checkers):
+        self.probe, self.stages, self.spec, self.checkers = probe, stages, spec, checkers
+
+    def _steps(self, m):
+        """``(own, burst, step)`` per snapshot, stage A first."""
+        steps = []
+        for name, snap in zip(self.stages.names, self.stages.snapshots):
+            buf = Signal(data.ArrayLayout(8, 3), name=f"spec_{name}_buf")
+            m.d.comb += [buf[n].eq(snap.buf[n]) for n in range(3)]
+            step = self.spec.step(m, f"spec_{name}", snap.valid, snap.byte, snap.vl, snap.k, buf)
+            own = Signal(name=f"spec_{name}_own")
+            burst = Signal(range(MAX_OUTPUTS_PER_BYTE + 1), name=f"spec_{name}_burst")
+            m.d.comb += [own.eq(snap.valid & (step.count != 0) & (step.k != 1)),
+                         burst.eq(step.count - own)]
+            steps.append((own, burst, step))
+        return steps
+
+    def elaborate(self, platform):
+        m = Module()
+        p, spec = self.probe, self.spec
+        adv = p["adv"]
+        fl = [p[f"fl{n}"] for n in range(len(p.names("fl")))]
+        names, snaps = self.stages.names, self.stages.snapshots
+        scoreboard, quiet = self.checkers["scoreboard"], self.checkers["quiet"]
+        steps = self._steps(m)
+
+        # 1. The spec's pending prefix.
+        step_a = steps[0][2]
+        m.d.comb += Assert(spec.k == step_a.k, "spec: its prefix is not the one stage A leaves")
+        for n in range(3):
+            m.d.comb += Assert((spec.k <= n) | (spec.buf[n] == step_a.buf[n]),
+                               f"spec: its prefix byte {n} is not the one stage A leaves")
+
+        # The places' items, stage A first.
+        places = []
+        for index, (name, (own, burst, step)) in enumerate(zip(names, steps)):
+            held = Signal(name=f"place_{name}_held")
+            item = Signal(CodepointLayout, name=f"place_{name}_item")
+            value = Array(step.items)[(step.count - 1)[:2]]
+            covers = [(younger[1] >= d, Array(younger[2].items)[(younger[1] - d)[:2]])
+                      for d, younger in ((d, steps[index - d]) for d in range(1, 4))
+                      if index - d >= 0]
+            for hit, burst_item in reversed(covers):
+                value = Mux(~own & hit, burst_item, value)
+            m.d.comb += [held.eq(own | Cat(*(hit for hit, _ in covers)).any()),
+                         item.eq(value)]
+            places.append((held, item))
+
+        # 3. The skid register: the last slot's place, taken with it.
+        skid_held = Signal(name="place_skid_held")
+        skid_item = Signal(CodepointLayout, name="place_skid_item")
+        with m.If(adv):
+            m.d.sync += [skid_held.eq(places[-1][0]), skid_item.eq(places[-1][1])]
+        m.d.comb += [
+            Assert(adv | (skid_held == ~fl[-1]),
+                   "decoder: the skid register does not hold an output while offered"),
+            Assert(adv | ~skid_held | (p["skid"] == Value.cast(skid_item)),
+                   "decoder: the skid register does not hold its place's item"),
+        ]
+
+        # 2. The items pending, the oldest first.
+        older = Const(0, range(len(places) + 2))
+        for name, (held, item) in [("skid", (~adv & skid_held, skid_item)),
+                                   *zip(reversed(names), reversed(places))]:
+            m.d.comb += Assert(~(scoreboard.tagged & held & (older == scoreboard.ahead)) |
+                               (Value.cast(scoreboard.expected) == Value.cast(item)),
+                               f"decoder: the tracked item is not the one of place {name}")
+            older = older + held
+        m.d.comb += Assert(scoreboard.pending == older,
+                           "decoder: the items pending are not the places' items")
+
+        # 4. Bounded liveness.
+        assert_flush_passed(m, fl, snaps, names)
+        m.d.comb += [Assert((quiet.count < 1) | adv, "decoder: quiet, but adv low"),
+                     Assert((quiet.count < 2) | ~fl[0], "decoder: quiet, but not flushed")]
+        for n, snap in enumerate(snaps):
+            m.d.comb += Assert((quiet.count < n + 2) | ~snap.valid,
+                               f"decoder: quiet, but a byte in {names[n]}")
+        return m

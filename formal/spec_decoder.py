@@ -143,7 +143,7 @@ class SpecDecoder(CheckedComponent):
         m.d.comb += [self.k.eq(k), self.buf.eq(buf)]
         if self._lanes == 1:
             m.d.comb += self.ks[0].eq(k)
-            step = self._step(m, "s0", self.i.valid, self.i.payload.data, self.i.payload.last,
+            step = self.step(m, "s0", self.i.valid, self.i.payload.data, self.i.payload.last,
                               k, buf)
             m.d.comb += [self.o.count.eq(step.count),
                          *[self.o.items[n].eq(item) for n, item in enumerate(step.items)]]
@@ -153,7 +153,7 @@ class SpecDecoder(CheckedComponent):
         state = (k, buf)
         for lane, o in enumerate(self.o):
             m.d.comb += self.ks[lane].eq(state[0])
-            step = self._step(m, f"s{lane}", self.i.valid & (lane < self.i.payload.count),
+            step = self.step(m, f"s{lane}", self.i.valid & (lane < self.i.payload.count),
                               self.i.payload.data[8 * lane:8 * lane + 8],
                               self.i.payload.last & (self.i.payload.count == lane + 1), *state)
             m.d.comb += [o.count.eq(step.count),
@@ -162,10 +162,13 @@ class SpecDecoder(CheckedComponent):
         m.d.sync += [k.eq(state[0]), buf.eq(state[1])]
         return m
 
-    def _step(self, m, name, valid, b, last, k, buf):
-        """One byte ``b`` (if ``valid``) after the pending prefix ``k``, ``buf``: a namespace of
-        Signals ``count``, ``items`` (4 :data:`CodepointLayout` items) and the next prefix
-        ``k``, ``buf``."""
+    def step(self, m, name, valid, b, last, k, buf):
+        """The model's step as combinational logic in ``m`` (signals named ``name``_*): one
+        byte ``b`` (if ``valid``, ending a message if ``last``) after the pending prefix ``k``
+        (a signal of ``range(4)``), ``buf`` (a signal of ``ArrayLayout(8, 3)``). Returns a
+        namespace of Signals ``count``, ``items`` (4 :data:`CodepointLayout` items) and the next
+        prefix ``k``, ``buf``. The proofs of all time evaluate it on the bytes in the real
+        decoder's stages (:class:`~utf8_gateware.formal.decoder_invariants.SpecPlaces`)."""
         out = SimpleNamespace(
             count=Signal(range(MAX_OUTPUTS_PER_BYTE + 1), name=f"{name}_count"),
             items=[Signal(CodepointLayout, name=f"{name}_item{n}")

@@ -4,8 +4,9 @@
 The cheap ones are part of :data:`~utf8_gateware.formal.checks.PROOFS` and run with the other
 proofs in ``tests/test_formal.py`` (marker ``formal``). Here: a core with a bug that only shows
 after a thousand beats -- beyond any BMC depth the suite can afford -- is not proven (the
-unbounded proof sees every cycle), nor is a decoder whose "A" reads "a" after a thousand outputs,
-and a decoder that breaks the stream rules is not proven either. A k-induction run that finds a counterexample only in its induction step reports
+unbounded proof sees every cycle), nor is a decoder whose "A" reads "a" after a thousand outputs
+(by the ASCII proof, whose harness ``decoder-ascii-forever-escape`` proves), nor one whose truncation errors read "overlong" after a thousand outputs
+(by the equivalence with the spec model), and a decoder that breaks the stream rules is not proven either. A k-induction run that finds a counterexample only in its induction step reports
 ``UNKNOWN`` (its base case is shorter than the bug's trace): not proven, with the failed
 property named. Marker ``formal_long``: the decoder's proofs of all time
 (:data:`~utf8_gateware.formal.induction.LONG_PROOFS`), each with its cover run.
@@ -15,9 +16,11 @@ import pytest
 from amaranth.hdl import Signal
 
 from utf8_gateware import toolchain
-from utf8_gateware.formal import induction, runner
+from utf8_gateware.formal import induction, runner, spec_roundtrip
+from utf8_gateware.formal.spec_encoder import SpecEncoder
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
+from utf8_gateware.hdl.error_kind import ErrorKind
 from proofs import Mutant, assert_proved
 
 
@@ -57,6 +60,30 @@ class LateAsciiDecoder(Mutant):
             m.d.comb += self.o.payload.codepoint.eq(0x61)
 
 
+class LateKindDecoder(Mutant):
+    """The real decoder ``core``, whose ``TRUNCATED`` errors read ``OVERLONG`` once 1023
+    outputs went out (a bug property 2 cannot see: only the equivalence with the spec model)."""
+    def corrupt(self, m, core):
+        beats = Signal(10)
+        with m.If(core.o.valid & self.o.ready & (beats != 1023)):
+            m.d.sync += beats.eq(beats + 1)
+        with m.If((beats == 1023) & (core.o.payload.error == ErrorKind.TRUNCATED)):
+            m.d.comb += self.o.payload.error.eq(ErrorKind.OVERLONG)
+
+
+class OverlongNulSpecEncoder(SpecEncoder):
+    """The encoder's spec model, writing U+0000 as the overlong C0 80 (Modified UTF-8's)."""
+    def elaborate(self, platform):
+        m = super().elaborate(platform)
+        beats = self.o
+        with m.If(self.i.valid & (self.i.payload.codepoint == 0)):
+            m.d.comb += [beats.count.eq(2), beats.items[0].data.eq(0xC0),
+                         beats.items[0].last.eq(0), beats.items[1].data.eq(0x80),
+                         beats.items[1].error.eq(ErrorKind.NONE),
+                         beats.items[1].last.eq(self.i.payload.last)]
+        return m
+
+
 # A k-induction run that finds the bug only in its induction step (the base case is shorter than
 # the bug's trace) reports UNKNOWN rather than FAIL: either way the proof does not pass, and the
 # failed property is named.
@@ -67,6 +94,14 @@ MUTANTS = [
                  "payload changed before the transfer", id="decoder-jittery"),
     pytest.param(lambda: induction.DecoderAsciiForever("replace", LateAsciiDecoder),
                  "differs from the expected", id="decoder-late-ascii-bug"),
+    pytest.param(lambda: induction.DecoderEquivalenceForever("replace", LateKindDecoder),
+                 "differs from the expected", id="decoder-late-kind-bug"),
+    # The spec models' round trips, with an encoder model that writes U+0000 overlong, and one
+    # that replaces the escapes.
+    pytest.param(lambda: spec_roundtrip.SpecUnitsRoundTrip(OverlongNulSpecEncoder),
+                 "spec round trip", id="spec-units-overlong-nul"),
+    pytest.param(lambda: spec_roundtrip.SpecBytesRoundTrip(lambda errors: SpecEncoder("replace")),
+                 "the encoder flagged an error", id="spec-bytes-replace-encoder"),
 ]
 
 
