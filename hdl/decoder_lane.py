@@ -645,10 +645,14 @@ def _window_source(stage, k, i):
     return Cat((b & ~c) | ~a, ~b)
 
 
-def _window(sources, k, lanes, history):
+def _window(sources, k, lanes, history, update=False):
     """The latest valid bytes before lane ``k`` (latest first), by their registered
     ``sources`` (see :func:`_window_source`): a 4:1 multiplexer each, of lane k-i and the
-    history's entries (``lanes``: the beat's bytes; ``history``: the latest bytes before it)."""
+    history's entries (``lanes``: the beat's bytes; ``history``: the latest bytes before it).
+
+    ``update``: ``history`` are the registers being loaded with the result (``k`` is N): an
+    entry that keeps its own value is a :func:`~.pipeline.keep` outside the multiplexer, which
+    synthesis would otherwise turn into a clock enable behind a LUT."""
     out = []
     for i, source in enumerate(sources, start=1):
         width = len(Value.cast(history[i - 1]))
@@ -656,7 +660,11 @@ def _window(sources, k, lanes, history):
         # Before lane 0 there is no lane: the source is never 0 there, and a repeat of the
         # history's entry keeps a constant (a synchronous reset) out of the multiplexer.
         own = lanes[k - i][:width] if k - i >= 0 else entries[i - 1]
-        out.append(_mux_tree(source, [own, *entries]))
+        if update:
+            leaves = [own, *(own if m == i - 1 else entry for m, entry in enumerate(entries))]
+            out.append(keep(source != i, _mux_tree(source, leaves), entries[i - 1]))
+        else:
+            out.append(_mux_tree(source, [own, *entries]))
     return out
 
 
@@ -714,7 +722,7 @@ def stage_e(pipe, d, surrogateescape):
             updated = before(count, len(recent), d, [lane.d for lane in d.lanes], recent)
             updated = [keep(~d.bubble, value, reg) for reg, value in zip(recent, updated)]
         else:
-            updated = _window(d.rsel, count, [lane.d for lane in d.lanes], recent)
+            updated = _window(d.rsel, count, [lane.d for lane in d.lanes], recent, update=True)
         for reg, value in zip(recent, updated):
             with pipe.m.If(pipe.enable(len(reg))):
                 pipe.m.d.sync += reg.eq(value)
