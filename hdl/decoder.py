@@ -170,7 +170,9 @@ class Utf8Decoder(CheckedComponent):
 
     With one lane every flip-flop is fed by one LUT4 of flip-flops, plus a clock enable and a
     synchronous reset that come straight from flip-flops; the clock enable comes in copies that
-    drive at most 15 flip-flops each. With 2 or 4 lanes, lanes 1..N-1 combine their
+    drive at most 40 flip-flops each (more and nextpnr moves the copy to a global buffer, whose
+    input route is slower than one LUT level). With 2 or 4 lanes one copy drives them all, on a
+    global buffer: there the paths of two LUT levels are slower than the enable. With 2 or 4 lanes, lanes 1..N-1 combine their
     neighbour's lead-code terms in stage ``B`` and their neighbour's prefix in ``D`` (two LUT
     levels). From 8 lanes on (:data:`~utf8_gateware.hdl.decoder_lane.SPLIT_LANES`) the choice
     between lane k-1's facts and the history's is a stage of its own (``B2``, ``C2``: three
