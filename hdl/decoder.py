@@ -25,6 +25,14 @@ LANES = (1, 2, 4, 8, 16)
 #: own): one U+FFFD, or one escape per prefix byte.
 _BURST = {"replace": 1, "surrogateescape": 3}
 
+#: The most flip-flops a copy of the pipeline's clock enable drives, per lane count (measured on
+#: the UP5K, seeds 1-3): None is one copy for all, which nextpnr puts on a global buffer (it
+#: promotes an iCE40 enable net with more than 40 loads; behind a global buffer, one lane's
+#: enable would be its slowest path). 40 for one lane: 196 LCs and 162.1 MHz (median) against
+#: 204 and 160.7 with 15; one enable for 2 and 4 lanes: 465 and 931 LCs and 117.8 and
+#: 106.4 MHz against 505 and 1,006 LCs and 100.1 and 88.6 MHz with copies of 15.
+_CE_FANOUT = {1: 40, 2: None, 4: None}
+
 _REPLACEMENT = 0xFFFD
 _ESCAPE = 0xDC80       # bits 7..15 of an escape U+DC80..U+DCFF; bits 0..6 are the byte's
 
@@ -162,7 +170,9 @@ class Utf8Decoder(CheckedComponent):
 
     With one lane every flip-flop is fed by one LUT4 of flip-flops, plus a clock enable and a
     synchronous reset that come straight from flip-flops; the clock enable comes in copies that
-    drive at most 15 flip-flops each. With 2 or 4 lanes, lanes 1..N-1 combine their
+    drive at most 40 flip-flops each (more and nextpnr moves the copy to a global buffer, whose
+    input route is slower than one LUT level). With 2 or 4 lanes one copy drives them all, on a
+    global buffer: there the paths of two LUT levels are slower than the enable. With 2 or 4 lanes, lanes 1..N-1 combine their
     neighbour's lead-code terms in stage ``B`` and their neighbour's prefix in ``D`` (two LUT
     levels). From 8 lanes on (:data:`~utf8_gateware.hdl.decoder_lane.SPLIT_LANES`) the choice
     between lane k-1's facts and the history's is a stage of its own (``B2``, ``C2``: three
@@ -240,12 +250,13 @@ class Utf8Decoder(CheckedComponent):
         m = Module()
         se = self._errors == "surrogateescape"
         n = self._lanes
-        # Past 4 lanes each enable copy drives more flip-flops: every copy is one more
-        # flip-flop loading the output's next-state logic, and at 8-16 lanes hundreds of copies
-        # cost more than the fan-out they save.
+        # Each enable copy is one more flip-flop loading the output's next-state logic: at 8-16
+        # lanes hundreds of copies would cost more than the fan-out they save, and at 2-4 lanes
+        # (where paths of two LUT levels limit the speed) one enable on a global buffer is
+        # faster and smaller than copies (_CE_FANOUT).
         family = FamilyStages(self._encoding, self._errors)
         pipe = Pipeline(m, flush_steps=2 + self._slots + self._align_stages + family.steps,
-                        ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
+                        ce_fanout=_CE_FANOUT.get(n, 4 * CE_FANOUT))
         i = self.i
         m.d.comb += i.ready.eq(pipe.adv & ~pipe.flushing)
 

@@ -77,7 +77,8 @@ class Pipeline:
 
     ``flush_steps``: the pipeline's depth in steps from the input register to the output slot
     (the steps after a reset during which stale contents drain unseen). ``ce_fanout``: the most
-    flip-flops a copy of the clock enable drives.
+    flip-flops a copy of the clock enable drives, or ``None`` for one copy that drives them all
+    (nextpnr puts an iCE40 enable net with many loads on a global buffer).
 
     ``adv`` is the advance flip-flop for logic (0 at power-up: the pipeline starts stopped and
     is started by :meth:`drive_output`'s next-state logic).
@@ -112,7 +113,7 @@ class Pipeline:
         """A copy of ``adv`` for the clock enables of ``width`` more flip-flops."""
         if not self._copies or self._room < width:
             self._copies.append(Signal(name=f"adv_ce{len(self._copies)}"))
-            self._room = self.ce_fanout
+            self._room = self.ce_fanout if self.ce_fanout is not None else float("inf")
         self._room -= width
         return self._copies[-1]
 
@@ -154,8 +155,9 @@ class Pipeline:
         is empty or the stage after it loads)."""
         for register, value in pairs:
             register, value = Value.cast(register), Value.cast(value)
-            for start in range(0, len(register), self.ce_fanout):
-                stop = min(len(register), start + self.ce_fanout)
+            step = self.ce_fanout or len(register)
+            for start in range(0, len(register), step):
+                stop = min(len(register), start + step)
                 with self.m.If(cond(self.enable(stop - start))):
                     self.m.d.sync += register[start:stop].eq(value[start:stop])
 
@@ -194,8 +196,9 @@ class Pipeline:
         m = self.m
         payload = Value.cast(slot_payload)
         skid = Signal(len(payload), name="skid", reset_less=True)
-        for start in range(0, len(payload), self.ce_fanout):
-            stop = min(start + self.ce_fanout, len(payload))
+        step = self.ce_fanout or len(payload)
+        for start in range(0, len(payload), step):
+            stop = min(start + step, len(payload))
             with m.If(self.enable(stop - start)):
                 # Only kept (`adv` low) if the sink did not take it.
                 if ones is None:
