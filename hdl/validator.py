@@ -8,11 +8,12 @@ from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .decoder import check_lanes
-from .decoder_lane import (_control, _mux_tree, _neighbour_stage, _neighbours, kind_of,
-                           lane_stages, split_neighbours, stage_a, stage_align, stage_b, stage_c)
+from .decoder_lane import (_control, _mux_tree, _neighbours, kind_of, lane_stages, stage_a,
+                           stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import LevelSum, SplitSum
+from .validator_lanes import LOOK_BACK, STAGES, lane_errors, next_beat
 from .pipeline import CE_FANOUT, Pipeline
 
 
@@ -34,57 +35,37 @@ def verdict_layout(counter_width):
     })
 
 
-def stage_errors(pipe, c, split):
-    """Stage ``V1`` (the validator's stage ``D``): the maximal subparts that end at each byte.
-
-    Per lane: ``burst`` (the prefix pending before the byte is ill-formed and ends here: the
-    byte cannot continue it), its kind ``bkind`` and its length ``bback`` (1..3 bytes back from
-    the byte); the parts of the byte's own error (``erb``: an error byte, of the kind
+def stage_errors(pipe, c):
+    """Stage ``V1`` of one lane (the validator's stage ``D``, after the decoder's lane stages
+    ``A`` .. ``C``): the maximal subparts that end at the byte, as :func:`lane_errors` makes them
+    with several lanes. ``burst`` (the prefix pending before the byte is ill-formed and ends
+    here: the byte cannot continue it), its kind ``bkind`` and its length ``bback`` (1..3 bytes
+    back from the byte); the parts of the byte's own error (``erb``: an error byte, of the kind
     ``startkind``; ``unc``: a continuation byte that no lead covers; ``trunc``: a prefix cut short
     by ``last``) and how far back its first byte is (``oback``: 0, or 0..2 for a cut prefix the
-    byte belongs to); ``byte`` (the lane holds one). Unless ``split``, ``own`` and ``okind``
-    (:func:`stage_own`) instead of the parts.
+    byte belongs to); ``byte`` (the lane holds one).
     """
-    if not split_neighbours(len(c)):
-        prevs = _neighbours(pipe, "vh", c,
-                            [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
-                             for lane in c.lanes],
-                            lambda parts: {"pend": parts["pend0"] | parts["sc"],
-                                           "sc": parts["sc"], "anyc": parts["anyc"]})
-    else:
-        # As the decoder's: the prefix pending before each byte in a stage of its own (`C2`).
-        c = _neighbour_stage(pipe, "c2", "vh", c,
-                             {"cont": 1, "ok2": 1, "pend0": 1, "sc": 1, "anyc": 1, "ns": 1,
-                              "rkind": ErrorKind, "startkind": ErrorKind},
-                             [{"pend": lane.pend0 | lane.sc, "sc": lane.sc, "anyc": lane.anyc}
-                              for lane in c.lanes])
-        prevs = [lane.prev for lane in c.lanes]
+    prev, = _neighbours(pipe, "vh", c,
+                        [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
+                         for lane in c.lanes],
+                        lambda parts: {"pend": parts["pend0"] | parts["sc"],
+                                       "sc": parts["sc"], "anyc": parts["anyc"]})
     stage = _control(pipe, "v", c)
-    for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, stage.lanes)):
-        nv = lane.nv
-        unc = lane.cont & ~lane.ok2 & ~prev["anyc"]
-        trunc = lane.vl & (lane.pend0 | lane.sc)
-        regs.burst = pipe.fact(f"v{k}_burst", prev["pend"] & lane.ns, nv)
-        regs.bkind = pipe.data(f"v{k}_bkind", Mux(lane.cont, lane.rkind.as_value(),
-                                                  ErrorKind.TRUNCATED), ErrorKind)
-        # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
-        regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-        if split:
-            # The byte's own error, in parts (`stage_own` joins them): an error byte (`erb`, of
-            # the kind `startkind`), a continuation byte no lead covers (`unc`), a cut prefix
-            # (`trunc`).
-            regs.erb = pipe.data(f"v{k}_erb", lane.startkind.as_value() != 0)
-            regs.startkind = pipe.data(f"v{k}_startkind", lane.startkind, ErrorKind)
-            regs.unc = pipe.fact(f"v{k}_unc", unc, nv)
-            regs.trunc = pipe.fact(f"v{k}_trunc", trunc, nv)
-        else:
-            own, okind = _own(lane.startkind.as_value() != 0, lane.startkind, unc, trunc)
-            regs.own = pipe.fact(f"v{k}_own", own, nv)
-            regs.okind = pipe.data(f"v{k}_okind", okind, ErrorKind)
-        # A cut prefix the byte ends: anyc + sc bytes before it.
-        regs.oback = pipe.data(f"v{k}_oback", Cat(trunc & lane.anyc & ~lane.sc, trunc & lane.sc),
-                               2)
-        regs.byte = pipe.fact(f"v{k}_byte", 1, nv)
+    lane, regs = c.lanes[0], stage.lanes[0]
+    nv = lane.nv
+    trunc = lane.vl & (lane.pend0 | lane.sc)
+    regs.burst = pipe.fact("v0_burst", prev["pend"] & lane.ns, nv)
+    regs.bkind = pipe.data("v0_bkind", Mux(lane.cont, lane.rkind.as_value(),
+                                           ErrorKind.TRUNCATED), ErrorKind)
+    # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
+    regs.bback = pipe.data("v0_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
+    regs.erb = pipe.data("v0_erb", lane.startkind.as_value() != 0)
+    regs.startkind = pipe.data("v0_startkind", lane.startkind, ErrorKind)
+    regs.unc = pipe.fact("v0_unc", lane.cont & ~lane.ok2 & ~prev["anyc"], nv)
+    regs.trunc = pipe.fact("v0_trunc", trunc, nv)
+    # A cut prefix the byte ends: anyc + sc bytes before it.
+    regs.oback = pipe.data("v0_oback", Cat(trunc & lane.anyc & ~lane.sc, trunc & lane.sc), 2)
+    regs.byte = pipe.fact("v0_byte", 1, nv)
     return stage
 
 
@@ -97,7 +78,7 @@ def _own(erb, startkind, unc, trunc):
 def stage_own(pipe, v):
     """Stage ``V1b``: per lane the byte's own error ``own`` and its kind ``okind`` from the
     parts of ``V1``; ``burst``, ``bkind``, ``bback``, ``oback`` and ``byte`` passed on."""
-    stage = _control(pipe, "u", v)
+    stage = next_beat(pipe, "u", v)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
         own, okind = _own(lane.erb, lane.startkind, lane.unc, lane.trunc)
         regs.own = pipe.fact(f"u{k}_own", own, lane.nv)
@@ -123,7 +104,7 @@ def stage_first(pipe, v):
     one lane less one, 0..3: a 2:1 multiplexer per bit), and ``errs`` (0..2 maximal subparts end
     here) and ``bytes`` (the lane holds a byte)."""
     n = len(v)
-    stage = _control(pipe, "w", v)
+    stage = next_beat(pipe, "w", v)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
         back = Mux(lane.burst, lane.bback, lane.oback)
         regs.has = pipe.data(f"w{k}_has", lane.burst | lane.own)
@@ -131,8 +112,9 @@ def stage_first(pipe, v):
         if n == 1:
             regs.dist = pipe.data("w0_dist", back, 2)
         else:
-            regs.dist = pipe.data(f"w{k}_dist", _constant_of(back, [n - k + b for b in range(4)]),
-                                  range(n + 4))
+            regs.dist = pipe.data(f"w{k}_dist", _constant_of(back, [LOOK_BACK + k - b
+                                                                     for b in range(4)]),
+                                  range(n + LOOK_BACK))
         regs.errs = pipe.data(f"w{k}_errs", Cat(lane.burst ^ lane.own, lane.burst & lane.own),
                               range(3))
         regs.bytes = pipe.data(f"w{k}_bytes", lane.byte)
@@ -145,7 +127,7 @@ def reduce_beat(pipe, w):
     sum of the errors and of the bytes. Returns ``(summary, bubble, last, stages)``."""
     groups = [SimpleNamespace(has=lane.has, kind=lane.kind.as_value(), dist=lane.dist,
                               errs=lane.errs, bytes=lane.bytes) for lane in w.lanes]
-    bubble, last = w.lanes[-1].nv, w.beat_vl
+    bubble, last = w.bubble, w.beat_vl
     level = 0
     while len(groups) > 1:
         merged = []
@@ -299,11 +281,9 @@ class Utf8Validator(CheckedComponent):
     @staticmethod
     def latency(*, lanes=1, counter_width=32):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
-        align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
         read = Utf8Validator.read_stages(lanes=lanes, counter_width=counter_width)
-        own = 0 if split_neighbours(lanes) else 1
-        return align + lane_stages(lanes) + 6 + own + tree + read
+        return (lane_stages(1) if lanes == 1 else STAGES) + 7 + tree + read
 
     @staticmethod
     def read_stages(*, lanes=1, counter_width=32):
@@ -320,16 +300,14 @@ class Utf8Validator(CheckedComponent):
                         ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
-        aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
-        c = stage_c(pipe, stage_b(pipe, stage_a(pipe, aligned, data)), False)
-        # (From SPLIT_LANES lanes on, where stage C2 registers the neighbour's facts, the byte's
-        # own error takes no stage of its own: measured on the ECP5, one would cost cells and
-        # no speed.)
-        split = not split_neighbours(n)
-        errors = stage_errors(pipe, c, split)
-        if split:
-            errors = stage_own(pipe, errors)
-        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, errors))
+        if n == 1:
+            # The decoder's lane stages A .. C (with one lane a history keeps the byte before).
+            aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
+            errors = stage_errors(pipe, stage_c(pipe, stage_b(pipe, stage_a(pipe, aligned, data)),
+                                                False))
+        else:
+            errors = lane_errors(pipe, self.i.payload, self.i.valid, n)
+        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, stage_own(pipe, errors)))
 
         # P1 .. P3: the small parts of the sums. The first error's offset is the bytes of the
         # message before the beat plus `bytes - dist` (-3..N-1). So that M's sum only ever adds
@@ -344,7 +322,7 @@ class Utf8Validator(CheckedComponent):
             back = pipe.data("p1_back", _constant_of(index, [((i >> 2) - 1 - (i & 3)) % 4
                                                              for i in range(8)]), 2)
         else:
-            back = pipe.data("p1_back", beat.bytes - beat.dist, range(-3 - n, n + 1))
+            back = pipe.data("p1_back", beat.dist - LOOK_BACK, range(-LOOK_BACK, n))
         p1 = SimpleNamespace(
             back=back,
             # `max(0, r + bytes - 3)` for each value of `r` (P2 chooses one: no carry chain in

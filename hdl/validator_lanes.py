@@ -1,0 +1,213 @@
+"""The validator's per-byte stages with several lanes: each beat read with the three bytes before it.
+
+Whatever a validator owes at byte *p* is a function of the bytes *p*-3..*p* (see
+:mod:`~utf8_gateware.hdl.decoder_lane`). The decoder right-aligns each beat (its align stages) so
+that the bytes before lane 0 are always the previous beat's lane N-1, and keeps a history of each
+stage's facts of that lane. A validator reads no code point, so it can do without both: a beat is
+taken as it comes (``count`` bytes in lanes 0..count-1), and a register ``recent`` keeps the
+three latest bytes of the message before it (ASCII NULs at a message's start, which continue
+nothing). The stages then work on N + 3 *window* lanes, the three recent bytes and the beat's
+lanes, and each window lane's facts come from its own and the window lane before it: no
+multiplexer between a lane and a history, no align stage, no neighbour stages. The recent bytes'
+own facts are never counted: they only serve the first three lanes as the bytes before them.
+
+A beat's valid lanes are a prefix, so the beat is a bubble iff lane 0 is empty, and lane k is the
+message's last byte iff the beat ends a message, lane k holds a byte and lane k+1 does not.
+
+Stages (each register one LUT level of registers, but ``recent``: see :func:`stage_a`):
+
+``A``
+    Each window lane's nibble predicates (:class:`~utf8_gateware.hdl.decoder_lane.ByteClassifier`);
+    per lane of the beat ``nv`` (no byte).
+``B1``
+    The byte's class: lead (of any length), its lead codes (:mod:`~.utf8_grammar`), its
+    continuation code ``q``, its own error's kind (``startkind``).
+``B2``
+    From the byte before's lead codes and ``q``: an allowed second byte of a lead of each length
+    (``ok2_{length}``), or a range error (``rerr``, ``rclass`` per restricted length).
+``C``
+    The prefix pending after the byte: of 3 of 4 bytes (``sc``), of 2 or 3 bytes (``anyc``); and
+    the byte's facts for ``V1``: ``ns`` (it cannot continue a prefix), ``unc0`` (a continuation
+    byte that is no allowed second byte), ``bkind`` (the kind of the prefix it breaks).
+``V1``
+    :func:`lane_errors`: the maximal subparts that end at the byte, in the parts
+    :func:`~utf8_gateware.hdl.validator.stage_own` joins.
+"""
+
+from types import SimpleNamespace
+
+from amaranth.hdl import Cat, Mux, Value
+
+from .decoder_lane import (CLASSIFIER, UTF8_TABLES, _lead_code, _lead_code_terms, _lookup,
+                           kind_of)
+from .error_kind import ErrorKind
+from .pipeline import any_of
+
+
+__all__ = ["Beat", "LOOK_BACK", "STAGES", "next_beat", "latest", "before", "lane_errors"]
+
+
+#: The bytes before a byte that decide what it does (the longest sequence less one).
+LOOK_BACK = 3
+
+#: The stages :func:`lane_errors` builds (``A``, ``B1``, ``B2``, ``C``, ``V1``).
+STAGES = 5
+
+
+class Beat:
+    """One stage of a beat: ``lanes`` (per lane a namespace of registers, with ``nv``: no byte)
+    and ``beat_vl`` (the beat ends a message, or the pipeline is flushing)."""
+    def __init__(self, lanes, beat_vl):
+        self.lanes, self.beat_vl = lanes, beat_vl
+
+    def __len__(self):
+        return len(self.lanes)
+
+    @property
+    def bubble(self):
+        """The beat has no byte: its valid lanes are a prefix (also for one lane)."""
+        return self.lanes[0].nv
+
+
+def next_beat(pipe, name, prev):
+    """The control registers of the stage ``name`` after ``prev`` (a :class:`Beat` or a decoder
+    :class:`~utf8_gateware.hdl.decoder_lane.Stage` of one lane)."""
+    return Beat([SimpleNamespace(nv=pipe.control(f"{name}{k}_nv", lane.nv))
+                 for k, lane in enumerate(prev.lanes)],
+                pipe.control(f"{name}_vl", prev.beat_vl))
+
+
+def latest(values, nv):
+    """The value of the beat's latest byte: ``values`` per lane, ``nv`` their lanes' flags
+    (valid lanes are a prefix, lane 0 valid). A tree of 2:1 multiplexers, each on the flag of the
+    first lane of its upper half."""
+    if len(values) == 1:
+        return values[0]
+    half = len(values) // 2
+    return Mux(nv[half], latest(values[:half], nv[:half]), latest(values[half:], nv[half:]))
+
+
+def before(pipe, name, beat, values):
+    """Per lane of ``beat`` the ``values`` (per lane a dict of Values) of the byte before it:
+    lane k-1's, and for lane 0 a *history* (registers ``{name}_{field}``): the beat's latest
+    byte's (:func:`latest`), kept in bubbles, 0 after the end of a message (the byte before a
+    message's first continues nothing)."""
+    nv = [lane.nv for lane in beat.lanes]
+    history = {}
+    for field, value in values[0].items():
+        width = len(Value.cast(value))
+        reg = pipe.register(f"{name}_{field}", width)
+        with pipe.m.If(pipe.enable(width)):
+            with pipe.m.If(beat.beat_vl):
+                pipe.m.d.sync += reg.eq(0)
+            with pipe.m.Else():
+                pipe.m.d.sync += reg.eq(Mux(beat.bubble, reg,
+                                            latest([v[field] for v in values], nv)))
+        history[field] = reg
+    return [history, *values[:-1]]
+
+
+def stage_a(pipe, payload, valid, lanes):
+    """Stage ``A``, from the input beat: per lane the byte's nibble predicates and ``nv``."""
+    count = payload.count
+    width = len(count)
+    return Beat([SimpleNamespace(
+                    nv=pipe.control(f"a{k}_nv", ~valid | ~_lookup(
+                        count, [int(value > k) for value in range(1 << width)])),
+                    p=CLASSIFIER.registers(pipe, f"a{k}", payload.data[8 * k:8 * k + 8]))
+                 for k in range(lanes)],
+                pipe.control("a_vl", valid & payload.last))
+
+
+def stage_b1(pipe, a):
+    """Stage ``B1``: each byte's class and lead codes."""
+    tables, b = UTF8_TABLES, next_beat(pipe, "b1", a)
+    for k, (lane, regs) in enumerate(zip(a.lanes, b.lanes)):
+        member = lambda set_name: CLASSIFIER.member(lane.p, set_name)
+        terms = _lead_code_terms(lane, tables)
+        regs.lead = pipe.data(f"b1{k}_lead", member("lead2") | member("lead34"))
+        regs.q = pipe.data(f"b1{k}_q", Cat(member("q0"), member("q1")), 2)
+        regs.startkind = pipe.data(f"b1{k}_startkind", kind_of(
+            *((member(set_name), kind) for set_name, kind in tables.start_error_sets)), ErrorKind)
+        regs.codes = {length: pipe.data(f"b1{k}_code{length}", _lead_code(terms, length, tables),
+                                        tables.code_width(length))
+                      for length in (2, 3, 4)}
+    return b
+
+
+def stage_b2(pipe, b1):
+    """Stage ``B2``: each byte as a second byte of the byte before."""
+    tables, b = UTF8_TABLES, next_beat(pipe, "b2", b1)
+    prevs = before(pipe, "h_b", b1, [{f"code{length}": lane.codes[length]
+                                      for length in (2, 3, 4)} for lane in b1.lanes])
+    for k, (lane, prev, regs) in enumerate(zip(b1.lanes, prevs, b.lanes)):
+        regs.cont = pipe.data(f"b2{k}_cont", lane.q != 0)
+        regs.lead = pipe.data(f"b2{k}_lead", lane.lead)
+        regs.startkind = pipe.data(f"b2{k}_startkind", lane.startkind, ErrorKind)
+        regs.ok2, regs.rerr, regs.rclass = {}, {}, {}
+        for length in (2, 3, 4):
+            code = prev[f"code{length}"]
+            table = tables.grammar.second_byte_table(length)
+            regs.ok2[length] = pipe.data(f"b2{k}_ok2_{length}", any_of(
+                (code == c) & (lane.q == qv) for (c, qv), (ok, _) in table.items() if ok))
+            if length in tables.range_lengths:
+                classes = tables.restricted[length]
+                regs.rerr[length] = pipe.data(f"b2{k}_rerr{length}", any_of(
+                    (code == c) & (lane.q == qv) for (c, qv), (ok, _) in table.items() if not ok))
+                width = (len(classes) - 1).bit_length()
+                regs.rclass[length] = pipe.data(
+                    f"b2{k}_rclass{length}",
+                    any_of(Mux(code == c, i, 0) for i, (c, _) in enumerate(classes)),
+                    width) if width else 0
+    return b
+
+
+def stage_c(pipe, b2):
+    """Stage ``C``: the prefix pending after each byte, and the byte's facts for ``V1``."""
+    tables, c = UTF8_TABLES, next_beat(pipe, "c", b2)
+    prevs = before(pipe, "h_c", b2, [{"ok2_4": lane.ok2[4]} for lane in b2.lanes])
+    for k, (lane, prev, regs) in enumerate(zip(b2.lanes, prevs, c.lanes)):
+        sc = prev["ok2_4"] & lane.cont
+        rerr = any_of(lane.rerr.values())
+        rkind = kind_of(*((lane.rerr[length] & (lane.rclass[length] == i), kind)
+                          for length in tables.range_lengths
+                          for i, (_, kind) in enumerate(tables.restricted[length])))
+        regs.sc = pipe.data(f"c{k}_sc", sc)
+        regs.anyc = pipe.data(f"c{k}_anyc", lane.ok2[3] | lane.ok2[4] | sc)
+        regs.lead = pipe.data(f"c{k}_lead", lane.lead)
+        regs.ns = pipe.data(f"c{k}_ns", ~lane.cont | rerr)
+        regs.unc0 = pipe.data(f"c{k}_unc0", lane.cont & ~any_of(lane.ok2.values()))
+        # The kind of the prefix the byte breaks: a lone lead's range error, or TRUNCATED.
+        regs.bkind = pipe.data(f"c{k}_bkind", rkind | kind_of((~rerr, ErrorKind.TRUNCATED)),
+                               ErrorKind)
+        regs.startkind = pipe.data(f"c{k}_startkind", lane.startkind, ErrorKind)
+    return c
+
+
+def lane_errors(pipe, payload, valid, lanes):
+    """Stages ``A`` .. ``V1`` of a validator of ``lanes`` lanes on its input beat (``payload``,
+    ``valid``). Returns the :class:`Beat` of ``V1``: per lane ``burst`` (the prefix pending
+    before the byte is ill-formed and ends here), its kind ``bkind`` and length ``bback``
+    (1..3 bytes back from the byte), the parts of the byte's own error (``erb`` with
+    ``startkind``, ``unc``, ``trunc``) and ``oback`` (how far back the first byte of a prefix cut
+    short by ``last`` is), ``byte`` (the lane holds one)."""
+    c = stage_c(pipe, stage_b2(pipe, stage_b1(pipe, stage_a(pipe, payload, valid, lanes))))
+    v = next_beat(pipe, "v", c)
+    prevs = before(pipe, "h_v", c, [{"pend": lane.lead | lane.anyc, "anyc": lane.anyc,
+                                     "sc": lane.sc} for lane in c.lanes])
+    for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, v.lanes)):
+        nv = lane.nv
+        # The byte is the message's last: the beat ends it, and the next lane is empty.
+        ends = c.beat_vl & (c.lanes[k + 1].nv if k + 1 < lanes else 1)
+        regs.burst = pipe.fact(f"v{k}_burst", prev["pend"] & lane.ns, nv)
+        regs.bkind = pipe.data(f"v{k}_bkind", lane.bkind, ErrorKind)
+        # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
+        regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
+        regs.erb = pipe.data(f"v{k}_erb", lane.startkind.as_value() != 0)
+        regs.startkind = pipe.data(f"v{k}_startkind", lane.startkind, ErrorKind)
+        regs.unc = pipe.fact(f"v{k}_unc", lane.unc0 & ~prev["anyc"], nv)
+        regs.trunc = pipe.fact(f"v{k}_trunc", ends & (lane.lead | lane.anyc), nv)
+        # A cut prefix the byte ends: anyc + sc bytes before it.
+        regs.oback = pipe.data(f"v{k}_oback", Cat(ends & lane.anyc & ~lane.sc, ends & lane.sc), 2)
+        regs.byte = pipe.fact(f"v{k}_byte", 1, nv)
+    return v
