@@ -59,7 +59,7 @@ def stage_errors(pipe, c):
                                            ErrorKind.TRUNCATED), ErrorKind)
     # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
     regs.bback = pipe.data("v0_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-    regs.erb = pipe.data("v0_erb", lane.startkind.as_value() != 0)
+    regs.erb = pipe.fact("v0_erb", lane.startkind.as_value() != 0, nv)
     regs.startkind = pipe.data("v0_startkind", lane.startkind, ErrorKind)
     regs.unc = pipe.fact("v0_unc", lane.cont & ~lane.ok2 & ~prev["anyc"], nv)
     regs.trunc = pipe.fact("v0_trunc", trunc, nv)
@@ -78,10 +78,10 @@ def _own(erb, startkind, unc, trunc):
 def stage_own(pipe, v):
     """Stage ``V1b``: per lane the byte's own error ``own`` and its kind ``okind`` from the
     parts of ``V1``; ``burst``, ``bkind``, ``bback``, ``oback`` and ``byte`` passed on."""
-    stage = next_beat(pipe, "u", v)
+    stage = next_beat(pipe, "u", v, per_lane=False)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
         own, okind = _own(lane.erb, lane.startkind, lane.unc, lane.trunc)
-        regs.own = pipe.fact(f"u{k}_own", own, lane.nv)
+        regs.own = pipe.data(f"u{k}_own", own)
         regs.okind = pipe.data(f"u{k}_okind", okind, ErrorKind)
         for field, shape in [("burst", 1), ("bkind", ErrorKind), ("bback", 2), ("oback", 2),
                              ("byte", 1)]:
@@ -104,7 +104,7 @@ def stage_first(pipe, v):
     one lane less one, 0..3: a 2:1 multiplexer per bit), and ``errs`` (0..2 maximal subparts end
     here) and ``bytes`` (the lane holds a byte)."""
     n = len(v)
-    stage = next_beat(pipe, "w", v)
+    stage = next_beat(pipe, "w", v, per_lane=False)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
         back = Mux(lane.burst, lane.bback, lane.oback)
         regs.has = pipe.data(f"w{k}_has", lane.burst | lane.own)

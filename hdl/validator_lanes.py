@@ -55,26 +55,28 @@ STAGES = 5
 
 
 class Beat:
-    """One stage of a beat: ``lanes`` (per lane a namespace of registers, with ``nv``: no byte)
-    and ``beat_vl`` (the beat ends a message, or the pipeline is flushing)."""
-    def __init__(self, lanes, beat_vl):
+    """One stage of a beat: ``lanes`` (per lane a namespace of registers, with ``nv``, no byte,
+    unless the stage has no per-lane control), ``beat_vl`` (the beat ends a message, or the
+    pipeline is flushing) and ``bubble`` (the beat has no byte)."""
+    def __init__(self, lanes, beat_vl, bubble=None):
         self.lanes, self.beat_vl = lanes, beat_vl
+        # The valid lanes are a prefix (also for one lane): lane 0's flag is the beat's.
+        self.bubble = lanes[0].nv if bubble is None else bubble
 
     def __len__(self):
         return len(self.lanes)
 
-    @property
-    def bubble(self):
-        """The beat has no byte: its valid lanes are a prefix (also for one lane)."""
-        return self.lanes[0].nv
 
-
-def next_beat(pipe, name, prev):
+def next_beat(pipe, name, prev, per_lane=True):
     """The control registers of the stage ``name`` after ``prev`` (a :class:`Beat` or a decoder
-    :class:`~utf8_gateware.hdl.decoder_lane.Stage` of one lane)."""
+    :class:`~utf8_gateware.hdl.decoder_lane.Stage` of one lane): ``nv`` per lane, or (unless
+    ``per_lane``) only the beat's ``bubble``."""
+    vl = pipe.control(f"{name}_vl", prev.beat_vl)
+    if not per_lane:
+        return Beat([SimpleNamespace() for _ in prev.lanes], vl,
+                    pipe.control(f"{name}_nv", prev.bubble))
     return Beat([SimpleNamespace(nv=pipe.control(f"{name}{k}_nv", lane.nv))
-                 for k, lane in enumerate(prev.lanes)],
-                pipe.control(f"{name}_vl", prev.beat_vl))
+                 for k, lane in enumerate(prev.lanes)], vl)
 
 
 def latest(values, nv):
@@ -87,22 +89,53 @@ def latest(values, nv):
     return Mux(nv[half], latest(values[:half], nv[:half]), latest(values[half:], nv[half:]))
 
 
+#: From this many lanes on, a history (:func:`before`) takes the OR of registers that the stage
+#: before it masks with a registered flag of the lane with the beat's latest byte (``latest``):
+#: two LUT levels at 8 lanes, where the tree of :func:`latest` would take three.
+ONE_HOT_LANES = 8
+
+
+def mark_latest(pipe, name, prev, beat):
+    """With :data:`ONE_HOT_LANES` lanes or more, registers ``latest`` in each lane of ``beat``
+    (the stage ``name`` after ``prev``): the lane holds the beat's latest byte."""
+    if len(beat) >= ONE_HOT_LANES:
+        nv = [lane.nv for lane in prev.lanes] + [1]
+        for k, lane in enumerate(beat.lanes):
+            lane.latest = pipe.data(f"{name}{k}_latest", ~nv[k] & nv[k + 1])
+    return beat
+
+
+def for_history(pipe, name, lane, regs, values):
+    """With :data:`ONE_HOT_LANES` lanes or more, registers ``regs.hist``: ``values`` (a dict of
+    Values of the stage before, whose lane is ``lane``) masked with ``lane.latest``, which the
+    next stage's history (:func:`before`) ORs."""
+    if hasattr(lane, "latest"):
+        regs.hist = {field: pipe.data(f"{name}_m{field}", Value.cast(value) & lane.latest.replicate(
+                         len(Value.cast(value))), len(Value.cast(value)))
+                     for field, value in values.items()}
+
+
 def before(pipe, name, beat, values):
     """Per lane of ``beat`` the ``values`` (per lane a dict of Values) of the byte before it:
     lane k-1's, and for lane 0 a *history* (registers ``{name}_{field}``): the beat's latest
-    byte's (:func:`latest`), kept in bubbles, 0 after the end of a message (the byte before a
-    message's first continues nothing)."""
+    byte's (by :func:`latest`, or the OR of the lanes' ``hist``: :func:`for_history`), kept in
+    bubbles, 0 after the end of a message (the byte before a message's first continues
+    nothing)."""
     nv = [lane.nv for lane in beat.lanes]
     history = {}
     for field, value in values[0].items():
         width = len(Value.cast(value))
         reg = pipe.register(f"{name}_{field}", width)
+        if hasattr(beat.lanes[0], "hist"):
+            new = any_of(lane.hist[field] for lane in beat.lanes) | \
+                (reg & beat.bubble.replicate(width))
+        else:
+            new = Mux(beat.bubble, reg, latest([v[field] for v in values], nv))
         with pipe.m.If(pipe.enable(width)):
             with pipe.m.If(beat.beat_vl):
                 pipe.m.d.sync += reg.eq(0)
             with pipe.m.Else():
-                pipe.m.d.sync += reg.eq(Mux(beat.bubble, reg,
-                                            latest([v[field] for v in values], nv)))
+                pipe.m.d.sync += reg.eq(new)
         history[field] = reg
     return [history, *values[:-1]]
 
@@ -111,17 +144,21 @@ def stage_a(pipe, payload, valid, lanes):
     """Stage ``A``, from the input beat: per lane the byte's nibble predicates and ``nv``."""
     count = payload.count
     width = len(count)
-    return Beat([SimpleNamespace(
-                    nv=pipe.control(f"a{k}_nv", ~valid | ~_lookup(
-                        count, [int(value > k) for value in range(1 << width)])),
-                    p=CLASSIFIER.registers(pipe, f"a{k}", payload.data[8 * k:8 * k + 8]))
-                 for k in range(lanes)],
-                pipe.control("a_vl", valid & payload.last))
+    a = Beat([SimpleNamespace(
+                 nv=pipe.control(f"a{k}_nv", ~valid | ~_lookup(
+                     count, [int(value > k) for value in range(1 << width)])),
+                 p=CLASSIFIER.registers(pipe, f"a{k}", payload.data[8 * k:8 * k + 8]))
+              for k in range(lanes)],
+             pipe.control("a_vl", valid & payload.last))
+    if lanes >= ONE_HOT_LANES:
+        for k, lane in enumerate(a.lanes):
+            lane.latest = pipe.data(f"a{k}_latest", valid & (count == k + 1))
+    return a
 
 
 def stage_b1(pipe, a):
     """Stage ``B1``: each byte's class and lead codes."""
-    tables, b = UTF8_TABLES, next_beat(pipe, "b1", a)
+    tables, b = UTF8_TABLES, mark_latest(pipe, "b1", a, next_beat(pipe, "b1", a))
     for k, (lane, regs) in enumerate(zip(a.lanes, b.lanes)):
         member = lambda set_name: CLASSIFIER.member(lane.p, set_name)
         terms = _lead_code_terms(lane, tables)
@@ -129,15 +166,17 @@ def stage_b1(pipe, a):
         regs.q = pipe.data(f"b1{k}_q", Cat(member("q0"), member("q1")), 2)
         regs.startkind = pipe.data(f"b1{k}_startkind", kind_of(
             *((member(set_name), kind) for set_name, kind in tables.start_error_sets)), ErrorKind)
-        regs.codes = {length: pipe.data(f"b1{k}_code{length}", _lead_code(terms, length, tables),
+        codes = {f"code{length}": _lead_code(terms, length, tables) for length in (2, 3, 4)}
+        regs.codes = {length: pipe.data(f"b1{k}_code{length}", codes[f"code{length}"],
                                         tables.code_width(length))
                       for length in (2, 3, 4)}
+        for_history(pipe, f"b1{k}", lane, regs, codes)
     return b
 
 
 def stage_b2(pipe, b1):
     """Stage ``B2``: each byte as a second byte of the byte before."""
-    tables, b = UTF8_TABLES, next_beat(pipe, "b2", b1)
+    tables, b = UTF8_TABLES, mark_latest(pipe, "b2", b1, next_beat(pipe, "b2", b1))
     prevs = before(pipe, "h_b", b1, [{f"code{length}": lane.codes[length]
                                       for length in (2, 3, 4)} for lane in b1.lanes])
     for k, (lane, prev, regs) in enumerate(zip(b1.lanes, prevs, b.lanes)):
@@ -148,8 +187,10 @@ def stage_b2(pipe, b1):
         for length in (2, 3, 4):
             code = prev[f"code{length}"]
             table = tables.grammar.second_byte_table(length)
-            regs.ok2[length] = pipe.data(f"b2{k}_ok2_{length}", any_of(
-                (code == c) & (lane.q == qv) for (c, qv), (ok, _) in table.items() if ok))
+            ok2 = any_of((code == c) & (lane.q == qv) for (c, qv), (ok, _) in table.items() if ok)
+            regs.ok2[length] = pipe.data(f"b2{k}_ok2_{length}", ok2)
+            if length == 4:
+                for_history(pipe, f"b2{k}", lane, regs, {"ok2_4": ok2})
             if length in tables.range_lengths:
                 classes = tables.restricted[length]
                 regs.rerr[length] = pipe.data(f"b2{k}_rerr{length}", any_of(
@@ -172,8 +213,10 @@ def stage_c(pipe, b2):
         rkind = kind_of(*((lane.rerr[length] & (lane.rclass[length] == i), kind)
                           for length in tables.range_lengths
                           for i, (_, kind) in enumerate(tables.restricted[length])))
+        anyc = lane.ok2[3] | lane.ok2[4] | sc
         regs.sc = pipe.data(f"c{k}_sc", sc)
-        regs.anyc = pipe.data(f"c{k}_anyc", lane.ok2[3] | lane.ok2[4] | sc)
+        regs.anyc = pipe.data(f"c{k}_anyc", anyc)
+        for_history(pipe, f"c{k}", lane, regs, {"pend": lane.lead | anyc, "anyc": anyc, "sc": sc})
         regs.lead = pipe.data(f"c{k}_lead", lane.lead)
         regs.ns = pipe.data(f"c{k}_ns", ~lane.cont | rerr)
         regs.unc0 = pipe.data(f"c{k}_unc0", lane.cont & ~any_of(lane.ok2.values()))
@@ -189,7 +232,7 @@ def lane_errors(pipe, payload, valid, lanes):
     ``valid``). Returns the :class:`Beat` of ``V1``: per lane ``burst`` (the prefix pending
     before the byte is ill-formed and ends here), its kind ``bkind`` and length ``bback``
     (1..3 bytes back from the byte), the parts of the byte's own error (``erb`` with
-    ``startkind``, ``unc``, ``trunc``) and ``oback`` (how far back the first byte of a prefix cut
+    ``startkind``, ``unc``, ``trunc``: 0 in an empty lane) and ``oback`` (how far back the first byte of a prefix cut
     short by ``last`` is), ``byte`` (the lane holds one)."""
     c = stage_c(pipe, stage_b2(pipe, stage_b1(pipe, stage_a(pipe, payload, valid, lanes))))
     v = next_beat(pipe, "v", c)
@@ -203,7 +246,7 @@ def lane_errors(pipe, payload, valid, lanes):
         regs.bkind = pipe.data(f"v{k}_bkind", lane.bkind, ErrorKind)
         # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
         regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-        regs.erb = pipe.data(f"v{k}_erb", lane.startkind.as_value() != 0)
+        regs.erb = pipe.fact(f"v{k}_erb", lane.startkind.as_value() != 0, nv)
         regs.startkind = pipe.data(f"v{k}_startkind", lane.startkind, ErrorKind)
         regs.unc = pipe.fact(f"v{k}_unc", lane.unc0 & ~prev["anyc"], nv)
         regs.trunc = pipe.fact(f"v{k}_trunc", ends & (lane.lead | lane.anyc), nv)
