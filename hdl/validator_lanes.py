@@ -21,14 +21,15 @@ Stages (each register one LUT level of registers, but ``recent``: see :func:`sta
     per lane of the beat ``nv`` (no byte).
 ``B1``
     The byte's class: lead (of any length), its lead codes (:mod:`~.utf8_grammar`), its
-    continuation code ``q``, its own error's kind (``startkind``).
+    continuation code ``q``, its own error's kind (``startkind``, a code of :data:`START_KINDS`).
 ``B2``
     From the byte before's lead codes and ``q``: an allowed second byte of a lead of each length
     (``ok2_{length}``), or a range error (``rerr``, ``rclass`` per restricted length).
 ``C``
     The prefix pending after the byte: of 3 of 4 bytes (``sc``), of 2 or 3 bytes (``anyc``); and
     the byte's facts for ``V1``: ``ns`` (it cannot continue a prefix), ``unc0`` (a continuation
-    byte that is no allowed second byte), ``bkind`` (the kind of the prefix it breaks).
+    byte that is no allowed second byte), ``bkind`` (the kind of the prefix it breaks, a code of
+    :data:`BURST_KINDS`).
 ``V1``
     :func:`lane_errors`: the maximal subparts that end at the byte, in the parts
     :func:`~utf8_gateware.hdl.validator.stage_own` joins.
@@ -52,6 +53,23 @@ LOOK_BACK = 3
 
 #: The stages :func:`lane_errors` builds (``A``, ``B1``, ``B2``, ``C``, ``V1``).
 STAGES = 5
+
+
+#: The kinds of a byte's own error as a start (a code: the index; 0 none), and of the prefix a
+#: byte breaks (0: TRUNCATED, else a lone lead's range error): codes of two bits until ``V1``.
+START_KINDS = (ErrorKind.NONE, *dict.fromkeys(kind for _, kind in UTF8_TABLES.start_error_sets))
+BURST_KINDS = (ErrorKind.TRUNCATED, *dict.fromkeys(
+    kind for length in UTF8_TABLES.range_lengths for _, kind in UTF8_TABLES.restricted[length]))
+
+
+def _code_width(kinds):
+    return (len(kinds) - 1).bit_length()
+
+
+def _decode(code, kinds):
+    """The :class:`ErrorKind` of a code of ``kinds``."""
+    return kind_of(*((code == index, kind) for index, kind in enumerate(kinds)
+                     if kind is not ErrorKind.NONE))
 
 
 class Beat:
@@ -164,8 +182,9 @@ def stage_b1(pipe, a):
         terms = _lead_code_terms(lane, tables)
         regs.lead = pipe.data(f"b1{k}_lead", member("lead2") | member("lead34"))
         regs.q = pipe.data(f"b1{k}_q", Cat(member("q0"), member("q1")), 2)
-        regs.startkind = pipe.data(f"b1{k}_startkind", kind_of(
-            *((member(set_name), kind) for set_name, kind in tables.start_error_sets)), ErrorKind)
+        regs.startkind = pipe.data(f"b1{k}_startkind", any_of(
+            Mux(member(set_name), START_KINDS.index(kind), 0)
+            for set_name, kind in tables.start_error_sets), _code_width(START_KINDS))
         codes = {f"code{length}": _lead_code(terms, length, tables) for length in (2, 3, 4)}
         regs.codes = {length: pipe.data(f"b1{k}_code{length}", codes[f"code{length}"],
                                         tables.code_width(length))
@@ -182,7 +201,7 @@ def stage_b2(pipe, b1):
     for k, (lane, prev, regs) in enumerate(zip(b1.lanes, prevs, b.lanes)):
         regs.cont = pipe.data(f"b2{k}_cont", lane.q != 0)
         regs.lead = pipe.data(f"b2{k}_lead", lane.lead)
-        regs.startkind = pipe.data(f"b2{k}_startkind", lane.startkind, ErrorKind)
+        regs.startkind = pipe.data(f"b2{k}_startkind", lane.startkind, len(lane.startkind))
         regs.ok2, regs.rerr, regs.rclass = {}, {}, {}
         for length in (2, 3, 4):
             code = prev[f"code{length}"]
@@ -210,9 +229,6 @@ def stage_c(pipe, b2):
     for k, (lane, prev, regs) in enumerate(zip(b2.lanes, prevs, c.lanes)):
         sc = prev["ok2_4"] & lane.cont
         rerr = any_of(lane.rerr.values())
-        rkind = kind_of(*((lane.rerr[length] & (lane.rclass[length] == i), kind)
-                          for length in tables.range_lengths
-                          for i, (_, kind) in enumerate(tables.restricted[length])))
         anyc = lane.ok2[3] | lane.ok2[4] | sc
         regs.sc = pipe.data(f"c{k}_sc", sc)
         regs.anyc = pipe.data(f"c{k}_anyc", anyc)
@@ -220,10 +236,13 @@ def stage_c(pipe, b2):
         regs.lead = pipe.data(f"c{k}_lead", lane.lead)
         regs.ns = pipe.data(f"c{k}_ns", ~lane.cont | rerr)
         regs.unc0 = pipe.data(f"c{k}_unc0", lane.cont & ~any_of(lane.ok2.values()))
-        # The kind of the prefix the byte breaks: a lone lead's range error, or TRUNCATED.
-        regs.bkind = pipe.data(f"c{k}_bkind", rkind | kind_of((~rerr, ErrorKind.TRUNCATED)),
-                               ErrorKind)
-        regs.startkind = pipe.data(f"c{k}_startkind", lane.startkind, ErrorKind)
+        # The kind of the prefix the byte breaks (a code of BURST_KINDS): a lone lead's range
+        # error, or TRUNCATED (0).
+        regs.bkind = pipe.data(f"c{k}_bkind", any_of(
+            Mux(lane.rerr[length] & (lane.rclass[length] == i), BURST_KINDS.index(kind), 0)
+            for length in tables.range_lengths
+            for i, (_, kind) in enumerate(tables.restricted[length])), _code_width(BURST_KINDS))
+        regs.startkind = pipe.data(f"c{k}_startkind", lane.startkind, len(lane.startkind))
     return c
 
 
@@ -243,11 +262,12 @@ def lane_errors(pipe, payload, valid, lanes):
         # The byte is the message's last: the beat ends it, and the next lane is empty.
         ends = c.beat_vl & (c.lanes[k + 1].nv if k + 1 < lanes else 1)
         regs.burst = pipe.fact(f"v{k}_burst", prev["pend"] & lane.ns, nv)
-        regs.bkind = pipe.data(f"v{k}_bkind", lane.bkind, ErrorKind)
+        regs.bkind = pipe.data(f"v{k}_bkind", _decode(lane.bkind, BURST_KINDS), ErrorKind)
         # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
         regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-        regs.erb = pipe.fact(f"v{k}_erb", lane.startkind.as_value() != 0, nv)
-        regs.startkind = pipe.data(f"v{k}_startkind", lane.startkind, ErrorKind)
+        regs.erb = pipe.fact(f"v{k}_erb", lane.startkind != 0, nv)
+        regs.startkind = pipe.data(f"v{k}_startkind", _decode(lane.startkind, START_KINDS),
+                                   ErrorKind)
         regs.unc = pipe.fact(f"v{k}_unc", lane.unc0 & ~prev["anyc"], nv)
         regs.trunc = pipe.fact(f"v{k}_trunc", ends & (lane.lead | lane.anyc), nv)
         # A cut prefix the byte ends: anyc + sc bytes before it.
