@@ -13,7 +13,8 @@ from .decoder_lane import (_control, _mux_tree, _neighbours, kind_of, lane_stage
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import LevelSum, SplitSum
-from .validator_lanes import LOOK_BACK, STAGES, lane_errors, next_beat
+from .validator_lanes import (BURST_KINDS, LOOK_BACK, STAGES, START_KINDS, code_width, decode,
+                              encode, lane_errors, next_beat)
 from .pipeline import CE_FANOUT, Pipeline
 
 
@@ -39,10 +40,10 @@ def stage_errors(pipe, c):
     """Stage ``V1`` of one lane (the validator's stage ``D``, after the decoder's lane stages
     ``A`` .. ``C``): the maximal subparts that end at the byte, as :func:`lane_errors` makes them
     with several lanes. ``burst`` (the prefix pending before the byte is ill-formed and ends
-    here: the byte cannot continue it), its kind ``bkind`` and its length ``bback`` (1..3 bytes
-    back from the byte); the parts of the byte's own error (``erb``: an error byte, of the kind
-    ``startkind``; ``unc``: a continuation byte that no lead covers; ``trunc``: a prefix cut short
-    by ``last``) and how far back its first byte is (``oback``: 0, or 0..2 for a cut prefix the
+    here: the byte cannot continue it), its kind ``bcode`` (a code of ``BURST_KINDS``) and its
+    length ``bback`` (1..3 bytes back from the byte); the parts of the byte's own error
+    (``scode``: an error byte, a code of ``START_KINDS``; ``unc``: a continuation byte that no
+    lead covers; ``trunc``: a prefix cut short by ``last``) and how far back its first byte is (``oback``: 0, or 0..2 for a cut prefix the
     byte belongs to); ``byte`` (the lane holds one).
     """
     prev, = _neighbours(pipe, "vh", c,
@@ -55,12 +56,12 @@ def stage_errors(pipe, c):
     nv = lane.nv
     trunc = lane.vl & (lane.pend0 | lane.sc)
     regs.burst = pipe.fact("v0_burst", prev["pend"] & lane.ns, nv)
-    regs.bkind = pipe.data("v0_bkind", Mux(lane.cont, lane.rkind.as_value(),
-                                           ErrorKind.TRUNCATED), ErrorKind)
+    regs.bcode = pipe.data("v0_bcode", Mux(lane.cont, encode(lane.rkind.as_value(), BURST_KINDS),
+                                           0), code_width(BURST_KINDS))
     # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
     regs.bback = pipe.data("v0_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-    regs.erb = pipe.fact("v0_erb", lane.startkind.as_value() != 0, nv)
-    regs.startkind = pipe.data("v0_startkind", lane.startkind, ErrorKind)
+    regs.scode = pipe.fact("v0_scode", encode(lane.startkind.as_value(), START_KINDS), nv,
+                           code_width(START_KINDS))
     regs.unc = pipe.fact("v0_unc", lane.cont & ~lane.ok2 & ~prev["anyc"], nv)
     regs.trunc = pipe.fact("v0_trunc", trunc, nv)
     # A cut prefix the byte ends: anyc + sc bytes before it.
@@ -69,22 +70,18 @@ def stage_errors(pipe, c):
     return stage
 
 
-def _own(erb, startkind, unc, trunc):
-    """The byte's own error and its kind, from its parts (see :func:`stage_errors`)."""
-    return erb | unc | trunc, startkind.as_value() | kind_of(
-        (unc, ErrorKind.UNEXPECTED_CONTINUATION), (trunc, ErrorKind.TRUNCATED))
-
-
 def stage_own(pipe, v):
-    """Stage ``V1b``: per lane the byte's own error ``own`` and its kind ``okind`` from the
-    parts of ``V1``; ``burst``, ``bkind``, ``bback``, ``oback`` and ``byte`` passed on."""
+    """Stage ``V1b``: per lane the byte's own error ``own`` and its kind ``okind`` (one LUT a
+    bit) from the parts of ``V1``; ``burst``, ``bcode``, ``bback``, ``oback`` and ``byte``
+    passed on."""
     stage = next_beat(pipe, "u", v, per_lane=False)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
-        own, okind = _own(lane.erb, lane.startkind, lane.unc, lane.trunc)
-        regs.own = pipe.data(f"u{k}_own", own)
-        regs.okind = pipe.data(f"u{k}_okind", okind, ErrorKind)
-        for field, shape in [("burst", 1), ("bkind", ErrorKind), ("bback", 2), ("oback", 2),
-                             ("byte", 1)]:
+        regs.own = pipe.data(f"u{k}_own", (lane.scode != 0) | lane.unc | lane.trunc)
+        regs.okind = pipe.data(f"u{k}_okind", decode(lane.scode, START_KINDS) | kind_of(
+            (lane.unc, ErrorKind.UNEXPECTED_CONTINUATION), (lane.trunc, ErrorKind.TRUNCATED)),
+            ErrorKind)
+        for field, shape in [("burst", 1), ("bcode", len(lane.bcode)), ("bback", 2),
+                             ("oback", 2), ("byte", 1)]:
             setattr(regs, field, pipe.data(f"u{k}_{field}", getattr(lane, field), shape))
     return stage
 
@@ -108,7 +105,8 @@ def stage_first(pipe, v):
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
         back = Mux(lane.burst, lane.bback, lane.oback)
         regs.has = pipe.data(f"w{k}_has", lane.burst | lane.own)
-        regs.kind = pipe.data(f"w{k}_kind", Mux(lane.burst, lane.bkind, lane.okind), ErrorKind)
+        regs.kind = pipe.data(f"w{k}_kind", Mux(lane.burst, decode(lane.bcode, BURST_KINDS),
+                                                lane.okind), ErrorKind)
         if n == 1:
             regs.dist = pipe.data("w0_dist", back, 2)
         else:

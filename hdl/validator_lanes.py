@@ -45,7 +45,8 @@ from .error_kind import ErrorKind
 from .pipeline import any_of
 
 
-__all__ = ["Beat", "LOOK_BACK", "STAGES", "next_beat", "latest", "before", "lane_errors"]
+__all__ = ["Beat", "LOOK_BACK", "STAGES", "START_KINDS", "BURST_KINDS", "code_width", "decode",
+           "encode", "next_beat", "latest", "before", "lane_errors"]
 
 
 #: The bytes before a byte that decide what it does (the longest sequence less one).
@@ -62,14 +63,20 @@ BURST_KINDS = (ErrorKind.TRUNCATED, *dict.fromkeys(
     kind for length in UTF8_TABLES.range_lengths for _, kind in UTF8_TABLES.restricted[length]))
 
 
-def _code_width(kinds):
+def code_width(kinds):
+    """Bits of a code of ``kinds`` (:data:`START_KINDS`, :data:`BURST_KINDS`)."""
     return (len(kinds) - 1).bit_length()
 
 
-def _decode(code, kinds):
+def decode(code, kinds):
     """The :class:`ErrorKind` of a code of ``kinds``."""
     return kind_of(*((code == index, kind) for index, kind in enumerate(kinds)
                      if kind is not ErrorKind.NONE))
+
+
+def encode(kind, kinds):
+    """The code in ``kinds`` of ``kind`` (an :class:`ErrorKind` Value; 0 if not in ``kinds``)."""
+    return any_of(Mux(kind == member, index, 0) for index, member in enumerate(kinds) if index)
 
 
 class Beat:
@@ -184,7 +191,7 @@ def stage_b1(pipe, a):
         regs.q = pipe.data(f"b1{k}_q", Cat(member("q0"), member("q1")), 2)
         regs.startkind = pipe.data(f"b1{k}_startkind", any_of(
             Mux(member(set_name), START_KINDS.index(kind), 0)
-            for set_name, kind in tables.start_error_sets), _code_width(START_KINDS))
+            for set_name, kind in tables.start_error_sets), code_width(START_KINDS))
         codes = {f"code{length}": _lead_code(terms, length, tables) for length in (2, 3, 4)}
         regs.codes = {length: pipe.data(f"b1{k}_code{length}", codes[f"code{length}"],
                                         tables.code_width(length))
@@ -241,7 +248,7 @@ def stage_c(pipe, b2):
         regs.bkind = pipe.data(f"c{k}_bkind", any_of(
             Mux(lane.rerr[length] & (lane.rclass[length] == i), BURST_KINDS.index(kind), 0)
             for length in tables.range_lengths
-            for i, (_, kind) in enumerate(tables.restricted[length])), _code_width(BURST_KINDS))
+            for i, (_, kind) in enumerate(tables.restricted[length])), code_width(BURST_KINDS))
         regs.startkind = pipe.data(f"c{k}_startkind", lane.startkind, len(lane.startkind))
     return c
 
@@ -249,9 +256,10 @@ def stage_c(pipe, b2):
 def lane_errors(pipe, payload, valid, lanes):
     """Stages ``A`` .. ``V1`` of a validator of ``lanes`` lanes on its input beat (``payload``,
     ``valid``). Returns the :class:`Beat` of ``V1``: per lane ``burst`` (the prefix pending
-    before the byte is ill-formed and ends here), its kind ``bkind`` and length ``bback``
-    (1..3 bytes back from the byte), the parts of the byte's own error (``erb`` with
-    ``startkind``, ``unc``, ``trunc``: 0 in an empty lane) and ``oback`` (how far back the first byte of a prefix cut
+    before the byte is ill-formed and ends here), its kind ``bcode`` (a code of
+    :data:`BURST_KINDS`) and length ``bback`` (1..3 bytes back from the byte), the parts of the
+    byte's own error (``scode``: an error byte, a code of :data:`START_KINDS`; ``unc``, ``trunc``:
+    all 0 in an empty lane) and ``oback`` (how far back the first byte of a prefix cut
     short by ``last`` is), ``byte`` (the lane holds one)."""
     c = stage_c(pipe, stage_b2(pipe, stage_b1(pipe, stage_a(pipe, payload, valid, lanes))))
     v = next_beat(pipe, "v", c)
@@ -262,12 +270,10 @@ def lane_errors(pipe, payload, valid, lanes):
         # The byte is the message's last: the beat ends it, and the next lane is empty.
         ends = c.beat_vl & (c.lanes[k + 1].nv if k + 1 < lanes else 1)
         regs.burst = pipe.fact(f"v{k}_burst", prev["pend"] & lane.ns, nv)
-        regs.bkind = pipe.data(f"v{k}_bkind", _decode(lane.bkind, BURST_KINDS), ErrorKind)
+        regs.bcode = pipe.data(f"v{k}_bcode", lane.bkind, code_width(BURST_KINDS))
         # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
         regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-        regs.erb = pipe.fact(f"v{k}_erb", lane.startkind != 0, nv)
-        regs.startkind = pipe.data(f"v{k}_startkind", _decode(lane.startkind, START_KINDS),
-                                   ErrorKind)
+        regs.scode = pipe.fact(f"v{k}_scode", lane.startkind, nv, code_width(START_KINDS))
         regs.unc = pipe.fact(f"v{k}_unc", lane.unc0 & ~prev["anyc"], nv)
         regs.trunc = pipe.fact(f"v{k}_trunc", ends & (lane.lead | lane.anyc), nv)
         # A cut prefix the byte ends: anyc + sc bytes before it.
