@@ -121,12 +121,12 @@ ONE_HOT_LANES = 8
 
 
 def mark_latest(pipe, name, prev, beat):
-    """With :data:`ONE_HOT_LANES` lanes or more, registers ``latest`` in each lane of ``beat``
-    (the stage ``name`` after ``prev``): the lane holds the beat's latest byte."""
+    """With :data:`ONE_HOT_LANES` lanes or more, ``latest`` in each lane of ``beat`` (the stage
+    ``name`` after ``prev``): the lane holds the beat's latest byte (``prev``'s flags passed on,
+    no logic)."""
     if len(beat) >= ONE_HOT_LANES:
-        nv = [lane.nv for lane in prev.lanes] + [1]
-        for k, lane in enumerate(beat.lanes):
-            lane.latest = pipe.data(f"{name}{k}_latest", ~nv[k] & nv[k + 1])
+        for k, (lane, before) in enumerate(zip(beat.lanes, prev.lanes)):
+            lane.latest = pipe.data(f"{name}{k}_latest", before.latest)
     return beat
 
 
