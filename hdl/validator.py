@@ -43,8 +43,8 @@ def stage_errors(pipe, c):
     here: the byte cannot continue it), its kind ``bcode`` (a code of ``BURST_KINDS``) and its
     length ``bback`` (1..3 bytes back from the byte); the parts of the byte's own error
     (``scode``: an error byte, a code of ``START_KINDS``; ``unc``: a continuation byte that no
-    lead covers; ``trunc``: a prefix cut short by ``last``) and how far back its first byte is (``oback``: 0, or 0..2 for a cut prefix the
-    byte belongs to); ``byte`` (the lane holds one).
+    lead covers; ``trunc``: a prefix cut short by ``last``) and how far back its first byte is
+    (``oback``: 0, or 0..2 for a cut prefix the byte belongs to); ``byte`` (the lane holds one).
     """
     prev, = _neighbours(pipe, "vh", c,
                         [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
@@ -96,10 +96,10 @@ def _constant_of(index, values):
 
 def stage_first(pipe, v):
     """Stage ``V2``: per lane the first maximal subpart that ends at the byte (a burst comes
-    before the byte's own error): ``has``, ``kind``, ``dist`` (how many bytes before the end of
-    the beat its first byte is: N - k for lane k, plus the bytes of the prefix before it; with
-    one lane less one, 0..3: a 2:1 multiplexer per bit), and ``errs`` (0..2 maximal subparts end
-    here) and ``bytes`` (the lane holds a byte)."""
+    before the byte's own error): ``has``, ``kind``, ``dist`` (where its first byte is: with N
+    lanes 3 + k for lane k less the bytes of the prefix before it, below 3 in an earlier beat, a
+    table per bit; with one lane the bytes back, 0..3: a 2:1 multiplexer per bit), and ``errs``
+    (0..2 maximal subparts end here) and ``bytes`` (the lane holds a byte)."""
     n = len(v)
     stage = next_beat(pipe, "w", v, per_lane=False)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
@@ -176,33 +176,37 @@ class Utf8Validator(CheckedComponent):
 
     Structure
     ---------
-    The decoder's own lane stages up to ``C`` (:mod:`~utf8_gateware.hdl.decoder_lane`: align,
-    the byte's class, the prefix pending after it), so the two cannot disagree on the grammar;
-    none of the code-point assembly. Then, per lane:
+    With one lane, the decoder's own lane stages up to ``C``
+    (:mod:`~utf8_gateware.hdl.decoder_lane`: the byte's class, the prefix pending after it; a
+    history keeps the byte before), none of its code-point assembly. With N lanes, the
+    validator's own lane stages ``A``, ``B1``, ``B2``, ``C``
+    (:mod:`~utf8_gateware.hdl.validator_lanes`), generated from the same grammar tables: a beat
+    is taken as it comes (``count`` bytes in lanes 0..count-1), lane k's byte before is lane
+    k-1's, and lane 0's a history of the beat's latest byte per stage, so there is neither the
+    decoder's align stage nor its neighbour stages, nor a multiplexer between a lane and a
+    history. Then, per lane:
 
     ``V1``
         The maximal subparts that end at the byte: the prefix before it (a *burst*, when the byte
-        cannot continue it), and the byte's own error (an error byte, a continuation byte no
-        lead covers, a prefix cut short by ``last``).
+        cannot continue it), and the parts of the byte's own error (an error byte, a
+        continuation byte no lead covers, a prefix cut short by ``last``); the kinds as 2-bit
+        codes (``validator_lanes.START_KINDS``, ``BURST_KINDS``).
     ``V1b``
-        Up to 4 lanes: the byte's own error and its kind, from the parts ``V1`` registers (an
-        error byte, a continuation byte no lead covers, a prefix cut short by ``last``: joined
-        with the neighbour's facts they would take two LUT levels). From 8 lanes ``V1`` makes
-        them itself (``C2`` registers the neighbour's facts; on the ECP5 a stage more cost
-        cells and no speed).
+        The byte's own error and its kind (one LUT a bit of the parts).
     ``V2``
-        The first of them (the burst's first byte is earlier): its kind, and its distance from
-        the end of the beat (its first byte is the lead of the prefix, one to three bytes back,
-        perhaps in an earlier beat); the lane's error count (0..2) and byte count (0..1).
+        The first of them (the burst's first byte is earlier): its kind, and where its first
+        byte is (one lane: 0..3 bytes back; N lanes: 3 + its lane, which is below 3 when the
+        prefix began in an earlier beat); the lane's error count (0..2) and byte count (0..1).
     ``T1`` .. ``Tlog2(N)``
         A tree of pairs (none with one lane): the earlier lane's first error wins; counts add.
     ``P1`` .. ``P3``
         The small parts of the sums: the first error's offset is the bytes of the message before
-        the beat plus ``bytes - dist``, which is negative when the error began in an earlier
-        beat. So that the sums only ever add, ``M`` sums the bytes before the beat less the
-        latest three, and ``P2`` keeps those (``r``, 0..3; ``P1`` tabulates what each value of
-        ``r`` makes of the beat's byte count, ``P2`` chooses); ``P3`` knows whether the message had
-        an error before the beat, and gives ``M`` what to add: ``r + bytes - dist`` at the first
+        the beat plus ``dist - 3`` (N lanes; with one lane ``bytes - 1 - dist``), which is
+        negative when the error began in an earlier beat. So that the sums only ever add, ``M``
+        sums the bytes before the beat less the latest three, and ``P2`` keeps those (``r``,
+        0..3; ``P1`` tabulates what each value of ``r`` makes of the beat's byte count, ``P2``
+        chooses); ``P3`` knows whether the message had
+        an error before the beat, and gives ``M`` what to add: ``r`` plus that at the first
         error, ``max(0, r + bytes - 3)`` before it, nothing after it.
     ``M``
         The message's sums (the first error's offset, the error count) and its first error's
@@ -225,25 +229,25 @@ class Utf8Validator(CheckedComponent):
     ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a 2:1 multiplexer, which also ORs
     in the overflow flags); ``i.ready`` is a flip-flop.
 
-    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, in the port harness of
-    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 135.5 MHz and
-    493 LCs (160.7 MHz, 204 LCs), four lanes 87.4 MHz and 982 LCs (88.6 MHz, 998 LCs);
-    ECP5-25F-6, 8 lanes 247.7 MHz, 1,283 LUT4 and 1,445 flip-flops (302.8 MHz, 1,767 LUT4),
-    16 lanes 226.0 MHz, 2,505 LUT4 and 2,560 flip-flops (251.7 MHz, 3,871 LUT4). One lane with
-    narrower sums: ``counter_width=16`` 128.1 MHz and 339 LCs, ``counter_width=8`` 126.2 MHz
-    and 278 LCs. What limits one lane is no longer the sums (no path has a carry chain) but
-    paths of two LUTs that synthesis makes (a synchronous reset from a LUT in ``P2`` and ``P3``,
-    a LUT shared by two flip-flops, one of which then needs a route more).
+    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
+    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 116.7 MHz and
+    490 LCs (160.7 MHz, 204 LCs), four lanes 82.5 MHz and 887 LCs (88.6 MHz, 998 LCs);
+    ECP5-25F-6, 8 lanes 251.5 MHz, 1,107 LUT4 and 1,212 flip-flops (302.8 MHz, 1,767 LUT4),
+    16 lanes 251.6 MHz, 1,838 LUT4 and 2,107 flip-flops (251.7 MHz, 3,871 LUT4). One lane with
+    ``counter_width=16``: 131.7 MHz and 338 LCs. What limits one lane is not the sums (no path
+    has a carry chain) but paths of one LUT with a long route: a LUT whose output two
+    flip-flops take (one of them then needs a route more, 3 ns on the UP5K), in ``P2`` and
+    ``P3``; at four lanes, the routes into and out of the sums' 7-bit carry chains; at 8 and 16
+    lanes, the histories (an OR of the lanes' masked registers, two or three LUT levels).
 
     Latency and throughput
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
-    message's ``last`` beat: ``A``, ``B``, ``C``, ``V1``, ``V1b`` (up to 4 lanes), ``V2``,
-    ``P1`` .. ``P3``, ``M``, the read-out ``R`` and the verdict slot; with N lanes also log2(N)
-    tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8
-    lanes on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 14 (13 for
-    ``counter_width`` up to 17, 15 from 58), 13, 14, 18, 19 cycles for 1, 2, 4, 8, 16 lanes.
+    message's ``last`` beat: ``A``, ``B`` (N lanes: ``B1``, ``B2``), ``C``, ``V1``, ``V1b``,
+    ``V2``, ``P1`` .. ``P3``, ``M``, the read-out ``R`` (one lane) and the verdict slot; with N
+    lanes also log2(N) tree stages. So 14 (13 for ``counter_width`` up to 17, 15 from 58), 13,
+    14, 15, 16 cycles for 1, 2, 4, 8, 16 lanes.
     """
 
     @classmethod
@@ -308,13 +312,13 @@ class Utf8Validator(CheckedComponent):
         beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, stage_own(pipe, errors)))
 
         # P1 .. P3: the small parts of the sums. The first error's offset is the bytes of the
-        # message before the beat plus `bytes - dist` (-3..N-1). So that M's sum only ever adds
-        # (no borrow through its chunks), M sums the bytes before the beat less the latest three,
-        # and P2 keeps the rest (`r`, 0..3): the offset is M's sum plus `r + bytes - dist` (never
-        # negative), and M's sum grows by `max(0, r + bytes - 3)` until the first error.
-        # (With one lane the offset's increments are 0..3, so only `back` modulo 4 matters: P1
-        # and P2 look it up in tables, as they do `r`, where an adder would be a carry chain;
-        # `dist` is then the distance less one.)
+        # message before the beat plus `back`: `dist - 3` (-3..N-1; one lane: `bytes - 1 -
+        # dist`). So that M's sum only ever adds (no borrow through its chunks), M sums the bytes
+        # before the beat less the latest three, and P2 keeps the rest (`r`, 0..3): the offset is
+        # M's sum plus `r + back` (never negative), and M's sum grows by `max(0, r + bytes - 3)`
+        # until the first error. (With one lane the offset's increments are 0..3, so only `back`
+        # modulo 4 matters: P1 and P2 look it up in tables, as they do `r`, where an adder would
+        # be a carry chain.)
         if n == 1:
             index = Cat(beat.dist, beat.bytes)
             back = pipe.data("p1_back", _constant_of(index, [((i >> 2) - 1 - (i & 3)) % 4

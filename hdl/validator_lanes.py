@@ -1,30 +1,31 @@
-"""The validator's per-byte stages with several lanes: each beat read with the three bytes before it.
+"""The validator's per-byte stages with several lanes: beats as they come, no align stage.
 
 Whatever a validator owes at byte *p* is a function of the bytes *p*-3..*p* (see
-:mod:`~utf8_gateware.hdl.decoder_lane`). The decoder right-aligns each beat (its align stages) so
-that the bytes before lane 0 are always the previous beat's lane N-1, and keeps a history of each
-stage's facts of that lane. A validator reads no code point, so it can do without both: a beat is
-taken as it comes (``count`` bytes in lanes 0..count-1), and a register ``recent`` keeps the
-three latest bytes of the message before it (ASCII NULs at a message's start, which continue
-nothing). The stages then work on N + 3 *window* lanes, the three recent bytes and the beat's
-lanes, and each window lane's facts come from its own and the window lane before it: no
-multiplexer between a lane and a history, no align stage, no neighbour stages. The recent bytes'
-own facts are never counted: they only serve the first three lanes as the bytes before them.
+:mod:`~utf8_gateware.hdl.decoder_lane`), computed stage by stage, each stage from the byte's own
+facts and the facts of the byte before it. The decoder right-aligns each beat (its align stages)
+so that the byte before lane 0 is always the previous beat's lane N-1, and from 8 lanes on spends
+a stage on choosing between lane k-1's facts and the history's (its neighbour stages). A
+validator reads no code point, so it takes a beat as it comes (``count`` bytes in lanes
+0..count-1): the valid lanes are a prefix, so the byte before lane k > 0 is always lane k-1 (no
+multiplexer), and only lane 0 reads a *history*: the facts of the beat's latest byte (lane
+count-1), kept in bubbles, cleared at the end of a message (:func:`before`). Choosing the latest
+lane is off every lane's path: up to 4 lanes a tree of multiplexers on the lanes' ``nv`` flags
+(:func:`latest`); from :data:`ONE_HOT_LANES` on the stage before registers each lane's facts
+masked with a flag of the latest lane (``latest``, from the input's ``count``), and the history
+ORs them. A beat is a bubble iff lane 0 is empty; lane k holds the message's last byte iff the
+beat ends a message, lane k holds a byte and lane k+1 does not.
 
-A beat's valid lanes are a prefix, so the beat is a bubble iff lane 0 is empty, and lane k is the
-message's last byte iff the beat ends a message, lane k holds a byte and lane k+1 does not.
-
-Stages (each register one LUT level of registers, but ``recent``: see :func:`stage_a`):
+Stages (one LUT level of registers each, but the histories):
 
 ``A``
-    Each window lane's nibble predicates (:class:`~utf8_gateware.hdl.decoder_lane.ByteClassifier`);
-    per lane of the beat ``nv`` (no byte).
+    Each byte's nibble predicates (the decoder's
+    :class:`~utf8_gateware.hdl.decoder_lane.ByteClassifier`, from the grammar tables); ``nv``.
 ``B1``
-    The byte's class: lead (of any length), its lead codes (:mod:`~.utf8_grammar`), its
+    The byte's class: a lead (of any length), its lead codes (:mod:`~.utf8_grammar`), its
     continuation code ``q``, its own error's kind (``startkind``, a code of :data:`START_KINDS`).
 ``B2``
     From the byte before's lead codes and ``q``: an allowed second byte of a lead of each length
-    (``ok2_{length}``), or a range error (``rerr``, ``rclass`` per restricted length).
+    (``ok2``), or a range error (``rerr``, ``rclass`` per restricted length).
 ``C``
     The prefix pending after the byte: of 3 of 4 bytes (``sc``), of 2 or 3 bytes (``anyc``); and
     the byte's facts for ``V1``: ``ns`` (it cannot continue a prefix), ``unc0`` (a continuation
@@ -135,9 +136,11 @@ def for_history(pipe, name, lane, regs, values):
     Values of the stage before, whose lane is ``lane``) masked with ``lane.latest``, which the
     next stage's history (:func:`before`) ORs."""
     if hasattr(lane, "latest"):
-        regs.hist = {field: pipe.data(f"{name}_m{field}", Value.cast(value) & lane.latest.replicate(
-                         len(Value.cast(value))), len(Value.cast(value)))
-                     for field, value in values.items()}
+        regs.hist = {}
+        for field, value in values.items():
+            width = len(Value.cast(value))
+            regs.hist[field] = pipe.data(f"{name}_m{field}",
+                                         Value.cast(value) & lane.latest.replicate(width), width)
 
 
 def before(pipe, name, beat, values):
