@@ -8,11 +8,13 @@ from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .decoder import check_lanes
-from .decoder_lane import (_control, _mux_tree, _neighbour_stage, _neighbours, kind_of,
-                           lane_stages, split_neighbours, stage_a, stage_align, stage_b, stage_c)
+from .decoder_lane import (_control, _mux_tree, _neighbours, kind_of, lane_stages, stage_a,
+                           stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import LevelSum, SplitSum
+from .validator_lanes import (BURST_KINDS, LOOK_BACK, STAGES, START_KINDS, code_width, decode,
+                              encode, lane_errors, next_beat)
 from .pipeline import CE_FANOUT, Pipeline
 
 
@@ -34,76 +36,52 @@ def verdict_layout(counter_width):
     })
 
 
-def stage_errors(pipe, c, split):
-    """Stage ``V1`` (the validator's stage ``D``): the maximal subparts that end at each byte.
-
-    Per lane: ``burst`` (the prefix pending before the byte is ill-formed and ends here: the
-    byte cannot continue it), its kind ``bkind`` and its length ``bback`` (1..3 bytes back from
-    the byte); the parts of the byte's own error (``erb``: an error byte, of the kind
-    ``startkind``; ``unc``: a continuation byte that no lead covers; ``trunc``: a prefix cut short
-    by ``last``) and how far back its first byte is (``oback``: 0, or 0..2 for a cut prefix the
-    byte belongs to); ``byte`` (the lane holds one). Unless ``split``, ``own`` and ``okind``
-    (:func:`stage_own`) instead of the parts.
+def stage_errors(pipe, c):
+    """Stage ``V1`` of one lane (the validator's stage ``D``, after the decoder's lane stages
+    ``A`` .. ``C``): the maximal subparts that end at the byte, as :func:`lane_errors` makes them
+    with several lanes. ``burst`` (the prefix pending before the byte is ill-formed and ends
+    here: the byte cannot continue it), its kind ``bcode`` (a code of ``BURST_KINDS``) and its
+    length ``bback`` (1..3 bytes back from the byte); the parts of the byte's own error
+    (``scode``: an error byte, a code of ``START_KINDS``; ``unc``: a continuation byte that no
+    lead covers; ``trunc``: a prefix cut short by ``last``) and how far back its first byte is
+    (``oback``: 0, or 0..2 for a cut prefix the byte belongs to); ``byte`` (the lane holds one).
     """
-    if not split_neighbours(len(c)):
-        prevs = _neighbours(pipe, "vh", c,
-                            [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
-                             for lane in c.lanes],
-                            lambda parts: {"pend": parts["pend0"] | parts["sc"],
-                                           "sc": parts["sc"], "anyc": parts["anyc"]})
-    else:
-        # As the decoder's: the prefix pending before each byte in a stage of its own (`C2`).
-        c = _neighbour_stage(pipe, "c2", "vh", c,
-                             {"cont": 1, "ok2": 1, "pend0": 1, "sc": 1, "anyc": 1, "ns": 1,
-                              "rkind": ErrorKind, "startkind": ErrorKind},
-                             [{"pend": lane.pend0 | lane.sc, "sc": lane.sc, "anyc": lane.anyc}
-                              for lane in c.lanes])
-        prevs = [lane.prev for lane in c.lanes]
+    prev, = _neighbours(pipe, "vh", c,
+                        [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
+                         for lane in c.lanes],
+                        lambda parts: {"pend": parts["pend0"] | parts["sc"],
+                                       "sc": parts["sc"], "anyc": parts["anyc"]})
     stage = _control(pipe, "v", c)
-    for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, stage.lanes)):
-        nv = lane.nv
-        unc = lane.cont & ~lane.ok2 & ~prev["anyc"]
-        trunc = lane.vl & (lane.pend0 | lane.sc)
-        regs.burst = pipe.fact(f"v{k}_burst", prev["pend"] & lane.ns, nv)
-        regs.bkind = pipe.data(f"v{k}_bkind", Mux(lane.cont, lane.rkind.as_value(),
-                                                  ErrorKind.TRUNCATED), ErrorKind)
-        # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
-        regs.bback = pipe.data(f"v{k}_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
-        if split:
-            # The byte's own error, in parts (`stage_own` joins them): an error byte (`erb`, of
-            # the kind `startkind`), a continuation byte no lead covers (`unc`), a cut prefix
-            # (`trunc`).
-            regs.erb = pipe.data(f"v{k}_erb", lane.startkind.as_value() != 0)
-            regs.startkind = pipe.data(f"v{k}_startkind", lane.startkind, ErrorKind)
-            regs.unc = pipe.fact(f"v{k}_unc", unc, nv)
-            regs.trunc = pipe.fact(f"v{k}_trunc", trunc, nv)
-        else:
-            own, okind = _own(lane.startkind.as_value() != 0, lane.startkind, unc, trunc)
-            regs.own = pipe.fact(f"v{k}_own", own, nv)
-            regs.okind = pipe.data(f"v{k}_okind", okind, ErrorKind)
-        # A cut prefix the byte ends: anyc + sc bytes before it.
-        regs.oback = pipe.data(f"v{k}_oback", Cat(trunc & lane.anyc & ~lane.sc, trunc & lane.sc),
-                               2)
-        regs.byte = pipe.fact(f"v{k}_byte", 1, nv)
+    lane, regs = c.lanes[0], stage.lanes[0]
+    nv = lane.nv
+    trunc = lane.vl & (lane.pend0 | lane.sc)
+    regs.burst = pipe.fact("v0_burst", prev["pend"] & lane.ns, nv)
+    regs.bcode = pipe.data("v0_bcode", Mux(lane.cont, encode(lane.rkind.as_value(), BURST_KINDS),
+                                           0), code_width(BURST_KINDS))
+    # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
+    regs.bback = pipe.data("v0_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
+    regs.scode = pipe.fact("v0_scode", encode(lane.startkind.as_value(), START_KINDS), nv,
+                           code_width(START_KINDS))
+    regs.unc = pipe.fact("v0_unc", lane.cont & ~lane.ok2 & ~prev["anyc"], nv)
+    regs.trunc = pipe.fact("v0_trunc", trunc, nv)
+    # A cut prefix the byte ends: anyc + sc bytes before it.
+    regs.oback = pipe.data("v0_oback", Cat(trunc & lane.anyc & ~lane.sc, trunc & lane.sc), 2)
+    regs.byte = pipe.fact("v0_byte", 1, nv)
     return stage
 
 
-def _own(erb, startkind, unc, trunc):
-    """The byte's own error and its kind, from its parts (see :func:`stage_errors`)."""
-    return erb | unc | trunc, startkind.as_value() | kind_of(
-        (unc, ErrorKind.UNEXPECTED_CONTINUATION), (trunc, ErrorKind.TRUNCATED))
-
-
 def stage_own(pipe, v):
-    """Stage ``V1b``: per lane the byte's own error ``own`` and its kind ``okind`` from the
-    parts of ``V1``; ``burst``, ``bkind``, ``bback``, ``oback`` and ``byte`` passed on."""
-    stage = _control(pipe, "u", v)
+    """Stage ``V1b``: per lane the byte's own error ``own`` and its kind ``okind`` (one LUT a
+    bit) from the parts of ``V1``; ``burst``, ``bcode``, ``bback``, ``oback`` and ``byte``
+    passed on."""
+    stage = next_beat(pipe, "u", v, per_lane=False)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
-        own, okind = _own(lane.erb, lane.startkind, lane.unc, lane.trunc)
-        regs.own = pipe.fact(f"u{k}_own", own, lane.nv)
-        regs.okind = pipe.data(f"u{k}_okind", okind, ErrorKind)
-        for field, shape in [("burst", 1), ("bkind", ErrorKind), ("bback", 2), ("oback", 2),
-                             ("byte", 1)]:
+        regs.own = pipe.data(f"u{k}_own", (lane.scode != 0) | lane.unc | lane.trunc)
+        regs.okind = pipe.data(f"u{k}_okind", decode(lane.scode, START_KINDS) | kind_of(
+            (lane.unc, ErrorKind.UNEXPECTED_CONTINUATION), (lane.trunc, ErrorKind.TRUNCATED)),
+            ErrorKind)
+        for field, shape in [("burst", 1), ("bcode", len(lane.bcode)), ("bback", 2),
+                             ("oback", 2), ("byte", 1)]:
             setattr(regs, field, pipe.data(f"u{k}_{field}", getattr(lane, field), shape))
     return stage
 
@@ -118,21 +96,23 @@ def _constant_of(index, values):
 
 def stage_first(pipe, v):
     """Stage ``V2``: per lane the first maximal subpart that ends at the byte (a burst comes
-    before the byte's own error): ``has``, ``kind``, ``dist`` (how many bytes before the end of
-    the beat its first byte is: N - k for lane k, plus the bytes of the prefix before it; with
-    one lane less one, 0..3: a 2:1 multiplexer per bit), and ``errs`` (0..2 maximal subparts end
-    here) and ``bytes`` (the lane holds a byte)."""
+    before the byte's own error): ``has``, ``kind``, ``dist`` (where its first byte is: with N
+    lanes 3 + k for lane k less the bytes of the prefix before it, below 3 in an earlier beat, a
+    table per bit; with one lane the bytes back, 0..3: a 2:1 multiplexer per bit), and ``errs``
+    (0..2 maximal subparts end here) and ``bytes`` (the lane holds a byte)."""
     n = len(v)
-    stage = _control(pipe, "w", v)
+    stage = next_beat(pipe, "w", v, per_lane=False)
     for k, (lane, regs) in enumerate(zip(v.lanes, stage.lanes)):
         back = Mux(lane.burst, lane.bback, lane.oback)
         regs.has = pipe.data(f"w{k}_has", lane.burst | lane.own)
-        regs.kind = pipe.data(f"w{k}_kind", Mux(lane.burst, lane.bkind, lane.okind), ErrorKind)
+        regs.kind = pipe.data(f"w{k}_kind", Mux(lane.burst, decode(lane.bcode, BURST_KINDS),
+                                                lane.okind), ErrorKind)
         if n == 1:
             regs.dist = pipe.data("w0_dist", back, 2)
         else:
-            regs.dist = pipe.data(f"w{k}_dist", _constant_of(back, [n - k + b for b in range(4)]),
-                                  range(n + 4))
+            regs.dist = pipe.data(f"w{k}_dist", _constant_of(back, [LOOK_BACK + k - b
+                                                                     for b in range(4)]),
+                                  range(n + LOOK_BACK))
         regs.errs = pipe.data(f"w{k}_errs", Cat(lane.burst ^ lane.own, lane.burst & lane.own),
                               range(3))
         regs.bytes = pipe.data(f"w{k}_bytes", lane.byte)
@@ -145,7 +125,7 @@ def reduce_beat(pipe, w):
     sum of the errors and of the bytes. Returns ``(summary, bubble, last, stages)``."""
     groups = [SimpleNamespace(has=lane.has, kind=lane.kind.as_value(), dist=lane.dist,
                               errs=lane.errs, bytes=lane.bytes) for lane in w.lanes]
-    bubble, last = w.lanes[-1].nv, w.beat_vl
+    bubble, last = w.bubble, w.beat_vl
     level = 0
     while len(groups) > 1:
         merged = []
@@ -196,33 +176,37 @@ class Utf8Validator(CheckedComponent):
 
     Structure
     ---------
-    The decoder's own lane stages up to ``C`` (:mod:`~utf8_gateware.hdl.decoder_lane`: align,
-    the byte's class, the prefix pending after it), so the two cannot disagree on the grammar;
-    none of the code-point assembly. Then, per lane:
+    With one lane, the decoder's own lane stages up to ``C``
+    (:mod:`~utf8_gateware.hdl.decoder_lane`: the byte's class, the prefix pending after it; a
+    history keeps the byte before), none of its code-point assembly. With N lanes, the
+    validator's own lane stages ``A``, ``B1``, ``B2``, ``C``
+    (:mod:`~utf8_gateware.hdl.validator_lanes`), generated from the same grammar tables: a beat
+    is taken as it comes (``count`` bytes in lanes 0..count-1), lane k's byte before is lane
+    k-1's, and lane 0's a history of the beat's latest byte per stage, so there is neither the
+    decoder's align stage nor its neighbour stages, nor a multiplexer between a lane and a
+    history. Then, per lane:
 
     ``V1``
         The maximal subparts that end at the byte: the prefix before it (a *burst*, when the byte
-        cannot continue it), and the byte's own error (an error byte, a continuation byte no
-        lead covers, a prefix cut short by ``last``).
+        cannot continue it), and the parts of the byte's own error (an error byte, a
+        continuation byte no lead covers, a prefix cut short by ``last``); the kinds as 2-bit
+        codes (``validator_lanes.START_KINDS``, ``BURST_KINDS``).
     ``V1b``
-        Up to 4 lanes: the byte's own error and its kind, from the parts ``V1`` registers (an
-        error byte, a continuation byte no lead covers, a prefix cut short by ``last``: joined
-        with the neighbour's facts they would take two LUT levels). From 8 lanes ``V1`` makes
-        them itself (``C2`` registers the neighbour's facts; on the ECP5 a stage more cost
-        cells and no speed).
+        The byte's own error and its kind (one LUT a bit of the parts).
     ``V2``
-        The first of them (the burst's first byte is earlier): its kind, and its distance from
-        the end of the beat (its first byte is the lead of the prefix, one to three bytes back,
-        perhaps in an earlier beat); the lane's error count (0..2) and byte count (0..1).
+        The first of them (the burst's first byte is earlier): its kind, and where its first
+        byte is (one lane: 0..3 bytes back; N lanes: 3 + its lane, which is below 3 when the
+        prefix began in an earlier beat); the lane's error count (0..2) and byte count (0..1).
     ``T1`` .. ``Tlog2(N)``
         A tree of pairs (none with one lane): the earlier lane's first error wins; counts add.
     ``P1`` .. ``P3``
         The small parts of the sums: the first error's offset is the bytes of the message before
-        the beat plus ``bytes - dist``, which is negative when the error began in an earlier
-        beat. So that the sums only ever add, ``M`` sums the bytes before the beat less the
-        latest three, and ``P2`` keeps those (``r``, 0..3; ``P1`` tabulates what each value of
-        ``r`` makes of the beat's byte count, ``P2`` chooses); ``P3`` knows whether the message had
-        an error before the beat, and gives ``M`` what to add: ``r + bytes - dist`` at the first
+        the beat plus ``dist - 3`` (N lanes; with one lane ``bytes - 1 - dist``), which is
+        negative when the error began in an earlier beat. So that the sums only ever add, ``M``
+        sums the bytes before the beat less the latest three, and ``P2`` keeps those (``r``,
+        0..3; ``P1`` tabulates what each value of ``r`` makes of the beat's byte count, ``P2``
+        chooses); ``P3`` knows whether the message had
+        an error before the beat, and gives ``M`` what to add: ``r`` plus that at the first
         error, ``max(0, r + bytes - 3)`` before it, nothing after it.
     ``M``
         The message's sums (the first error's offset, the error count) and its first error's
@@ -245,25 +229,25 @@ class Utf8Validator(CheckedComponent):
     ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a 2:1 multiplexer, which also ORs
     in the overflow flags); ``i.ready`` is a flip-flop.
 
-    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, in the port harness of
-    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 135.5 MHz and
-    493 LCs (160.7 MHz, 204 LCs), four lanes 87.4 MHz and 982 LCs (88.6 MHz, 998 LCs);
-    ECP5-25F-6, 8 lanes 247.7 MHz, 1,283 LUT4 and 1,445 flip-flops (302.8 MHz, 1,767 LUT4),
-    16 lanes 226.0 MHz, 2,505 LUT4 and 2,560 flip-flops (251.7 MHz, 3,871 LUT4). One lane with
-    narrower sums: ``counter_width=16`` 128.1 MHz and 339 LCs, ``counter_width=8`` 126.2 MHz
-    and 278 LCs. What limits one lane is no longer the sums (no path has a carry chain) but
-    paths of two LUTs that synthesis makes (a synchronous reset from a LUT in ``P2`` and ``P3``,
-    a LUT shared by two flip-flops, one of which then needs a route more).
+    Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
+    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 116.7 MHz and
+    490 LCs (160.7 MHz, 204 LCs), four lanes 82.5 MHz and 887 LCs (88.6 MHz, 998 LCs);
+    ECP5-25F-6, 8 lanes 251.5 MHz, 1,107 LUT4 and 1,212 flip-flops (302.8 MHz, 1,767 LUT4),
+    16 lanes 251.6 MHz, 1,838 LUT4 and 2,107 flip-flops (251.7 MHz, 3,871 LUT4). One lane with
+    ``counter_width=16``: 131.7 MHz and 338 LCs. What limits one lane is not the sums (no path
+    has a carry chain) but paths of one LUT with a long route: a LUT whose output two
+    flip-flops take (one of them then needs a route more, 3 ns on the UP5K), in ``P2`` and
+    ``P3``; at four lanes, the routes into and out of the sums' 7-bit carry chains; at 8 and 16
+    lanes, the histories (an OR of the lanes' masked registers, two or three LUT levels).
 
     Latency and throughput
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
-    message's ``last`` beat: ``A``, ``B``, ``C``, ``V1``, ``V1b`` (up to 4 lanes), ``V2``,
-    ``P1`` .. ``P3``, ``M``, the read-out ``R`` and the verdict slot; with N lanes also log2(N)
-    tree stages, the decoder's align stages (1 for 2 or 4 lanes, 2 for 8 or 16) and from 8
-    lanes on its three neighbour stages (``B1`` .. ``B3`` for ``B``, ``C2``). So 14 (13 for
-    ``counter_width`` up to 17, 15 from 58), 13, 14, 18, 19 cycles for 1, 2, 4, 8, 16 lanes.
+    message's ``last`` beat: ``A``, ``B`` (N lanes: ``B1``, ``B2``), ``C``, ``V1``, ``V1b``,
+    ``V2``, ``P1`` .. ``P3``, ``M``, the read-out ``R`` (one lane) and the verdict slot; with N
+    lanes also log2(N) tree stages. So 14 (13 for ``counter_width`` up to 17, 15 from 58), 13,
+    14, 15, 16 cycles for 1, 2, 4, 8, 16 lanes.
     """
 
     @classmethod
@@ -299,11 +283,9 @@ class Utf8Validator(CheckedComponent):
     @staticmethod
     def latency(*, lanes=1, counter_width=32):
         """:attr:`LATENCY` of a validator with these parameters, without building one."""
-        align = ((lanes - 1).bit_length() + 1) // 2
         tree = (lanes - 1).bit_length()
         read = Utf8Validator.read_stages(lanes=lanes, counter_width=counter_width)
-        own = 0 if split_neighbours(lanes) else 1
-        return align + lane_stages(lanes) + 6 + own + tree + read
+        return (lane_stages(1) if lanes == 1 else STAGES) + 7 + tree + read
 
     @staticmethod
     def read_stages(*, lanes=1, counter_width=32):
@@ -320,31 +302,29 @@ class Utf8Validator(CheckedComponent):
                         ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
-        aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
-        c = stage_c(pipe, stage_b(pipe, stage_a(pipe, aligned, data)), False)
-        # (From SPLIT_LANES lanes on, where stage C2 registers the neighbour's facts, the byte's
-        # own error takes no stage of its own: measured on the ECP5, one would cost cells and
-        # no speed.)
-        split = not split_neighbours(n)
-        errors = stage_errors(pipe, c, split)
-        if split:
-            errors = stage_own(pipe, errors)
-        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, errors))
+        if n == 1:
+            # The decoder's lane stages A .. C (with one lane a history keeps the byte before).
+            aligned, data = stage_align(pipe, self.i.payload, self.i.valid, n)
+            errors = stage_errors(pipe, stage_c(pipe, stage_b(pipe, stage_a(pipe, aligned, data)),
+                                                False))
+        else:
+            errors = lane_errors(pipe, self.i.payload, self.i.valid, n)
+        beat, bubble, last, _ = reduce_beat(pipe, stage_first(pipe, stage_own(pipe, errors)))
 
         # P1 .. P3: the small parts of the sums. The first error's offset is the bytes of the
-        # message before the beat plus `bytes - dist` (-3..N-1). So that M's sum only ever adds
-        # (no borrow through its chunks), M sums the bytes before the beat less the latest three,
-        # and P2 keeps the rest (`r`, 0..3): the offset is M's sum plus `r + bytes - dist` (never
-        # negative), and M's sum grows by `max(0, r + bytes - 3)` until the first error.
-        # (With one lane the offset's increments are 0..3, so only `back` modulo 4 matters: P1
-        # and P2 look it up in tables, as they do `r`, where an adder would be a carry chain;
-        # `dist` is then the distance less one.)
+        # message before the beat plus `back`: `dist - 3` (-3..N-1; one lane: `bytes - 1 -
+        # dist`). So that M's sum only ever adds (no borrow through its chunks), M sums the bytes
+        # before the beat less the latest three, and P2 keeps the rest (`r`, 0..3): the offset is
+        # M's sum plus `r + back` (never negative), and M's sum grows by `max(0, r + bytes - 3)`
+        # until the first error. (With one lane the offset's increments are 0..3, so only `back`
+        # modulo 4 matters: P1 and P2 look it up in tables, as they do `r`, where an adder would
+        # be a carry chain.)
         if n == 1:
             index = Cat(beat.dist, beat.bytes)
             back = pipe.data("p1_back", _constant_of(index, [((i >> 2) - 1 - (i & 3)) % 4
                                                              for i in range(8)]), 2)
         else:
-            back = pipe.data("p1_back", beat.bytes - beat.dist, range(-3 - n, n + 1))
+            back = pipe.data("p1_back", beat.dist - LOOK_BACK, range(-LOOK_BACK, n))
         p1 = SimpleNamespace(
             back=back,
             # `max(0, r + bytes - 3)` for each value of `r` (P2 chooses one: no carry chain in

@@ -51,6 +51,8 @@ def test_parameters():
         [13, 13, 14, 14, 14, 15, 15]
     assert Utf8Validator(lanes=4, counter_width=8).LATENCY == \
         Utf8Validator(lanes=4, counter_width=64).LATENCY == 14
+    # N lanes: A, B1, B2, C, V1, V1b, V2, the tree, P1..P3, M and the verdict slot.
+    assert [Utf8Validator(lanes=n).LATENCY for n in (2, 4, 8, 16)] == [13, 14, 15, 16]
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 4, 8, 16])
