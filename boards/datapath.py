@@ -6,6 +6,13 @@
 :data:`~utf8_gateware.boards.protocol.DECODE_WORD`).
 ``encode``: bytes -> 4-byte unit assembler -> encoder -> bytes.
 ``validate``: bytes -> decoder -> counters only.
+``to-utf16``: bytes -> decoder -> UTF-16LE encoder
+(:class:`~utf8_gateware.hdl.text_encoder.TextEncoder`: code points -> code units -> bytes).
+``from-utf16``: bytes -> UTF-16LE decoder (:class:`~utf8_gateware.hdl.text_decoder.TextDecoder`:
+bytes -> code units -> code points) -> encoder.
+
+The UTF-8 decoder and encoder are shared by the modes; the UTF-16 stages take their place at one
+end each (they are small: the surrogate logic and a byte-order register).
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal
@@ -23,6 +30,9 @@ __all__ = ["Datapath"]
 
 N_ERRORS = len(ErrorKind) - 1      # every kind but NONE
 
+#: The UTF-16 encoding scheme of the ``to-utf16`` and ``from-utf16`` modes.
+UTF16_SCHEME = "utf-16-le"
+
 
 def _default_decoder():
     from utf8_gateware.hdl.decoder import Utf8Decoder
@@ -34,14 +44,23 @@ def _default_encoder():
     return Utf8Encoder(errors="replace")
 
 
+def _utf16_decoder():
+    from utf8_gateware.hdl.text_decoder import TextDecoder
+    return TextDecoder(UTF16_SCHEME, "replace")
+
+
+def _utf16_encoder():
+    from utf8_gateware.hdl.text_encoder import TextEncoder
+    return TextEncoder(UTF16_SCHEME, "replace")
+
+
 class Datapath(wiring.Component):
     """The cores between the input and output buffers.
 
     Ports
     -----
-    ``mode``: In(2)
-        A :class:`~utf8_gateware.boards.protocol.Mode`; must be stable during a message (the
-        board resets the datapath between messages).
+    ``mode``: In(:class:`~utf8_gateware.boards.protocol.Mode`)
+        Must be stable during a message (the board resets the datapath between messages).
     ``i``: In(stream.Signature(ByteLayout))
         Message bytes (``last`` on the final byte).
     ``o``: Out(stream.Signature(8))
@@ -50,22 +69,25 @@ class Datapath(wiring.Component):
         Pulses when the final output byte of the message has been taken from ``o``; in
         ``validate`` mode when the decoder's ``last`` output is counted.
     ``codepoints``: Out(32)
-        Decoder outputs (``encode``: code units taken by the encoder).
+        Outputs of the mode's decoder (UTF-8's, or UTF-16's in ``from-utf16``; ``encode``: code
+        units taken by the encoder).
     ``errors``: Out(ArrayLayout(32, 6))
-        Errors per :class:`ErrorKind` (index ``kind - 1``): the decoder's in the UTF-8 modes, the
+        Errors per :class:`ErrorKind` (index ``kind - 1``): the mode's decoder's (``from-utf16``:
+        ``surrogate`` for a lone surrogate, ``truncated`` for an odd trailing byte), the
         encoder's plus trailing partial units (``truncated``) in ``encode``.
 
     Throughput: one input byte per cycle (``decode``: the 4 bytes of a code point in 5 cycles:
     the packer takes the next word when the last byte has gone, so that the decoder's ready does
-    not hang off the sink's), limited by the cores and the sink. Both ports go through 2-entry FIFOs, so
-    ``i.ready`` and ``o.valid`` come from registers (no combinational path through the cores
-    to the neighbours).
+    not hang off the sink's; ``to-utf16``: one output byte per cycle, two per code unit;
+    ``from-utf16``: one input byte per cycle, two per code unit), limited by the cores and the
+    sink. Both ports go through 2-entry FIFOs, so ``i.ready`` and ``o.valid`` come from
+    registers (no combinational path through the cores to the neighbours).
     """
     def __init__(self, *, decoder=None, encoder=None):
         self._decoder = decoder or _default_decoder
         self._encoder = encoder or _default_encoder
         super().__init__({
-            "mode": In(2),
+            "mode": In(Mode),
             "i": In(stream.Signature(ByteLayout)),
             "o": Out(stream.Signature(8)),
             "done": Out(1),
@@ -77,7 +99,8 @@ class Datapath(wiring.Component):
         m = Module()
         m.submodules.decoder = dec = self._decoder()
         m.submodules.encoder = enc = self._encoder()
-        mode = self.mode
+        m.submodules.utf16_decoder = dec16 = _utf16_decoder()
+        m.submodules.utf16_encoder = enc16 = _utf16_encoder()
 
         # 2-entry FIFOs at both ports: registered ready/valid towards the buffers. Inside,
         # `src` is the input stream, `dst` the output stream (with `last`).
@@ -93,86 +116,70 @@ class Datapath(wiring.Component):
         out_done = self.o.valid & self.o.ready & dst_fifo.o.payload.last
 
         # Mode flags (registers: the mode is static during a message).
-        is_transcode = Signal()
-        is_decode = Signal()
-        is_encode = Signal()
-        is_validate = Signal()
+        flag = {mode: Signal(name=f"is_{mode.name.lower()}") for mode in Mode}
+        m.d.sync += [flag[mode].eq(self.mode == mode) for mode in Mode]
+        to_encoder = Signal()      # the mid stream goes into the UTF-8 encoder
+        uses_encoder = Signal()    # the output comes from the UTF-8 encoder
         m.d.sync += [
-            is_transcode.eq(mode == Mode.TRANSCODE), is_decode.eq(mode == Mode.DECODE),
-            is_encode.eq(mode == Mode.ENCODE), is_validate.eq(mode == Mode.VALIDATE),
+            to_encoder.eq((self.mode == Mode.TRANSCODE) | (self.mode == Mode.FROM_UTF16)),
+            uses_encoder.eq((self.mode == Mode.TRANSCODE) | (self.mode == Mode.ENCODE) |
+                            (self.mode == Mode.FROM_UTF16)),
         ]
-        uses_encoder = Signal()
-        m.d.sync += uses_encoder.eq((mode == Mode.TRANSCODE) | (mode == Mode.ENCODE))
 
-        # The decoder's output goes through a 2-entry FIFO too (its ready is a register, so
+        # The decoders' output goes through a 2-entry FIFO too (its ready is a register, so
         # the decoder's pipeline enable does not depend on the encoder's or the packer's).
+        # Only the mode's decoder gets input (and the datapath is reset between messages): the
+        # other's `valid` is low, so both are offered and both see the FIFO's `ready`.
         m.submodules.mid_fifo = mid_fifo = StreamFIFO(CodepointLayout, 2)
-        wiring.connect(m, dec.o, mid_fifo.i)
+        decoded = mid_fifo.i
+        m.d.comb += [
+            decoded.valid.eq(dec.o.valid | dec16.o.valid),
+            decoded.payload.eq(Mux(flag[Mode.FROM_UTF16], dec16.o.payload.as_value(),
+                                   dec.o.payload.as_value())),
+            dec.o.ready.eq(decoded.ready),
+            dec16.o.ready.eq(decoded.ready),
+        ]
         mid = mid_fifo.o
 
-        # -- encode mode: 4 bytes -> one UTF-32LE unit; a trailing partial unit -> U+FFFD.
-        unit = Signal(32)
-        unit_count = Signal(2)
-        unit_valid = Signal()
-        unit_last = Signal()
-        partial = Signal()           # pulse: a partial unit was replaced
-        asm_ready = ~unit_valid
-        with m.If(enc.i.ready & is_encode):
-            m.d.sync += unit_valid.eq(0)
-        m.d.sync += partial.eq(0)
-        with m.If(src.valid & asm_ready & is_encode):
-            m.d.sync += unit_count.eq(unit_count + 1)
-            m.d.sync += unit.eq(Cat(unit[8:], src.payload.data))
-            with m.If(unit_count == 3):
-                m.d.sync += [unit_valid.eq(1), unit_last.eq(src.payload.last)]
-            with m.Elif(src.payload.last):
-                m.d.sync += [unit.eq(0xFFFD), unit_valid.eq(1), unit_last.eq(1),
-                             unit_count.eq(0), partial.eq(1)]
+        unit, unit_valid, unit_last, asm_ready, partial = self._unit_assembler(
+            m, src, enc, flag[Mode.ENCODE])
+        word, word_valid, word_last, pack_ready = self._word_packer(m, mid, dst,
+                                                                    flag[Mode.DECODE])
 
-        # -- decode mode: one decoder output -> 4 bytes.
-        word = Signal(DECODE_WORD)
-        word_index = Signal(2)
-        word_valid = Signal()
-        word_last = Signal()
-        pack_ready = ~word_valid    # (not on dst.ready: a bubble per word, off the ready path)
-        # (A word is only loaded in decode mode, so `word_valid` implies it.)
-        with m.If(mid.valid & pack_ready & is_decode):
-            m.d.sync += [
-                word.as_value().eq(0),
-                word.codepoint.eq(mid.payload.codepoint), word.error.eq(mid.payload.error),
-                word_valid.eq(1), word_index.eq(0), word_last.eq(mid.payload.last),
-            ]
-        with m.Elif(word_valid & dst.ready):
-            # The byte going out is the word's low byte: shift the next one down.
-            m.d.sync += [word_index.eq(word_index + 1),
-                         word.as_value().eq(word.as_value() >> 8),
-                         word_valid.eq(word_index != 3)]
-
-        # -- routing
-        with m.If(is_encode):
+        # -- routing: the input to one of the unit assembler and the decoders ...
+        with m.If(flag[Mode.ENCODE]):
             m.d.comb += [
                 src.ready.eq(asm_ready),
                 enc.i.valid.eq(unit_valid),
                 enc.i.payload.codepoint.eq(unit),
                 enc.i.payload.last.eq(unit_last),
             ]
+        with m.Elif(flag[Mode.FROM_UTF16]):
+            m.d.comb += [dec16.i.valid.eq(src.valid), src.ready.eq(dec16.i.ready)]
         with m.Else():
-            m.d.comb += [
-                dec.i.valid.eq(src.valid),
-                src.ready.eq(dec.i.ready),
-            ]
-        m.d.comb += dec.i.payload.eq(src.payload)     # (whatever the mode: no gate before it)
-        with m.If(is_transcode):
+            m.d.comb += [dec.i.valid.eq(src.valid), src.ready.eq(dec.i.ready)]
+        # (whatever the mode: no gate before them)
+        m.d.comb += [dec.i.payload.eq(src.payload), dec16.i.payload.eq(src.payload)]
+        # ... the decoded items to one of the encoders, the packer and the counters ...
+        with m.If(to_encoder):
             m.d.comb += [
                 enc.i.valid.eq(mid.valid),
                 enc.i.payload.codepoint.eq(mid.payload.codepoint),
                 enc.i.payload.last.eq(mid.payload.last),
                 mid.ready.eq(enc.i.ready),
             ]
-        with m.Elif(is_decode):
+        with m.Elif(flag[Mode.TO_UTF16]):
+            m.d.comb += [
+                enc16.i.valid.eq(mid.valid),
+                enc16.i.payload.codepoint.eq(mid.payload.codepoint),
+                enc16.i.payload.last.eq(mid.payload.last),
+                mid.ready.eq(enc16.i.ready),
+            ]
+        with m.Elif(flag[Mode.DECODE]):
             m.d.comb += mid.ready.eq(pack_ready)
-        with m.Elif(is_validate):
+        with m.Elif(flag[Mode.VALIDATE]):
             m.d.comb += mid.ready.eq(1)
+        # ... and one of the encoders' and the packer's bytes to the output.
         with m.If(uses_encoder):
             m.d.comb += [
                 dst.valid.eq(enc.o.valid),
@@ -181,18 +188,81 @@ class Datapath(wiring.Component):
                 dst.payload.last.eq(enc.o.payload.last),
                 self.done.eq(out_done),
             ]
-        with m.Elif(is_decode):
+        with m.Elif(flag[Mode.TO_UTF16]):
+            m.d.comb += [
+                dst.valid.eq(enc16.o.valid),
+                dst.payload.data.eq(enc16.o.payload.data),
+                enc16.o.ready.eq(dst.ready),
+                dst.payload.last.eq(enc16.o.payload.last),
+                self.done.eq(out_done),
+            ]
+        with m.Elif(flag[Mode.DECODE]):
             m.d.comb += [
                 dst.valid.eq(word_valid),
                 dst.payload.data.eq(word.as_value()[:8]),
-                dst.payload.last.eq((word_index == 3) & word_last),
+                dst.payload.last.eq(word_last),
                 self.done.eq(out_done),
             ]
-        with m.Elif(is_validate):
-            m.d.comb += self.done.eq(dec.o.valid & dec.o.ready & dec.o.payload.last)
+        with m.Elif(flag[Mode.VALIDATE]):
+            m.d.comb += self.done.eq(decoded.valid & decoded.ready & decoded.payload.last)
 
-        # -- counters (one cycle behind the transfers they count: registered events, so that
-        # the counters' enables do not hang off the cores' ready paths)
+        self._counters(m, flag[Mode.ENCODE], enc, decoded, partial)
+        return m
+
+    @staticmethod
+    def _unit_assembler(m, src, enc, is_encode):
+        """``encode`` mode: 4 bytes of ``src`` -> one UTF-32LE unit for ``enc``; a trailing
+        partial unit -> U+FFFD. Returns the unit's registers ``(codepoint, valid, last)``,
+        whether it takes a byte (``ready``) and a pulse: a partial unit was replaced."""
+        codepoint = Signal(32)
+        count = Signal(2)
+        valid = Signal()
+        last = Signal()
+        partial = Signal()
+        ready = ~valid
+        with m.If(enc.i.ready & is_encode):
+            m.d.sync += valid.eq(0)
+        m.d.sync += partial.eq(0)
+        with m.If(src.valid & ready & is_encode):
+            m.d.sync += count.eq(count + 1)
+            m.d.sync += codepoint.eq(Cat(codepoint[8:], src.payload.data))
+            with m.If(count == 3):
+                m.d.sync += [valid.eq(1), last.eq(src.payload.last)]
+            with m.Elif(src.payload.last):
+                m.d.sync += [codepoint.eq(0xFFFD), valid.eq(1), last.eq(1),
+                             count.eq(0), partial.eq(1)]
+        return codepoint, valid, last, ready, partial
+
+    @staticmethod
+    def _word_packer(m, mid, dst, is_decode):
+        """``decode`` mode: one decoded item of ``mid`` -> the 4 bytes of its
+        :data:`DECODE_WORD`, low byte first, to ``dst``. Returns the word register (its low byte
+        goes out), ``valid``, ``last`` (of the byte going out) and whether it takes an item
+        (``ready``)."""
+        word = Signal(DECODE_WORD)
+        index = Signal(2)
+        valid = Signal()
+        last = Signal()
+        ready = ~valid    # (not on dst.ready: a bubble per word, off the ready path)
+        # (A word is only loaded in decode mode, so `valid` implies it.)
+        with m.If(mid.valid & ready & is_decode):
+            m.d.sync += [
+                word.as_value().eq(0),
+                word.codepoint.eq(mid.payload.codepoint), word.error.eq(mid.payload.error),
+                valid.eq(1), index.eq(0), last.eq(mid.payload.last),
+            ]
+        with m.Elif(valid & dst.ready):
+            # The byte going out is the word's low byte: shift the next one down.
+            m.d.sync += [index.eq(index + 1),
+                         word.as_value().eq(word.as_value() >> 8),
+                         valid.eq(index != 3)]
+        return word, valid, (index == 3) & last, ready
+
+    def _counters(self, m, is_encode, enc, decoded, partial):
+        """Code points and errors per kind: the units ``enc`` takes and its errors (and the
+        ``partial`` units) in ``encode`` mode, else the ``decoded`` items and their kinds.
+        They count one cycle behind the transfers: registered events, so that the counters'
+        enables do not hang off the cores' ready paths."""
         event = Signal()              # count one code point / code unit
         event_kind = Signal(ErrorKind)
         event_partial = Signal()
@@ -204,10 +274,10 @@ class Datapath(wiring.Component):
                 event_partial.eq(partial),
             ]
         with m.Else():
-            transfer = dec.o.valid & dec.o.ready
+            transfer = decoded.valid & decoded.ready
             m.d.sync += [
                 event.eq(transfer),
-                event_kind.eq(Mux(transfer, dec.o.payload.error, ErrorKind.NONE)),
+                event_kind.eq(Mux(transfer, decoded.payload.error, ErrorKind.NONE)),
                 event_partial.eq(0),
             ]
         with m.If(event):
@@ -221,4 +291,3 @@ class Datapath(wiring.Component):
                 hit = hit | event_partial
             with m.If(hit):
                 m.d.sync += self.errors[index].eq(self.errors[index] + 1)
-        return m
