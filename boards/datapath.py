@@ -6,21 +6,26 @@
 :data:`~utf8_gateware.boards.protocol.DECODE_WORD`).
 ``encode``: bytes -> 4-byte unit assembler -> encoder -> bytes.
 ``validate``: bytes -> decoder -> counters only.
-``to-utf16``: bytes -> decoder -> UTF-16LE encoder
-(:class:`~utf8_gateware.hdl.text_encoder.TextEncoder`: code points -> code units -> bytes).
+``to-utf16``: bytes -> decoder -> 2 or 4 bytes per output (its UTF-16LE code units).
 ``from-utf16``: bytes -> UTF-16LE decoder (:class:`~utf8_gateware.hdl.text_decoder.TextDecoder`:
-bytes -> code units -> code points) -> encoder.
+bytes -> code units -> code points, lone surrogates replaced) -> encoder.
 
-The UTF-8 decoder and encoder are shared by the modes; the UTF-16 stages take their place at one
-end each (they are small: the surrogate logic and a byte-order register).
+The UTF-8 decoder and encoder are shared by the modes. ``to-utf16`` writes the decoder's outputs
+with the ``decode`` packer, not with :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` and
+:class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes` (190 LCs): the decoder's ``replace`` output
+is always a scalar value (an error is U+FFFD), so the encoder's classification, error policies
+and output slots have nothing to do, and the packer only loads a second word layout (the
+surrogate pair of :func:`~utf8_gateware.hdl.utf16_encoder.plane_minus_one`). With both UTF-16
+cores the UP5K was 94 % full and did not place.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
+from utf8_gateware.hdl.utf16_encoder import plane_minus_one
 from .protocol import DECODE_WORD, Mode
 from .stream_fifo import StreamFIFO
 
@@ -49,11 +54,6 @@ def _utf16_decoder():
     return TextDecoder(UTF16_SCHEME, "replace")
 
 
-def _utf16_encoder():
-    from utf8_gateware.hdl.text_encoder import TextEncoder
-    return TextEncoder(UTF16_SCHEME, "replace")
-
-
 class Datapath(wiring.Component):
     """The cores between the input and output buffers.
 
@@ -78,8 +78,8 @@ class Datapath(wiring.Component):
 
     Throughput: one input byte per cycle (``decode``: the 4 bytes of a code point in 5 cycles:
     the packer takes the next word when the last byte has gone, so that the decoder's ready does
-    not hang off the sink's; ``to-utf16``: one output byte per cycle, two per code unit;
-    ``from-utf16``: one input byte per cycle, two per code unit), limited by the cores and the
+    not hang off the sink's; ``to-utf16`` alike: 2 bytes in 3 cycles, 4 in 5; ``from-utf16``: one
+    input byte per cycle, two per code unit), limited by the cores and the
     sink. Both ports go through 2-entry FIFOs, so ``i.ready`` and ``o.valid`` come from
     registers (no combinational path through the cores to the neighbours).
     """
@@ -100,7 +100,6 @@ class Datapath(wiring.Component):
         m.submodules.decoder = dec = self._decoder()
         m.submodules.encoder = enc = self._encoder()
         m.submodules.utf16_decoder = dec16 = _utf16_decoder()
-        m.submodules.utf16_encoder = enc16 = _utf16_encoder()
 
         # 2-entry FIFOs at both ports: registered ready/valid towards the buffers. Inside,
         # `src` is the input stream, `dst` the output stream (with `last`).
@@ -119,9 +118,11 @@ class Datapath(wiring.Component):
         flag = {mode: Signal(name=f"is_{mode.name.lower()}") for mode in Mode}
         m.d.sync += [flag[mode].eq(self.mode == mode) for mode in Mode]
         to_encoder = Signal()      # the mid stream goes into the UTF-8 encoder
+        packs = Signal()           # the mid stream goes into the packer
         uses_encoder = Signal()    # the output comes from the UTF-8 encoder
         m.d.sync += [
             to_encoder.eq((self.mode == Mode.TRANSCODE) | (self.mode == Mode.FROM_UTF16)),
+            packs.eq((self.mode == Mode.DECODE) | (self.mode == Mode.TO_UTF16)),
             uses_encoder.eq((self.mode == Mode.TRANSCODE) | (self.mode == Mode.ENCODE) |
                             (self.mode == Mode.FROM_UTF16)),
         ]
@@ -143,8 +144,8 @@ class Datapath(wiring.Component):
 
         unit, unit_valid, unit_last, asm_ready, partial = self._unit_assembler(
             m, src, enc, flag[Mode.ENCODE])
-        word, word_valid, word_last, pack_ready = self._word_packer(m, mid, dst,
-                                                                    flag[Mode.DECODE])
+        word, word_valid, word_last, pack_ready = self._word_packer(
+            m, mid, dst, flag[Mode.DECODE] | flag[Mode.TO_UTF16], flag[Mode.TO_UTF16])
 
         # -- routing: the input to one of the unit assembler and the decoders ...
         with m.If(flag[Mode.ENCODE]):
@@ -168,14 +169,7 @@ class Datapath(wiring.Component):
                 enc.i.payload.last.eq(mid.payload.last),
                 mid.ready.eq(enc.i.ready),
             ]
-        with m.Elif(flag[Mode.TO_UTF16]):
-            m.d.comb += [
-                enc16.i.valid.eq(mid.valid),
-                enc16.i.payload.codepoint.eq(mid.payload.codepoint),
-                enc16.i.payload.last.eq(mid.payload.last),
-                mid.ready.eq(enc16.i.ready),
-            ]
-        with m.Elif(flag[Mode.DECODE]):
+        with m.Elif(packs):
             m.d.comb += mid.ready.eq(pack_ready)
         with m.Elif(flag[Mode.VALIDATE]):
             m.d.comb += mid.ready.eq(1)
@@ -188,15 +182,7 @@ class Datapath(wiring.Component):
                 dst.payload.last.eq(enc.o.payload.last),
                 self.done.eq(out_done),
             ]
-        with m.Elif(flag[Mode.TO_UTF16]):
-            m.d.comb += [
-                dst.valid.eq(enc16.o.valid),
-                dst.payload.data.eq(enc16.o.payload.data),
-                enc16.o.ready.eq(dst.ready),
-                dst.payload.last.eq(enc16.o.payload.last),
-                self.done.eq(out_done),
-            ]
-        with m.Elif(flag[Mode.DECODE]):
+        with m.Elif(packs):
             m.d.comb += [
                 dst.valid.eq(word_valid),
                 dst.payload.data.eq(word.as_value()[:8]),
@@ -234,29 +220,39 @@ class Datapath(wiring.Component):
         return codepoint, valid, last, ready, partial
 
     @staticmethod
-    def _word_packer(m, mid, dst, is_decode):
+    def _word_packer(m, mid, dst, enable, utf16):
         """``decode`` mode: one decoded item of ``mid`` -> the 4 bytes of its
-        :data:`DECODE_WORD`, low byte first, to ``dst``. Returns the word register (its low byte
-        goes out), ``valid``, ``last`` (of the byte going out) and whether it takes an item
-        (``ready``)."""
+        :data:`DECODE_WORD`; ``to-utf16`` (``utf16``): its UTF-16LE code units, 2 or 4 bytes (a
+        scalar value: the decoder replaces every error by U+FFFD). Low byte first, to ``dst``.
+        Returns the word register (its low byte goes out), ``valid``, ``last`` (of the byte
+        going out) and whether it takes an item (``ready``)."""
         word = Signal(DECODE_WORD)
         index = Signal(2)
+        end = Signal(2)      # the index of the word's last byte
         valid = Signal()
         last = Signal()
         ready = ~valid    # (not on dst.ready: a bubble per word, off the ready path)
-        # (A word is only loaded in decode mode, so `valid` implies it.)
-        with m.If(mid.valid & ready & is_decode):
-            m.d.sync += [
-                word.as_value().eq(0),
-                word.codepoint.eq(mid.payload.codepoint), word.error.eq(mid.payload.error),
-                valid.eq(1), index.eq(0), last.eq(mid.payload.last),
-            ]
+        cp = mid.payload.codepoint
+        bmp = cp[16:] == 0
+        pair = Cat(cp[10:16], plane_minus_one(cp), Const(0b110110, 6),     # lead surrogate
+                   cp[:10], Const(0b110111, 6))                            # trail surrogate
+        # (A word is only loaded in the packing modes, so `valid` implies them.)
+        with m.If(mid.valid & ready & enable):
+            m.d.sync += [valid.eq(1), index.eq(0), last.eq(mid.payload.last)]
+            with m.If(utf16):
+                m.d.sync += [word.as_value().eq(Mux(bmp, cp[:16], pair)),
+                             end.eq(Mux(bmp, 1, 3))]
+            with m.Else():
+                m.d.sync += [
+                    word.as_value().eq(0),
+                    word.codepoint.eq(cp), word.error.eq(mid.payload.error), end.eq(3),
+                ]
         with m.Elif(valid & dst.ready):
             # The byte going out is the word's low byte: shift the next one down.
             m.d.sync += [index.eq(index + 1),
                          word.as_value().eq(word.as_value() >> 8),
-                         valid.eq(index != 3)]
-        return word, valid, (index == 3) & last, ready
+                         valid.eq(index != end)]
+        return word, valid, (index == end) & last, ready
 
     def _counters(self, m, is_encode, enc, decoded, partial):
         """Code points and errors per kind: the units ``enc`` takes and its errors (and the
