@@ -4,19 +4,22 @@
 :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` (replace) -> bytes.
 ``decode``: bytes -> decoder -> 4 bytes per output (u32 LE, laid out as
 :data:`~utf8_gateware.boards.protocol.DECODE_WORD`).
-``encode``: bytes -> 4-byte unit assembler -> encoder -> bytes.
+``encode``: bytes -> unit assembler (4 bytes a unit) -> encoder -> bytes.
 ``validate``: bytes -> decoder -> counters only.
 ``to-utf16``: bytes -> decoder -> 2 or 4 bytes per output (its UTF-16LE code units).
-``from-utf16``: bytes -> UTF-16LE decoder (:class:`~utf8_gateware.hdl.text_decoder.TextDecoder`:
-bytes -> code units -> code points, lone surrogates replaced) -> encoder.
+``from-utf16``: bytes -> unit assembler (2 bytes a code unit) ->
+:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` (replace) -> encoder -> bytes.
 
 The UTF-8 decoder and encoder are shared by the modes. ``to-utf16`` writes the decoder's outputs
 with the ``decode`` packer, not with :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` and
 :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes` (190 LCs): the decoder's ``replace`` output
 is always a scalar value (an error is U+FFFD), so the encoder's classification, error policies
 and output slots have nothing to do, and the packer only loads a second word layout (the
-surrogate pair of :func:`~utf8_gateware.hdl.utf16_encoder.plane_minus_one`). With both UTF-16
-cores the UP5K was 94 % full and did not place.
+surrogate pair of :func:`~utf8_gateware.hdl.utf16_encoder.plane_minus_one`). Likewise
+``from-utf16`` takes code units from the ``encode`` unit assembler rather than from
+:class:`~utf8_gateware.hdl.utf16_units.Utf16Units` (54 LCs), in the marker beat form that
+:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` reads. With the four UTF-16 stages the
+UP5K was 94 % full and did not place.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -25,6 +28,7 @@ from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
+from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import plane_minus_one
 from .protocol import DECODE_WORD, Mode
 from .stream_fifo import StreamFIFO
@@ -35,10 +39,6 @@ __all__ = ["Datapath"]
 
 N_ERRORS = len(ErrorKind) - 1      # every kind but NONE
 
-#: The UTF-16 encoding scheme of the ``to-utf16`` and ``from-utf16`` modes.
-UTF16_SCHEME = "utf-16-le"
-
-
 def _default_decoder():
     from utf8_gateware.hdl.decoder import Utf8Decoder
     return Utf8Decoder(errors="replace")
@@ -47,11 +47,6 @@ def _default_decoder():
 def _default_encoder():
     from utf8_gateware.hdl.encoder import Utf8Encoder
     return Utf8Encoder(errors="replace")
-
-
-def _utf16_decoder():
-    from utf8_gateware.hdl.text_decoder import TextDecoder
-    return TextDecoder(UTF16_SCHEME, "replace")
 
 
 class Datapath(wiring.Component):
@@ -99,7 +94,7 @@ class Datapath(wiring.Component):
         m = Module()
         m.submodules.decoder = dec = self._decoder()
         m.submodules.encoder = enc = self._encoder()
-        m.submodules.utf16_decoder = dec16 = _utf16_decoder()
+        m.submodules.utf16_decoder = dec16 = Utf16Decoder("replace")
 
         # 2-entry FIFOs at both ports: registered ready/valid towards the buffers. Inside,
         # `src` is the input stream, `dst` the output stream (with `last`).
@@ -142,8 +137,9 @@ class Datapath(wiring.Component):
         ]
         mid = mid_fifo.o
 
-        unit, unit_valid, unit_last, asm_ready, partial = self._unit_assembler(
-            m, src, enc, flag[Mode.ENCODE])
+        unit_taken = Signal()
+        unit, unit_valid, unit_last, unit_short, asm_ready, partial = self._unit_assembler(
+            m, src, flag[Mode.ENCODE] | flag[Mode.FROM_UTF16], flag[Mode.FROM_UTF16], unit_taken)
         word, word_valid, word_last, pack_ready = self._word_packer(
             m, mid, dst, flag[Mode.DECODE] | flag[Mode.TO_UTF16], flag[Mode.TO_UTF16])
 
@@ -155,12 +151,22 @@ class Datapath(wiring.Component):
                 enc.i.payload.codepoint.eq(unit),
                 enc.i.payload.last.eq(unit_last),
             ]
+            m.d.comb += unit_taken.eq(enc.i.ready)
         with m.Elif(flag[Mode.FROM_UTF16]):
-            m.d.comb += [dec16.i.valid.eq(src.valid), src.ready.eq(dec16.i.ready)]
+            m.d.comb += [
+                src.ready.eq(asm_ready),
+                dec16.i.valid.eq(unit_valid),
+                unit_taken.eq(dec16.i.ready),
+            ]
         with m.Else():
             m.d.comb += [dec.i.valid.eq(src.valid), src.ready.eq(dec.i.ready)]
         # (whatever the mode: no gate before them)
-        m.d.comb += [dec.i.payload.eq(src.payload), dec16.i.payload.eq(src.payload)]
+        m.d.comb += [
+            dec.i.payload.eq(src.payload),
+            dec16.i.payload.unit.eq(unit[16:]),
+            dec16.i.payload.error.eq(Mux(unit_short, ErrorKind.TRUNCATED, ErrorKind.NONE)),
+            dec16.i.payload.last.eq(unit_last),
+        ]
         # ... the decoded items to one of the encoders, the packer and the counters ...
         with m.If(to_encoder):
             m.d.comb += [
@@ -196,28 +202,33 @@ class Datapath(wiring.Component):
         return m
 
     @staticmethod
-    def _unit_assembler(m, src, enc, is_encode):
-        """``encode`` mode: 4 bytes of ``src`` -> one UTF-32LE unit for ``enc``; a trailing
-        partial unit -> U+FFFD. Returns the unit's registers ``(codepoint, valid, last)``,
-        whether it takes a byte (``ready``) and a pulse: a partial unit was replaced."""
-        codepoint = Signal(32)
+    def _unit_assembler(m, src, enable, utf16, taken):
+        """Bytes of ``src`` -> units, in ``encode`` mode (``enable``) one UTF-32LE unit per 4
+        bytes, a trailing partial unit -> U+FFFD; in ``from-utf16`` (``enable`` and ``utf16``)
+        one UTF-16LE code unit per 2 bytes, an odd trailing byte -> a marker beat (``unit`` 0,
+        ``short``) that the UTF-16 decoder turns into U+FFFD (``truncated``). ``taken``: the
+        unit was taken. Returns the unit's registers ``(unit, valid, last, short)`` (a UTF-16
+        code unit in ``unit[16:]``), whether it takes a byte (``ready``: a bubble per unit) and
+        a pulse: a partial UTF-32 unit was replaced."""
+        unit = Signal(32)
         count = Signal(2)
         valid = Signal()
         last = Signal()
+        short = Signal()
         partial = Signal()
         ready = ~valid
-        with m.If(enc.i.ready & is_encode):
+        with m.If(taken):
             m.d.sync += valid.eq(0)
         m.d.sync += partial.eq(0)
-        with m.If(src.valid & ready & is_encode):
+        with m.If(src.valid & ready & enable):
             m.d.sync += count.eq(count + 1)
-            m.d.sync += codepoint.eq(Cat(codepoint[8:], src.payload.data))
-            with m.If(count == 3):
-                m.d.sync += [valid.eq(1), last.eq(src.payload.last)]
+            m.d.sync += unit.eq(Cat(unit[8:], src.payload.data))
+            with m.If(Mux(utf16, count[0], count == 3)):
+                m.d.sync += [valid.eq(1), last.eq(src.payload.last), short.eq(0)]
             with m.Elif(src.payload.last):
-                m.d.sync += [codepoint.eq(0xFFFD), valid.eq(1), last.eq(1),
-                             count.eq(0), partial.eq(1)]
-        return codepoint, valid, last, ready, partial
+                m.d.sync += [unit.eq(Mux(utf16, 0, 0xFFFD)), valid.eq(1), last.eq(1),
+                             count.eq(0), short.eq(1), partial.eq(~utf16)]
+        return unit, valid, last, short, ready, partial
 
     @staticmethod
     def _word_packer(m, mid, dst, enable, utf16):
