@@ -633,6 +633,40 @@ def test_control_frames_and_replies():
 
 # -- datapath ------------------------------------------------------------------------------------
 
+def run_datapath(dut, mode, data, *, settle, ready_chance=1.0):
+    """Send ``data`` (one message) through the :class:`Datapath` ``dut`` in ``mode``, the sink
+    ready with probability ``ready_chance`` in each cycle, then wait ``settle`` cycles. Returns
+    the output bytes, the output lengths at the ``done`` pulses, the code point count and the
+    error counts by label."""
+    out = bytearray()
+    done = []
+    counts = []
+
+    async def sink(ctx):
+        rng = random.Random(mode.value)
+        ctx.set(dut.o.ready, 1)
+        async for _, _, valid, ready, byte, pulse in ctx.tick().sample(
+                dut.o.valid, dut.o.ready, dut.o.payload, dut.done):
+            if valid and ready:
+                out.append(byte)
+            if pulse:
+                done.append(len(out))
+            ctx.set(dut.o.ready, rng.random() < ready_chance)
+
+    async def bench(ctx):
+        ctx.set(dut.mode, mode)
+        await ctx.tick()
+        for index, byte in enumerate(data):
+            await stream_put(ctx, dut.i, {"data": byte, "last": index == len(data) - 1})
+        await ctx.tick().repeat(settle)
+        counts.append(ctx.get(dut.codepoints))
+        counts.append({kind.label: ctx.get(dut.errors[kind.value - 1]) for kind in ErrorKind
+                       if kind is not ErrorKind.NONE})
+
+    simulate(dut, bench, name=f"datapath-{mode.label}", background=[sink])
+    return out, done, *counts
+
+
 @pytest.mark.parametrize("mode", [Mode.TRANSCODE, Mode.DECODE, Mode.ENCODE, Mode.VALIDATE],
                          ids=lambda mode: mode.label)
 def test_datapath_modes(mode):
@@ -648,37 +682,14 @@ def test_datapath_modes(mode):
                 Mode.DECODE: struct.pack("<4I", ord("a"), ord("b"),
                                          decode_word(0xFFFD, ErrorKind.INVALID_BYTE),
                                          ord("c"))}[mode]
-    out = bytearray()
-    done = []
-
-    async def sink(ctx):
-        ctx.set(dut.o.ready, 1)
-        async for _, _, valid, byte, pulse in ctx.tick().sample(dut.o.valid, dut.o.payload,
-                                                                dut.done):
-            if valid:
-                out.append(byte)
-            if pulse:
-                done.append(len(out))
-
-    async def bench(ctx):
-        ctx.set(dut.mode, mode)
-        await ctx.tick()
-        for index, byte in enumerate(data):
-            await stream_put(ctx, dut.i, {"data": byte, "last": index == len(data) - 1})
-        await ctx.tick().repeat(40)
-
-        counts.append(ctx.get(dut.codepoints))
-        counts.append({kind: ctx.get(dut.errors[kind.value - 1]) for kind in ErrorKind
-                       if kind is not ErrorKind.NONE and ctx.get(dut.errors[kind.value - 1])})
-
-    counts = []
-    simulate(dut, bench, name=f"datapath-{mode.label}", background=[sink])
+    out, done, codepoints, errors = run_datapath(dut, mode, data, settle=40)
     assert bytes(out) == want
     assert len(done) == 1
+    nonzero = {label: count for label, count in errors.items() if count}
     if mode is Mode.ENCODE:
-        assert counts == [4, {ErrorKind.SURROGATE: 1, ErrorKind.TRUNCATED: 1}]
+        assert (codepoints, nonzero) == (4, {"surrogate": 1, "truncated": 1})
     else:
-        assert counts == [4, {ErrorKind.INVALID_BYTE: 1}]
+        assert (codepoints, nonzero) == (4, {"invalid_byte": 1})
 
 
 #: Messages for the UTF-16 modes: every length of UTF-8 and UTF-16 character, ill-formed
@@ -697,34 +708,10 @@ def test_datapath_utf16_modes(mode):
     dut = Datapath()
     data = UTF16_MODE_MESSAGES[mode]
     want, want_codepoints, want_errors = expected_output(mode, data)
-    out = bytearray()
-    done = []
-    counts = []
-
-    async def sink(ctx):
-        rng = random.Random(mode.value)
-        async for _, _, valid, ready, byte, pulse in ctx.tick().sample(
-                dut.o.valid, dut.o.ready, dut.o.payload, dut.done):
-            if valid and ready:
-                out.append(byte)
-            if pulse:
-                done.append(len(out))
-            ctx.set(dut.o.ready, rng.random() < 0.6)
-
-    async def bench(ctx):
-        ctx.set(dut.mode, mode)
-        await ctx.tick()
-        for index, byte in enumerate(data):
-            await stream_put(ctx, dut.i, {"data": byte, "last": index == len(data) - 1})
-        await ctx.tick().repeat(80)
-        counts.append(ctx.get(dut.codepoints))
-        counts.append({kind.label: ctx.get(dut.errors[kind.value - 1]) for kind in ErrorKind
-                       if kind is not ErrorKind.NONE})
-
-    simulate(dut, bench, name=f"datapath-{mode.label}", background=[sink])
+    out, done, codepoints, errors = run_datapath(dut, mode, data, settle=80, ready_chance=0.6)
     assert bytes(out) == want
     assert done == [len(want)]
-    assert counts == [want_codepoints, want_errors]
+    assert (codepoints, errors) == (want_codepoints, want_errors)
     assert sum(want_errors.values()) >= 3
 
 
