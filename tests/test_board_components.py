@@ -621,12 +621,15 @@ def test_control_frames_and_replies():
         assert ctx.get(flow.acked) == 2
         await frame(ctx, HostFrame.END, fields=position(3), length=4)      # STATUS again
         await ctx.tick().repeat(30)
+        await frame(ctx, HostFrame.START, fields=max(Mode) + 1, length=7)  # no such mode
+        await ctx.tick().repeat(12)
+        assert ctx.get(dut.replies.error_code) == ErrorCode.BAD_MODE
 
     simulate(dut, bench, name="control", background=[transmitter])
     assert [kind for kind, _ in log] == [
         BoardFrame.ERROR, BoardFrame.HELLO_ACK, BoardFrame.CREDIT, BoardFrame.ERROR,
         BoardFrame.ERROR, BoardFrame.ERROR, BoardFrame.STATUS, BoardFrame.CREDIT,
-        BoardFrame.STATUS, BoardFrame.STATUS]
+        BoardFrame.STATUS, BoardFrame.STATUS, BoardFrame.ERROR]
     assert log[1][1] == 20 and log[2][1] == 8
     assert rewinds == [9]
 
