@@ -115,10 +115,12 @@ class Datapath(wiring.Component):
         m.d.sync += [flag[mode].eq(self.mode == mode) for mode in Mode]
         to_encoder = Signal()      # the mid stream goes into the UTF-8 encoder
         packs = Signal()           # the mid stream goes into the packer
+        assembles = Signal()       # the input goes into the unit assembler
         uses_encoder = Signal()    # the output comes from the UTF-8 encoder
         m.d.sync += [
             to_encoder.eq((self.mode == Mode.TRANSCODE) | (self.mode == Mode.FROM_UTF16)),
             packs.eq((self.mode == Mode.DECODE) | (self.mode == Mode.TO_UTF16)),
+            assembles.eq((self.mode == Mode.ENCODE) | (self.mode == Mode.FROM_UTF16)),
             uses_encoder.eq((self.mode == Mode.TRANSCODE) | (self.mode == Mode.ENCODE) |
                             (self.mode == Mode.FROM_UTF16)),
         ]
@@ -140,9 +142,9 @@ class Datapath(wiring.Component):
 
         unit_taken = Signal()
         unit, unit_valid, unit_last, unit_short, asm_ready, partial = self._unit_assembler(
-            m, src, flag[Mode.ENCODE] | flag[Mode.FROM_UTF16], flag[Mode.FROM_UTF16], unit_taken)
+            m, src, assembles, flag[Mode.FROM_UTF16], unit_taken)
         word, word_valid, word_last, pack_ready = self._word_packer(
-            m, mid, dst, flag[Mode.DECODE] | flag[Mode.TO_UTF16], flag[Mode.TO_UTF16])
+            m, mid, dst, packs, flag[Mode.TO_UTF16])
 
         # -- routing: the input to one of the unit assembler and the decoders ...
         with m.If(flag[Mode.ENCODE]):
@@ -211,12 +213,12 @@ class Datapath(wiring.Component):
         unit was taken. Returns the unit's registers ``(unit, valid, last, short)`` (a UTF-16
         code unit in ``unit[16:]``), whether it takes a byte (``ready``: a bubble per unit) and
         a pulse: a partial UTF-32 unit was replaced."""
-        unit = Signal(32)
-        count = Signal(2)
-        valid = Signal()
-        last = Signal()
-        short = Signal()
-        partial = Signal()
+        unit = Signal(32, name="unit")
+        count = Signal(2, name="unit_count")
+        valid = Signal(name="unit_valid")
+        last = Signal(name="unit_last")
+        short = Signal(name="unit_short")
+        partial = Signal(name="unit_partial")
         ready = ~valid
         with m.If(taken):
             m.d.sync += valid.eq(0)
@@ -241,37 +243,37 @@ class Datapath(wiring.Component):
 
         A code point for UTF-16 is loaded as it is and formed in the next cycle from the
         register (a supplementary one becomes its surrogate pair): the FIFO's read multiplexer,
-        the plane test and the pair's arithmetic in one cycle missed 48 MHz (34 MHz)."""
-        word = Signal(DECODE_WORD)
+        the plane test and the pair's arithmetic in one cycle missed 48 MHz (40.6 MHz)."""
+        word = Signal(DECODE_WORD, name="pack_word")
         w = word.as_value()
-        index = Signal(2)
-        end = Signal(2)      # the index of the word's last byte
-        form = Signal()      # the word holds a code point to be formed into UTF-16
-        valid = Signal()
-        last = Signal()
-        ready = ~valid & ~form    # (not on dst.ready: a bubble per word, off the ready path)
+        index = Signal(2, name="pack_index")
+        end = Signal(2, name="pack_end")     # the index of the word's last byte
+        busy = Signal(name="pack_busy")      # a word is held (being formed or sent)
+        form = Signal(name="pack_form")      # it holds a code point to be formed into UTF-16
+        last = Signal(name="pack_last")
         bmp = w[16:21] == 0
         pair = Cat(w[10:16], plane_minus_one(w), Const(0b110110, 6),     # lead surrogate
                    w[:10], Const(0b110111, 6))                           # trail surrogate
-        # (A word is only loaded in the packing modes, so `valid` implies them.)
-        with m.If(mid.valid & ready & enable):
-            m.d.sync += [index.eq(0), last.eq(mid.payload.last), end.eq(3)]
+        # (`busy`, not on dst.ready: a bubble per word, off the ready path. A word is only
+        # loaded in the packing modes, so `busy` implies them.)
+        with m.If(mid.valid & ~busy & enable):
+            m.d.sync += [busy.eq(1), index.eq(0), last.eq(mid.payload.last), end.eq(3)]
             with m.If(utf16):
                 m.d.sync += [w.eq(mid.payload.codepoint), form.eq(1)]
             with m.Else():
                 m.d.sync += [
                     w.eq(0), word.codepoint.eq(mid.payload.codepoint),
-                    word.error.eq(mid.payload.error), valid.eq(1),
+                    word.error.eq(mid.payload.error),
                 ]
         with m.Elif(form):
             # (A BMP code point is its own code unit, already in place.)
-            m.d.sync += [form.eq(0), valid.eq(1), end.eq(Mux(bmp, 1, 3))]
+            m.d.sync += [form.eq(0), end.eq(Mux(bmp, 1, 3))]
             with m.If(~bmp):
                 m.d.sync += w.eq(pair)
-        with m.Elif(valid & dst.ready):
+        with m.Elif(busy & dst.ready):
             # The byte going out is the word's low byte: shift the next one down.
-            m.d.sync += [index.eq(index + 1), w.eq(w >> 8), valid.eq(index != end)]
-        return word, valid, (index == end) & last, ready
+            m.d.sync += [index.eq(index + 1), w.eq(w >> 8), busy.eq(index != end)]
+        return word, busy & ~form, (index == end) & last, ~busy
 
     def _counters(self, m, is_encode, enc, decoded, partial):
         """Code points and errors per kind: the units ``enc`` takes and its errors (and the
