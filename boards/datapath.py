@@ -27,10 +27,10 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.error_kind import ErrorKind
-from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
+from utf8_gateware.hdl.layouts import ByteLayout, CodeUnitLayout, CodepointLayout
 from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import plane_minus_one
-from .protocol import DECODE_WORD, Mode
+from .protocol import DECODE_WORD, UTF16_MODES, Mode
 from .stream_fifo import StreamFIFO
 
 
@@ -71,6 +71,9 @@ class Datapath(wiring.Component):
         ``surrogate`` for a lone surrogate, ``truncated`` for an odd trailing byte), the
         encoder's plus trailing partial units (``truncated``) in ``encode``.
 
+    Parameter ``utf16``: with ``False`` the ``to-utf16`` and ``from-utf16`` modes are left out
+    (their logic, about 250 LCs, is not built; the board refuses them).
+
     Throughput: one input byte per cycle (``decode``: the 4 bytes of a code point in 5 cycles:
     the packer takes the next word when the last byte has gone, so that the decoder's ready does
     not hang off the sink's; ``to-utf16`` alike with a cycle to form the code units: 2 bytes in 4
@@ -79,9 +82,10 @@ class Datapath(wiring.Component):
     sink. Both ports go through 2-entry FIFOs, so ``i.ready`` and ``o.valid`` come from
     registers (no combinational path through the cores to the neighbours).
     """
-    def __init__(self, *, decoder=None, encoder=None):
+    def __init__(self, *, decoder=None, encoder=None, utf16=True):
         self._decoder = decoder or _default_decoder
         self._encoder = encoder or _default_encoder
+        self._utf16 = utf16
         super().__init__({
             "mode": In(Mode),
             "i": In(stream.Signature(ByteLayout)),
@@ -95,7 +99,13 @@ class Datapath(wiring.Component):
         m = Module()
         m.submodules.decoder = dec = self._decoder()
         m.submodules.encoder = enc = self._encoder()
-        m.submodules.utf16_decoder = dec16 = Utf16Decoder("replace")
+        if self._utf16:
+            m.submodules.utf16_decoder = dec16 = Utf16Decoder("replace")
+        else:                   # (its ports as idle signals: `o.valid` stays low)
+            dec16 = wiring.Signature({
+                "i": In(stream.Signature(CodeUnitLayout)),
+                "o": Out(stream.Signature(CodepointLayout)),
+            }).create()
 
         # 2-entry FIFOs at both ports: registered ready/valid towards the buffers. Inside,
         # `src` is the input stream, `dst` the output stream (with `last`).
@@ -111,18 +121,23 @@ class Datapath(wiring.Component):
         out_done = self.o.valid & self.o.ready & dst_fifo.o.payload.last
 
         # Mode flags (registers: the mode is static during a message).
+        # (Without the UTF-16 stages their modes' flags stay low: the logic for them goes.)
+        modes = [mode for mode in Mode if self._utf16 or mode not in UTF16_MODES]
         flag = {mode: Signal(name=f"is_{mode.name.lower()}") for mode in Mode}
-        m.d.sync += [flag[mode].eq(self.mode == mode) for mode in Mode]
+        m.d.sync += [flag[mode].eq(self.mode == mode) for mode in modes]
+
+        def any_of(*chosen):
+            return Cat(self.mode == mode for mode in chosen if mode in modes).any()
+
         to_encoder = Signal()      # the mid stream goes into the UTF-8 encoder
         packs = Signal()           # the mid stream goes into the packer
         assembles = Signal()       # the input goes into the unit assembler
         uses_encoder = Signal()    # the output comes from the UTF-8 encoder
         m.d.sync += [
-            to_encoder.eq((self.mode == Mode.TRANSCODE) | (self.mode == Mode.FROM_UTF16)),
-            packs.eq((self.mode == Mode.DECODE) | (self.mode == Mode.TO_UTF16)),
-            assembles.eq((self.mode == Mode.ENCODE) | (self.mode == Mode.FROM_UTF16)),
-            uses_encoder.eq((self.mode == Mode.TRANSCODE) | (self.mode == Mode.ENCODE) |
-                            (self.mode == Mode.FROM_UTF16)),
+            to_encoder.eq(any_of(Mode.TRANSCODE, Mode.FROM_UTF16)),
+            packs.eq(any_of(Mode.DECODE, Mode.TO_UTF16)),
+            assembles.eq(any_of(Mode.ENCODE, Mode.FROM_UTF16)),
+            uses_encoder.eq(any_of(Mode.TRANSCODE, Mode.ENCODE, Mode.FROM_UTF16)),
         ]
 
         # The decoders' output goes through a 2-entry FIFO too (its ready is a register, so

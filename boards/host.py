@@ -369,6 +369,9 @@ class _Transfer:
 
     def _on_error(self, code, epoch, received, now):
         self.counts["board_errors"] += 1
+        if code == ErrorCode.BAD_MODE:
+            raise BoardError(f"the board does not offer mode {self.mode.label} (its bitstream "
+                             f"was built without it)")
         if self.phase != "run":
             return
         if code in (ErrorCode.NO_MESSAGE, ErrorCode.BUSY):

@@ -137,7 +137,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind, Labelled
 
 __all__ = [
     "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "VERSION", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
-    "HostFrame", "BoardFrame", "Mode", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
+    "HostFrame", "BoardFrame", "Mode", "UTF16_MODES", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
     "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
     "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",
     "crc16", "encode_frame", "FrameParser", "Hello", "Status",
@@ -201,6 +201,11 @@ class Mode(Labelled, enum.IntEnum, shape=3):
             if mode.label == label:
                 return mode
         raise ValueError(f"unknown mode {label!r}; one of {', '.join(m.label for m in cls)}")
+
+
+#: The modes a board built without the UTF-16 stages (``BoardCore(utf16=False)``) refuses
+#: (``BAD_MODE``): they are the last ones, so the board checks ``mode <= VALIDATE``.
+UTF16_MODES = (Mode.TO_UTF16, Mode.FROM_UTF16)
 
 
 #: Worst-case output payload bytes per input payload byte, a power of 2 (the credit divides by
