@@ -695,6 +695,13 @@ def test_datapath_modes(mode):
         assert (codepoints, nonzero) == (4, {"invalid_byte": 1})
 
 
+def test_datapath_without_utf16():
+    """``utf16=False`` (the iCEBreaker bitstream) builds the other modes alone."""
+    dut = Datapath(decoder=AsciiDecoder, utf16=False)
+    out, done, codepoints, errors = run_datapath(dut, Mode.TRANSCODE, b"ab\xffc", settle=40)
+    assert (bytes(out), done, codepoints) == (b"ab\xef\xbf\xbdc", [6], 4)
+
+
 #: Messages for the UTF-16 modes: every length of UTF-8 and UTF-16 character, ill-formed
 #: subparts (a lone surrogate each way, a truncated sequence, an odd trailing byte after a lead).
 UTF16_MODE_MESSAGES = {
