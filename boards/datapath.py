@@ -72,7 +72,7 @@ class Datapath(wiring.Component):
         encoder's plus trailing partial units (``truncated``) in ``encode``.
 
     Parameter ``utf16``: with ``False`` the ``to-utf16`` and ``from-utf16`` modes are left out
-    (their logic, about 250 LCs, is not built; the board refuses them).
+    (their logic, 200 LCs on the UP5K, is not built; the board refuses them).
 
     Throughput: one input byte per cycle (``decode``: the 4 bytes of a code point in 5 cycles:
     the packer takes the next word when the last byte has gone, so that the decoder's ready does

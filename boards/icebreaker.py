@@ -26,8 +26,9 @@ __all__ = ["CLOCK_HZ", "BAUD", "UTF16", "FLOW", "board_core", "ICEBreakerTop", "
 
 #: The design clock (from the 12 MHz oscillator through the PLL; DIVF=63, DIVQ=4). 48 MHz is 4
 #: cycles per bit at the FT2232H's top rate of 12 Mbaud and 16 at 3 Mbaud (whole divisors), and
-#: passes timing on the UP5K (post-route 48.0-49.3 MHz on seeds 1-3: a thin margin; every wide
-#: decision of the board logic is registered, see :mod:`~utf8_gateware.boards.board`).
+#: passes timing on the UP5K on seed 1 (post-route 48.3, 47.7 and 46.7 MHz on seeds 1-3: a thin
+#: margin; every wide decision of the board logic is registered, see
+#: :mod:`~utf8_gateware.boards.board`).
 CLOCK_HZ = 48_000_000
 #: The UART rate the bitstream is built for (``build --baud``). The FT2232H makes 3 Mbaud and
 #: 12 Mbaud exactly (from its 120 MHz clock); there is no hardware flow control on the
@@ -40,7 +41,7 @@ NAME = "utf8_gateware"
 
 
 #: Whether the bitstream has the ``to-utf16`` and ``from-utf16`` modes: not on the UP5K. They
-#: take about 250 LCs more (4,700 of 5,280, 89 %): nextpnr then misses 48 MHz (41.6-43.8 MHz on
+#: take 200 LCs more (4,696 of 5,280, 89 %): nextpnr then misses 48 MHz (43.8 MHz on
 #: seed 1) or finds no placement (seed 2).
 UTF16 = False
 
