@@ -12,7 +12,8 @@
 * :mod:`.buffer` -- byte ring buffers in single-port RAM (UP5K SPRAM on hardware).
 * :mod:`.feeder` -- input buffer -> datapath, with ``last`` on the message's final byte.
 * :mod:`.stream_fifo` -- a SyncFIFO with stream ports of any shape.
-* :mod:`.datapath` -- the cores wired per mode (transcode, decode, encode, validate).
+* :mod:`.datapath` -- the cores wired per mode (transcode, decode, encode, validate, to-utf16,
+  from-utf16).
 * :mod:`.board` -- :class:`~.board.BoardCore`: all of the above composed.
 * :mod:`.icebreaker` -- the top level for ``amaranth_boards``' iCEBreaker; build and program.
 * :mod:`.virtual` -- the virtual board: BoardCore compiled with CXXRTL behind a pseudo-terminal.

@@ -48,7 +48,7 @@ from .feeder import MessageFeeder
 from .frame_rx import FrameReceiver
 from .frame_tx import FrameTransmitter
 from .leds import LEDStretcher
-from .protocol import VERSION, MAX_PAYLOAD, CREDIT_STEP, FRAME_TIMEOUT_S, HELLO_FORMAT
+from .protocol import VERSION, MAX_PAYLOAD, CREDIT_STEP, FRAME_TIMEOUT_S, HELLO_FORMAT, Mode
 from .replies import ReplyFields
 from .stamps import MessageStamps
 from .uart import UARTReceiver, UARTTransmitter, uart_divisor
@@ -64,7 +64,8 @@ class BoardCore(CheckedComponent):
     :func:`~utf8_gateware.boards.uart.uart_divisor`), ``in_depth`` and ``out_depth`` (bytes of
     the input and output buffers, powers of 2; 32 KiB each maps onto one UP5K SPRAM),
     ``max_payload`` (largest DATA frame), ``credit_step``, ``decoder``/``encoder`` (factories,
-    for tests).
+    for tests), ``utf16`` (``False``: without the ``to-utf16`` and ``from-utf16`` modes, which
+    the board then refuses with ``BAD_MODE``).
 
     Ports: ``rx`` In(1), ``tx`` Out(1) (the UART lines, idle high), ``led_activity`` and
     ``led_error`` Out(1) (active high; stretched so that a person can see them).
@@ -72,15 +73,16 @@ class BoardCore(CheckedComponent):
     @classmethod
     def check_parameters(cls, *, clk_freq, baud=3_000_000, in_depth=32768, out_depth=65536,
                          max_payload=MAX_PAYLOAD, credit_step=CREDIT_STEP,
-                         frame_timeout=FRAME_TIMEOUT_S, decoder=None, encoder=None):
+                         frame_timeout=FRAME_TIMEOUT_S, decoder=None, encoder=None, utf16=True):
         uart_divisor(clk_freq, baud)
         CreditWindow.check_parameters(in_depth=in_depth, out_depth=out_depth,
                                       max_payload=max_payload, credit_step=credit_step)
 
     def __init__(self, *, clk_freq, baud=3_000_000, in_depth=32768, out_depth=65536,
                  max_payload=MAX_PAYLOAD, credit_step=CREDIT_STEP, frame_timeout=FRAME_TIMEOUT_S,
-                 decoder=None, encoder=None):
+                 decoder=None, encoder=None, utf16=True):
         self.clk_freq = clk_freq
+        self.utf16 = utf16
         self.baud = baud
         self.divisor = uart_divisor(clk_freq, baud)
         self.in_depth = in_depth
@@ -105,8 +107,9 @@ class BoardCore(CheckedComponent):
     def elaborate(self, platform):
         m = Module()
         byte_time = 10 * self.divisor
-        m.submodules.control = control = MessageControl(hello_size=len(self.hello_payload),
-                                                        max_payload=self.max_payload)
+        m.submodules.control = control = MessageControl(
+            hello_size=len(self.hello_payload), max_payload=self.max_payload,
+            max_mode=max(Mode) if self.utf16 else Mode.VALIDATE)
         clear = control.clear
         m.submodules.rx_uart = rx_uart = UARTReceiver(self.divisor)
         m.submodules.tx_uart = tx_uart = UARTTransmitter(self.divisor)
@@ -124,7 +127,7 @@ class BoardCore(CheckedComponent):
         m.submodules.outbuf = outbuf = ResetInserter(clear)(ReplayBuffer(self.out_depth))
         m.submodules.feeder = feeder = ResetInserter(clear)(MessageFeeder())
         m.submodules.datapath = dp = ResetInserter(clear)(
-            Datapath(decoder=self._decoder, encoder=self._encoder))
+            Datapath(decoder=self._decoder, encoder=self._encoder, utf16=self.utf16))
         m.submodules.leds = leds = LEDStretcher(self.clk_freq)
 
         # Bytes: rx pin -> frames -> input buffer -> datapath -> output buffer -> frames -> tx pin

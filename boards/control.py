@@ -70,14 +70,17 @@ class MessageControl(CheckedComponent):
         Pulses for each rejected frame.
     """
     @classmethod
-    def check_parameters(cls, *, hello_size, max_payload):
+    def check_parameters(cls, *, hello_size, max_payload, max_mode=max(Mode)):
         for name, value in (("hello_size", hello_size), ("max_payload", max_payload)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        if max_mode not in list(Mode):
+            raise ValueError(f"max_mode must be a Mode, not {max_mode!r}")
 
-    def __init__(self, *, hello_size, max_payload):
+    def __init__(self, *, hello_size, max_payload, max_mode=max(Mode)):
         self.hello_size = hello_size
         self.max_payload = max_payload
+        self.max_mode = Mode(max_mode)
         super().__init__({
             "frames": In(ReceivedFrames),
             "tx": Out(FrameRequests),
@@ -136,7 +139,7 @@ class MessageControl(CheckedComponent):
         with m.If(self.frames.check):
             m.d.sync += [flag.eq(kind == frame) for frame, flag in is_kind.items()]
             m.d.sync += [start_busy.eq((self.active & ~self.reported) | status_busy),
-                         mode_ok.eq(new_mode <= max(Mode)),
+                         mode_ok.eq(new_mode <= self.max_mode),
                          window_ahead.eq(~(new_acked - self.flow.acked)[31]),
                          at_total.eq(offset == self.flow.in_total[:24]),
                          behind.eq(~(self.flow.in_total[:24] - offset)[23]),

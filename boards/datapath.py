@@ -4,17 +4,33 @@
 :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` (replace) -> bytes.
 ``decode``: bytes -> decoder -> 4 bytes per output (u32 LE, laid out as
 :data:`~utf8_gateware.boards.protocol.DECODE_WORD`).
-``encode``: bytes -> 4-byte unit assembler -> encoder -> bytes.
+``encode``: bytes -> unit assembler (4 bytes a unit) -> encoder -> bytes.
 ``validate``: bytes -> decoder -> counters only.
+``to-utf16``: bytes -> decoder -> 2 or 4 bytes per output (its UTF-16LE code units).
+``from-utf16``: bytes -> unit assembler (2 bytes a code unit) ->
+:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` (replace) -> encoder -> bytes.
+
+The UTF-8 decoder and encoder are shared by the modes. ``to-utf16`` writes the decoder's outputs
+with the ``decode`` packer, not with :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` and
+:class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes` (190 LCs): the decoder's ``replace`` output
+is always a scalar value (an error is U+FFFD), so the encoder's classification, error policies
+and output slots have nothing to do, and the packer only loads a second word layout (the
+surrogate pair of :func:`~utf8_gateware.hdl.utf16_encoder.plane_minus_one`). Likewise
+``from-utf16`` takes code units from the ``encode`` unit assembler rather than from
+:class:`~utf8_gateware.hdl.utf16_units.Utf16Units` (54 LCs), in the marker beat form that
+:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` reads. With the four UTF-16 stages the
+UP5K was 94 % full and did not place.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.error_kind import ErrorKind
-from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
-from .protocol import DECODE_WORD, Mode
+from utf8_gateware.hdl.layouts import ByteLayout, CodeUnitLayout, CodepointLayout
+from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
+from utf8_gateware.hdl.utf16_encoder import plane_minus_one
+from .protocol import DECODE_WORD, UTF16_MODES, Mode
 from .stream_fifo import StreamFIFO
 
 
@@ -22,7 +38,6 @@ __all__ = ["Datapath"]
 
 
 N_ERRORS = len(ErrorKind) - 1      # every kind but NONE
-
 
 def _default_decoder():
     from utf8_gateware.hdl.decoder import Utf8Decoder
@@ -39,9 +54,8 @@ class Datapath(wiring.Component):
 
     Ports
     -----
-    ``mode``: In(2)
-        A :class:`~utf8_gateware.boards.protocol.Mode`; must be stable during a message (the
-        board resets the datapath between messages).
+    ``mode``: In(:class:`~utf8_gateware.boards.protocol.Mode`)
+        Must be stable during a message (the board resets the datapath between messages).
     ``i``: In(stream.Signature(ByteLayout))
         Message bytes (``last`` on the final byte).
     ``o``: Out(stream.Signature(8))
@@ -50,22 +64,30 @@ class Datapath(wiring.Component):
         Pulses when the final output byte of the message has been taken from ``o``; in
         ``validate`` mode when the decoder's ``last`` output is counted.
     ``codepoints``: Out(32)
-        Decoder outputs (``encode``: code units taken by the encoder).
+        Outputs of the mode's decoder (UTF-8's, or UTF-16's in ``from-utf16``; ``encode``: code
+        units taken by the encoder).
     ``errors``: Out(ArrayLayout(32, 6))
-        Errors per :class:`ErrorKind` (index ``kind - 1``): the decoder's in the UTF-8 modes, the
+        Errors per :class:`ErrorKind` (index ``kind - 1``): the mode's decoder's (``from-utf16``:
+        ``surrogate`` for a lone surrogate, ``truncated`` for an odd trailing byte), the
         encoder's plus trailing partial units (``truncated``) in ``encode``.
+
+    Parameter ``utf16``: with ``False`` the ``to-utf16`` and ``from-utf16`` modes are left out
+    (their logic, 200 LCs on the UP5K, is not built; the board refuses them).
 
     Throughput: one input byte per cycle (``decode``: the 4 bytes of a code point in 5 cycles:
     the packer takes the next word when the last byte has gone, so that the decoder's ready does
-    not hang off the sink's), limited by the cores and the sink. Both ports go through 2-entry FIFOs, so
-    ``i.ready`` and ``o.valid`` come from registers (no combinational path through the cores
-    to the neighbours).
+    not hang off the sink's; ``to-utf16`` alike with a cycle to form the code units: 2 bytes in 4
+    cycles, 4 in 6; ``from-utf16``: one
+    input byte per cycle, two per code unit), limited by the cores and the
+    sink. Both ports go through 2-entry FIFOs, so ``i.ready`` and ``o.valid`` come from
+    registers (no combinational path through the cores to the neighbours).
     """
-    def __init__(self, *, decoder=None, encoder=None):
+    def __init__(self, *, decoder=None, encoder=None, utf16=True):
         self._decoder = decoder or _default_decoder
         self._encoder = encoder or _default_encoder
+        self._utf16 = utf16
         super().__init__({
-            "mode": In(2),
+            "mode": In(Mode),
             "i": In(stream.Signature(ByteLayout)),
             "o": Out(stream.Signature(8)),
             "done": Out(1),
@@ -77,7 +99,13 @@ class Datapath(wiring.Component):
         m = Module()
         m.submodules.decoder = dec = self._decoder()
         m.submodules.encoder = enc = self._encoder()
-        mode = self.mode
+        if self._utf16:
+            m.submodules.utf16_decoder = dec16 = Utf16Decoder("replace")
+        else:                   # (its ports as idle signals: `o.valid` stays low)
+            dec16 = wiring.Signature({
+                "i": In(stream.Signature(CodeUnitLayout)),
+                "o": Out(stream.Signature(CodepointLayout)),
+            }).create()
 
         # 2-entry FIFOs at both ports: registered ready/valid towards the buffers. Inside,
         # `src` is the input stream, `dst` the output stream (with `last`).
@@ -93,86 +121,83 @@ class Datapath(wiring.Component):
         out_done = self.o.valid & self.o.ready & dst_fifo.o.payload.last
 
         # Mode flags (registers: the mode is static during a message).
-        is_transcode = Signal()
-        is_decode = Signal()
-        is_encode = Signal()
-        is_validate = Signal()
-        m.d.sync += [
-            is_transcode.eq(mode == Mode.TRANSCODE), is_decode.eq(mode == Mode.DECODE),
-            is_encode.eq(mode == Mode.ENCODE), is_validate.eq(mode == Mode.VALIDATE),
-        ]
-        uses_encoder = Signal()
-        m.d.sync += uses_encoder.eq((mode == Mode.TRANSCODE) | (mode == Mode.ENCODE))
+        # (Without the UTF-16 stages their modes' flags stay low: the logic for them goes.)
+        modes = [mode for mode in Mode if self._utf16 or mode not in UTF16_MODES]
+        flag = {mode: Signal(name=f"is_{mode.name.lower()}") for mode in Mode}
+        m.d.sync += [flag[mode].eq(self.mode == mode) for mode in modes]
 
-        # The decoder's output goes through a 2-entry FIFO too (its ready is a register, so
+        def any_of(*chosen):
+            return Cat(self.mode == mode for mode in chosen if mode in modes).any()
+
+        to_encoder = Signal()      # the mid stream goes into the UTF-8 encoder
+        packs = Signal()           # the mid stream goes into the packer
+        assembles = Signal()       # the input goes into the unit assembler
+        uses_encoder = Signal()    # the output comes from the UTF-8 encoder
+        m.d.sync += [
+            to_encoder.eq(any_of(Mode.TRANSCODE, Mode.FROM_UTF16)),
+            packs.eq(any_of(Mode.DECODE, Mode.TO_UTF16)),
+            assembles.eq(any_of(Mode.ENCODE, Mode.FROM_UTF16)),
+            uses_encoder.eq(any_of(Mode.TRANSCODE, Mode.ENCODE, Mode.FROM_UTF16)),
+        ]
+
+        # The decoders' output goes through a 2-entry FIFO too (its ready is a register, so
         # the decoder's pipeline enable does not depend on the encoder's or the packer's).
+        # Only the mode's decoder gets input (and the datapath is reset between messages): the
+        # other's `valid` is low, so both are offered and both see the FIFO's `ready`.
         m.submodules.mid_fifo = mid_fifo = StreamFIFO(CodepointLayout, 2)
-        wiring.connect(m, dec.o, mid_fifo.i)
+        decoded = mid_fifo.i
+        m.d.comb += [
+            decoded.valid.eq(dec.o.valid | dec16.o.valid),
+            decoded.payload.eq(Mux(flag[Mode.FROM_UTF16], dec16.o.payload.as_value(),
+                                   dec.o.payload.as_value())),
+            dec.o.ready.eq(decoded.ready),
+            dec16.o.ready.eq(decoded.ready),
+        ]
         mid = mid_fifo.o
 
-        # -- encode mode: 4 bytes -> one UTF-32LE unit; a trailing partial unit -> U+FFFD.
-        unit = Signal(32)
-        unit_count = Signal(2)
-        unit_valid = Signal()
-        unit_last = Signal()
-        partial = Signal()           # pulse: a partial unit was replaced
-        asm_ready = ~unit_valid
-        with m.If(enc.i.ready & is_encode):
-            m.d.sync += unit_valid.eq(0)
-        m.d.sync += partial.eq(0)
-        with m.If(src.valid & asm_ready & is_encode):
-            m.d.sync += unit_count.eq(unit_count + 1)
-            m.d.sync += unit.eq(Cat(unit[8:], src.payload.data))
-            with m.If(unit_count == 3):
-                m.d.sync += [unit_valid.eq(1), unit_last.eq(src.payload.last)]
-            with m.Elif(src.payload.last):
-                m.d.sync += [unit.eq(0xFFFD), unit_valid.eq(1), unit_last.eq(1),
-                             unit_count.eq(0), partial.eq(1)]
+        unit_taken = Signal()
+        unit, unit_valid, unit_last, unit_short, asm_ready, partial = self._unit_assembler(
+            m, src, assembles, flag[Mode.FROM_UTF16], unit_taken)
+        word, word_valid, word_last, pack_ready = self._word_packer(
+            m, mid, dst, packs, flag[Mode.TO_UTF16])
 
-        # -- decode mode: one decoder output -> 4 bytes.
-        word = Signal(DECODE_WORD)
-        word_index = Signal(2)
-        word_valid = Signal()
-        word_last = Signal()
-        pack_ready = ~word_valid    # (not on dst.ready: a bubble per word, off the ready path)
-        # (A word is only loaded in decode mode, so `word_valid` implies it.)
-        with m.If(mid.valid & pack_ready & is_decode):
-            m.d.sync += [
-                word.as_value().eq(0),
-                word.codepoint.eq(mid.payload.codepoint), word.error.eq(mid.payload.error),
-                word_valid.eq(1), word_index.eq(0), word_last.eq(mid.payload.last),
-            ]
-        with m.Elif(word_valid & dst.ready):
-            # The byte going out is the word's low byte: shift the next one down.
-            m.d.sync += [word_index.eq(word_index + 1),
-                         word.as_value().eq(word.as_value() >> 8),
-                         word_valid.eq(word_index != 3)]
-
-        # -- routing
-        with m.If(is_encode):
+        # -- routing: the input to one of the unit assembler and the decoders ...
+        with m.If(flag[Mode.ENCODE]):
             m.d.comb += [
                 src.ready.eq(asm_ready),
                 enc.i.valid.eq(unit_valid),
                 enc.i.payload.codepoint.eq(unit),
                 enc.i.payload.last.eq(unit_last),
             ]
-        with m.Else():
+            m.d.comb += unit_taken.eq(enc.i.ready)
+        with m.Elif(flag[Mode.FROM_UTF16]):
             m.d.comb += [
-                dec.i.valid.eq(src.valid),
-                src.ready.eq(dec.i.ready),
+                src.ready.eq(asm_ready),
+                dec16.i.valid.eq(unit_valid),
+                unit_taken.eq(dec16.i.ready),
             ]
-        m.d.comb += dec.i.payload.eq(src.payload)     # (whatever the mode: no gate before it)
-        with m.If(is_transcode):
+        with m.Else():
+            m.d.comb += [dec.i.valid.eq(src.valid), src.ready.eq(dec.i.ready)]
+        # (whatever the mode: no gate before them)
+        m.d.comb += [
+            dec.i.payload.eq(src.payload),
+            dec16.i.payload.unit.eq(unit[16:]),
+            dec16.i.payload.error.eq(Mux(unit_short, ErrorKind.TRUNCATED, ErrorKind.NONE)),
+            dec16.i.payload.last.eq(unit_last),
+        ]
+        # ... the decoded items to one of the encoders, the packer and the counters ...
+        with m.If(to_encoder):
             m.d.comb += [
                 enc.i.valid.eq(mid.valid),
                 enc.i.payload.codepoint.eq(mid.payload.codepoint),
                 enc.i.payload.last.eq(mid.payload.last),
                 mid.ready.eq(enc.i.ready),
             ]
-        with m.Elif(is_decode):
+        with m.Elif(packs):
             m.d.comb += mid.ready.eq(pack_ready)
-        with m.Elif(is_validate):
+        with m.Elif(flag[Mode.VALIDATE]):
             m.d.comb += mid.ready.eq(1)
+        # ... and one of the encoders' and the packer's bytes to the output.
         with m.If(uses_encoder):
             m.d.comb += [
                 dst.valid.eq(enc.o.valid),
@@ -181,18 +206,95 @@ class Datapath(wiring.Component):
                 dst.payload.last.eq(enc.o.payload.last),
                 self.done.eq(out_done),
             ]
-        with m.Elif(is_decode):
+        with m.Elif(packs):
             m.d.comb += [
                 dst.valid.eq(word_valid),
                 dst.payload.data.eq(word.as_value()[:8]),
-                dst.payload.last.eq((word_index == 3) & word_last),
+                dst.payload.last.eq(word_last),
                 self.done.eq(out_done),
             ]
-        with m.Elif(is_validate):
-            m.d.comb += self.done.eq(dec.o.valid & dec.o.ready & dec.o.payload.last)
+        with m.Elif(flag[Mode.VALIDATE]):
+            m.d.comb += self.done.eq(decoded.valid & decoded.ready & decoded.payload.last)
 
-        # -- counters (one cycle behind the transfers they count: registered events, so that
-        # the counters' enables do not hang off the cores' ready paths)
+        self._counters(m, flag[Mode.ENCODE], enc, decoded, partial)
+        return m
+
+    @staticmethod
+    def _unit_assembler(m, src, enable, utf16, taken):
+        """Bytes of ``src`` -> units, in ``encode`` mode (``enable``) one UTF-32LE unit per 4
+        bytes, a trailing partial unit -> U+FFFD; in ``from-utf16`` (``enable`` and ``utf16``)
+        one UTF-16LE code unit per 2 bytes, an odd trailing byte -> a marker beat (``unit`` 0,
+        ``short``) that the UTF-16 decoder turns into U+FFFD (``truncated``). ``taken``: the
+        unit was taken. Returns the unit's registers ``(unit, valid, last, short)`` (a UTF-16
+        code unit in ``unit[16:]``), whether it takes a byte (``ready``: a bubble per unit) and
+        a pulse: a partial UTF-32 unit was replaced."""
+        unit = Signal(32, name="unit")
+        count = Signal(2, name="unit_count")
+        valid = Signal(name="unit_valid")
+        last = Signal(name="unit_last")
+        short = Signal(name="unit_short")
+        partial = Signal(name="unit_partial")
+        ready = ~valid
+        with m.If(taken):
+            m.d.sync += valid.eq(0)
+        m.d.sync += partial.eq(0)
+        with m.If(src.valid & ready & enable):
+            m.d.sync += count.eq(count + 1)
+            m.d.sync += unit.eq(Cat(unit[8:], src.payload.data))
+            with m.If(Mux(utf16, count[0], count == 3)):
+                m.d.sync += [valid.eq(1), last.eq(src.payload.last), short.eq(0)]
+            with m.Elif(src.payload.last):
+                m.d.sync += [unit.eq(Mux(utf16, 0, 0xFFFD)), valid.eq(1), last.eq(1),
+                             count.eq(0), short.eq(1), partial.eq(~utf16)]
+        return unit, valid, last, short, ready, partial
+
+    @staticmethod
+    def _word_packer(m, mid, dst, enable, utf16):
+        """``decode`` mode: one decoded item of ``mid`` -> the 4 bytes of its
+        :data:`DECODE_WORD`; ``to-utf16`` (``utf16``): its UTF-16LE code units, 2 or 4 bytes (a
+        scalar value: the decoder replaces every error by U+FFFD). Low byte first, to ``dst``.
+        Returns the word register (its low byte goes out), ``valid``, ``last`` (of the byte
+        going out) and whether it takes an item (``ready``).
+
+        A code point for UTF-16 is loaded as it is and formed in the next cycle from the
+        register (a supplementary one becomes its surrogate pair): the FIFO's read multiplexer,
+        the plane test and the pair's arithmetic in one cycle missed 48 MHz (40.6 MHz)."""
+        word = Signal(DECODE_WORD, name="pack_word")
+        w = word.as_value()
+        index = Signal(2, name="pack_index")
+        end = Signal(2, name="pack_end")     # the index of the word's last byte
+        busy = Signal(name="pack_busy")      # a word is held (being formed or sent)
+        form = Signal(name="pack_form")      # it holds a code point to be formed into UTF-16
+        last = Signal(name="pack_last")
+        bmp = w[16:21] == 0
+        pair = Cat(w[10:16], plane_minus_one(w), Const(0b110110, 6),     # lead surrogate
+                   w[:10], Const(0b110111, 6))                           # trail surrogate
+        # (`busy`, not on dst.ready: a bubble per word, off the ready path. A word is only
+        # loaded in the packing modes, so `busy` implies them.)
+        with m.If(mid.valid & ~busy & enable):
+            m.d.sync += [busy.eq(1), index.eq(0), last.eq(mid.payload.last), end.eq(3)]
+            with m.If(utf16):
+                m.d.sync += [w.eq(mid.payload.codepoint), form.eq(1)]
+            with m.Else():
+                m.d.sync += [
+                    w.eq(0), word.codepoint.eq(mid.payload.codepoint),
+                    word.error.eq(mid.payload.error),
+                ]
+        with m.Elif(form):
+            # (A BMP code point is its own code unit, already in place.)
+            m.d.sync += [form.eq(0), end.eq(Mux(bmp, 1, 3))]
+            with m.If(~bmp):
+                m.d.sync += w.eq(pair)
+        with m.Elif(busy & dst.ready):
+            # The byte going out is the word's low byte: shift the next one down.
+            m.d.sync += [index.eq(index + 1), w.eq(w >> 8), busy.eq(index != end)]
+        return word, busy & ~form, (index == end) & last, ~busy
+
+    def _counters(self, m, is_encode, enc, decoded, partial):
+        """Code points and errors per kind: the units ``enc`` takes and its errors (and the
+        ``partial`` units) in ``encode`` mode, else the ``decoded`` items and their kinds.
+        They count one cycle behind the transfers: registered events, so that the counters'
+        enables do not hang off the cores' ready paths."""
         event = Signal()              # count one code point / code unit
         event_kind = Signal(ErrorKind)
         event_partial = Signal()
@@ -204,10 +306,10 @@ class Datapath(wiring.Component):
                 event_partial.eq(partial),
             ]
         with m.Else():
-            transfer = dec.o.valid & dec.o.ready
+            transfer = decoded.valid & decoded.ready
             m.d.sync += [
                 event.eq(transfer),
-                event_kind.eq(Mux(transfer, dec.o.payload.error, ErrorKind.NONE)),
+                event_kind.eq(Mux(transfer, decoded.payload.error, ErrorKind.NONE)),
                 event_partial.eq(0),
             ]
         with m.If(event):
@@ -221,4 +323,3 @@ class Datapath(wiring.Component):
                 hit = hit | event_partial
             with m.If(hit):
                 m.d.sync += self.errors[index].eq(self.errors[index] + 1)
-        return m

@@ -2,7 +2,7 @@
 
 :class:`Link` talks to a board (or the virtual board) over a pyserial port;
 :func:`expected_output` computes what the board must answer with the reference model
-(:mod:`utf8_gateware.sim.reference`); :func:`stream` runs one file through the board and returns
+(:mod:`utf8_gateware.sim.encodings`); :func:`stream` runs one file through the board and returns
 the report that ``utf8-gateware stream`` prints.
 
 Every failure is a :class:`BoardError` with a one-line message; every wait has a timeout.
@@ -14,7 +14,7 @@ import struct
 import time
 
 from utf8_gateware.hdl.error_kind import ErrorKind
-from utf8_gateware.sim import reference
+from utf8_gateware.sim import encodings, reference
 from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, BOARD_LENGTHS,
                        HostFrame, BoardFrame, Mode, ErrorCode, FrameParser, Hello, Status,
                        decode_word, encode_frame, board_position, data_frame, end_frame,
@@ -369,6 +369,9 @@ class _Transfer:
 
     def _on_error(self, code, epoch, received, now):
         self.counts["board_errors"] += 1
+        if code == ErrorCode.BAD_MODE:
+            raise BoardError(f"the board does not offer mode {self.mode.label} (its bitstream "
+                             f"was built without it)")
         if self.phase != "run":
             return
         if code in (ErrorCode.NO_MESSAGE, ErrorCode.BUSY):
@@ -447,6 +450,10 @@ def _port_name(port):
 
 # -- reference ----------------------------------------------------------------------------------
 
+#: The encodings (in, out) of the transcoding modes that are not UTF-8 to UTF-8.
+_MODE_ENCODINGS = {Mode.TO_UTF16: ("utf-8", "utf-16-le"), Mode.FROM_UTF16: ("utf-16-le", "utf-8")}
+
+
 def expected_output(mode, data):
     """``(output bytes, codepoints, {error label: count})`` the board must produce for ``data``
     in ``mode``, from the reference model."""
@@ -462,10 +469,11 @@ def expected_output(mode, data):
             codepoints += 1
             errors[ErrorKind.TRUNCATED.label] += 1
         return output, codepoints, errors
-    decoded = reference.decode(bytes(data), "replace")
+    source, target = _MODE_ENCODINGS.get(mode, ("utf-8", "utf-8"))
+    decoded = encodings.decode(bytes(data), source, "replace")
     errors = reference.count_errors(item.error for item in decoded)
-    if mode is Mode.TRANSCODE:
-        output = reference.encode([item.codepoint for item in decoded], "replace").data
+    if mode in _MODE_ENCODINGS or mode is Mode.TRANSCODE:
+        output = encodings.encode([item.codepoint for item in decoded], target, "replace").data
     elif mode is Mode.DECODE:
         output = b"".join(struct.pack("<I", decode_word(item.codepoint, item.error))
                           for item in decoded)

@@ -20,14 +20,15 @@ from .pll import ICE40PLL, pll_parameters
 from .top import BoardTop
 
 
-__all__ = ["CLOCK_HZ", "BAUD", "FLOW", "board_core", "ICEBreakerTop", "BuildError",
+__all__ = ["CLOCK_HZ", "BAUD", "UTF16", "FLOW", "board_core", "ICEBreakerTop", "BuildError",
            "build", "ProgramError", "program", "programmers"]
 
 
 #: The design clock (from the 12 MHz oscillator through the PLL; DIVF=63, DIVQ=4). 48 MHz is 4
 #: cycles per bit at the FT2232H's top rate of 12 Mbaud and 16 at 3 Mbaud (whole divisors), and
-#: passes timing on the UP5K (post-route 48.0-49.3 MHz on seeds 1-3: a thin margin; every wide
-#: decision of the board logic is registered, see :mod:`~utf8_gateware.boards.board`).
+#: passes timing on the UP5K on seed 1 (post-route 48.3, 47.7 and 46.7 MHz on seeds 1-3: a thin
+#: margin; every wide decision of the board logic is registered, see
+#: :mod:`~utf8_gateware.boards.board`).
 CLOCK_HZ = 48_000_000
 #: The UART rate the bitstream is built for (``build --baud``). The FT2232H makes 3 Mbaud and
 #: 12 Mbaud exactly (from its 120 MHz clock); there is no hardware flow control on the
@@ -39,8 +40,16 @@ BAUD = 3_000_000
 NAME = "utf8_gateware"
 
 
+#: Whether the bitstream has the ``to-utf16`` and ``from-utf16`` modes: not on the UP5K. They
+#: take 200 LCs more (4,696 of 5,280, 89 %): nextpnr then misses 48 MHz (43.8 MHz on
+#: seed 1) or finds no placement (seed 2).
+UTF16 = False
+
+
 def board_core(clk_freq=CLOCK_HZ, baud=BAUD, **kwargs):
-    """The :class:`BoardCore` of the iCEBreaker bitstream (also what the virtual board runs)."""
+    """The :class:`BoardCore` of the iCEBreaker bitstream, with the UTF-16 modes unless
+    ``utf16=False`` is given: the virtual board runs it with them (a CXXRTL model has no size
+    limit), the bitstream (:class:`ICEBreakerTop`) without (:data:`UTF16`)."""
     return BoardCore(clk_freq=clk_freq, baud=baud, **kwargs)
 
 
@@ -48,6 +57,7 @@ class ICEBreakerTop(BoardTop):
     """Top level for ``amaranth_boards.icebreaker.ICEBreakerPlatform``: the 12 MHz pad through
     the iCE40 PLL, the green LED for activity, the red one for errors."""
     def __init__(self, clk_freq=CLOCK_HZ, baud=BAUD, **core_kwargs):
+        core_kwargs.setdefault("utf16", UTF16)
         super().__init__(pll=ICE40PLL, parameters=pll_parameters(clk_freq), clock="clk12",
                          leds=(("led_g", 0), ("led_r", 0)), baud=baud, **core_kwargs)
 

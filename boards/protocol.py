@@ -108,6 +108,15 @@ Modes
 ``encode`` (2): UTF-32LE in, UTF-8 out (``errors="replace"``). A trailing partial unit (1..3
     bytes) becomes one U+FFFD and counts as one ``truncated`` error.
 ``validate`` (3): UTF-8 in, no output; only the ``STATUS`` counters.
+``to-utf16`` (4): UTF-8 in, UTF-16LE out (decoder -> UTF-16 encoder, ``errors="replace"``: each
+    maximal subpart becomes FD FF), as ``data.decode("utf-8", "replace").encode("utf-16-le")``.
+``from-utf16`` (5): UTF-16LE in, UTF-8 out (UTF-16 decoder -> encoder, ``errors="replace"``), as
+    ``data.decode("utf-16-le", "replace").encode("utf-8")``: a lone surrogate counts as
+    ``surrogate``, an odd trailing byte as ``truncated`` (one U+FFFD with a lead surrogate just
+    before it, as CPython).
+
+The ``STATUS`` counts the outputs of the mode's decoder (``encode``: the units the encoder took)
+as ``codepoints`` and its errors per kind.
 
 Tables
 ------
@@ -128,7 +137,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind, Labelled
 
 __all__ = [
     "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "VERSION", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
-    "HostFrame", "BoardFrame", "Mode", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
+    "HostFrame", "BoardFrame", "Mode", "UTF16_MODES", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
     "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
     "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",
     "crc16", "encode_frame", "FrameParser", "Hello", "Status",
@@ -171,16 +180,43 @@ class BoardFrame(enum.IntEnum, shape=8):
     ERROR     = 0x85
 
 
-class Mode(Labelled, enum.IntEnum, shape=2):
-    TRANSCODE = 0
-    DECODE    = 1
-    ENCODE    = 2
-    VALIDATE  = 3
+class Mode(Labelled, enum.IntEnum, shape=3):
+    """A message's mode (see the module's documentation); :attr:`label` is its command-line name
+    (``"to-utf16"``), :meth:`from_label` the inverse."""
+    TRANSCODE  = 0
+    DECODE     = 1
+    ENCODE     = 2
+    VALIDATE   = 3
+    TO_UTF16   = 4
+    FROM_UTF16 = 5
+
+    @property
+    def label(self):
+        return self.name.lower().replace("_", "-")
+
+    @classmethod
+    def from_label(cls, label):
+        """The mode whose :attr:`label` is ``label``; one-line :class:`ValueError` if none."""
+        for mode in cls:
+            if mode.label == label:
+                return mode
+        raise ValueError(f"unknown mode {label!r}; one of {', '.join(m.label for m in cls)}")
 
 
-#: Worst-case output payload bytes per input payload byte (transcode is at most 3; 4 keeps the
-#: division a shift). ``validate`` has no output.
-EXPANSION = {Mode.TRANSCODE: 4, Mode.DECODE: 4, Mode.ENCODE: 1, Mode.VALIDATE: 0}
+#: The modes a board built without the UTF-16 stages (``BoardCore(utf16=False)``) refuses
+#: (``BAD_MODE``): they are the last ones, so the board checks ``mode <= VALIDATE``.
+UTF16_MODES = (Mode.TO_UTF16, Mode.FROM_UTF16)
+
+
+#: Worst-case output payload bytes per input payload byte, a power of 2 (the credit divides by
+#: it with a shift). ``transcode``: 3 (one byte, C2..F4, cut short -> EF BF BD), so 4.
+#: ``decode``: 4 (a u32 per byte at most). ``encode``: 1 (4 bytes -> at most 4). ``validate``
+#: has no output. ``to-utf16``: 2 (a byte -> at most one code unit; 4 bytes -> a pair).
+#: ``from-utf16``: 1.5 (2 bytes -> at most 3), so 2. The end of a message can give 3 bytes for
+#: fewer (``encode``: a partial unit; ``from-utf16``: an odd byte), a few bytes more than
+#: granted, which :data:`~utf8_gateware.boards.credit.OUT_SLACK` covers.
+EXPANSION = {Mode.TRANSCODE: 4, Mode.DECODE: 4, Mode.ENCODE: 1, Mode.VALIDATE: 0,
+             Mode.TO_UTF16: 2, Mode.FROM_UTF16: 2}
 
 
 def _shift(expansion):

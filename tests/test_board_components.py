@@ -17,9 +17,10 @@ from utf8_gateware.boards.datapath import Datapath
 from utf8_gateware.boards.feeder import MessageFeeder
 from utf8_gateware.boards.frame_rx import FrameReceiver
 from utf8_gateware.boards.frame_tx import FrameTransmitter
+from utf8_gateware.boards.host import expected_output
 from utf8_gateware.boards.leds import LEDStretcher
 from utf8_gateware.boards.protocol import (
-    BoardFrame, CREDIT_SHIFT, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
+    BoardFrame, CREDIT_SHIFT, EXPANSION, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
     STATUS_LAYOUT, STATUS_SIZE, SYNC, Status,
     decode_word, encode_frame, host_lengths, data_frame, start_frame)
 from utf8_gateware.boards import buffer, replay_buffer
@@ -329,7 +330,9 @@ def test_credit_shift_read_back():
     credits = {}
 
     async def bench(ctx):
-        for mode in Mode:
+        # The credit never falls: the modes in the order of their credit (validate's, the
+        # input buffer's, last).
+        for mode in sorted(Mode, key=lambda mode: -(EXPANSION[mode] or 0.5)):
             ctx.set(dut.flow.mode, mode)
             ctx.set(dut.flow.enable, 1)
             await ctx.tick().repeat(20)
@@ -618,19 +621,57 @@ def test_control_frames_and_replies():
         assert ctx.get(flow.acked) == 2
         await frame(ctx, HostFrame.END, fields=position(3), length=4)      # STATUS again
         await ctx.tick().repeat(30)
+        await frame(ctx, HostFrame.START, fields=max(Mode) + 1, length=7)  # no such mode
+        await ctx.tick().repeat(12)
+        assert ctx.get(dut.replies.error_code) == ErrorCode.BAD_MODE
 
     simulate(dut, bench, name="control", background=[transmitter])
     assert [kind for kind, _ in log] == [
         BoardFrame.ERROR, BoardFrame.HELLO_ACK, BoardFrame.CREDIT, BoardFrame.ERROR,
         BoardFrame.ERROR, BoardFrame.ERROR, BoardFrame.STATUS, BoardFrame.CREDIT,
-        BoardFrame.STATUS, BoardFrame.STATUS]
+        BoardFrame.STATUS, BoardFrame.STATUS, BoardFrame.ERROR]
     assert log[1][1] == 20 and log[2][1] == 8
     assert rewinds == [9]
 
 
 # -- datapath ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("mode", list(Mode), ids=lambda mode: mode.label)
+def run_datapath(dut, mode, data, *, settle, ready_chance=1.0):
+    """Send ``data`` (one message) through the :class:`Datapath` ``dut`` in ``mode``, the sink
+    ready with probability ``ready_chance`` in each cycle, then wait ``settle`` cycles. Returns
+    the output bytes, the output lengths at the ``done`` pulses, the code point count and the
+    error counts by label."""
+    out = bytearray()
+    done = []
+    counts = []
+
+    async def sink(ctx):
+        rng = random.Random(mode.value)
+        ctx.set(dut.o.ready, 1)
+        async for _, _, valid, ready, byte, pulse in ctx.tick().sample(
+                dut.o.valid, dut.o.ready, dut.o.payload, dut.done):
+            if valid and ready:
+                out.append(byte)
+            if pulse:
+                done.append(len(out))
+            ctx.set(dut.o.ready, rng.random() < ready_chance)
+
+    async def bench(ctx):
+        ctx.set(dut.mode, mode)
+        await ctx.tick()
+        for index, byte in enumerate(data):
+            await stream_put(ctx, dut.i, {"data": byte, "last": index == len(data) - 1})
+        await ctx.tick().repeat(settle)
+        counts.append(ctx.get(dut.codepoints))
+        counts.append({kind.label: ctx.get(dut.errors[kind.value - 1]) for kind in ErrorKind
+                       if kind is not ErrorKind.NONE})
+
+    simulate(dut, bench, name=f"datapath-{mode.label}", background=[sink])
+    return out, done, *counts
+
+
+@pytest.mark.parametrize("mode", [Mode.TRANSCODE, Mode.DECODE, Mode.ENCODE, Mode.VALIDATE],
+                         ids=lambda mode: mode.label)
 def test_datapath_modes(mode):
     """Each mode with a stand-in decoder (ASCII passes, anything else is U+FFFD invalid_byte)
     and the real encoder; ``decode`` words laid out as the host reads them (``decode_word``)."""
@@ -644,37 +685,44 @@ def test_datapath_modes(mode):
                 Mode.DECODE: struct.pack("<4I", ord("a"), ord("b"),
                                          decode_word(0xFFFD, ErrorKind.INVALID_BYTE),
                                          ord("c"))}[mode]
-    out = bytearray()
-    done = []
-
-    async def sink(ctx):
-        ctx.set(dut.o.ready, 1)
-        async for _, _, valid, byte, pulse in ctx.tick().sample(dut.o.valid, dut.o.payload,
-                                                                dut.done):
-            if valid:
-                out.append(byte)
-            if pulse:
-                done.append(len(out))
-
-    async def bench(ctx):
-        ctx.set(dut.mode, mode)
-        await ctx.tick()
-        for index, byte in enumerate(data):
-            await stream_put(ctx, dut.i, {"data": byte, "last": index == len(data) - 1})
-        await ctx.tick().repeat(40)
-
-        counts.append(ctx.get(dut.codepoints))
-        counts.append({kind: ctx.get(dut.errors[kind.value - 1]) for kind in ErrorKind
-                       if kind is not ErrorKind.NONE and ctx.get(dut.errors[kind.value - 1])})
-
-    counts = []
-    simulate(dut, bench, name=f"datapath-{mode.label}", background=[sink])
+    out, done, codepoints, errors = run_datapath(dut, mode, data, settle=40)
     assert bytes(out) == want
     assert len(done) == 1
+    nonzero = {label: count for label, count in errors.items() if count}
     if mode is Mode.ENCODE:
-        assert counts == [4, {ErrorKind.SURROGATE: 1, ErrorKind.TRUNCATED: 1}]
+        assert (codepoints, nonzero) == (4, {"surrogate": 1, "truncated": 1})
     else:
-        assert counts == [4, {ErrorKind.INVALID_BYTE: 1}]
+        assert (codepoints, nonzero) == (4, {"invalid_byte": 1})
+
+
+def test_datapath_without_utf16():
+    """``utf16=False`` (the iCEBreaker bitstream) builds the other modes alone."""
+    dut = Datapath(decoder=AsciiDecoder, utf16=False)
+    out, done, codepoints, errors = run_datapath(dut, Mode.TRANSCODE, b"ab\xffc", settle=40)
+    assert (bytes(out), done, codepoints) == (b"ab\xef\xbf\xbdc", [6], 4)
+
+
+#: Messages for the UTF-16 modes: every length of UTF-8 and UTF-16 character, ill-formed
+#: subparts (a lone surrogate each way, a truncated sequence, an odd trailing byte after a lead).
+UTF16_MODE_MESSAGES = {
+    Mode.TO_UTF16: "a\u00e9\u20ac\U0001F600z".encode() + b"\xff\xed\xa0\x80\xf0\x9f\x98b\xc3",
+    Mode.FROM_UTF16: "a\u00e9\u20ac\U0001F600z".encode("utf-16-le") +
+                     b"\x00\xdcb\x00\x00\xd8\x00\xd8\x3d\xd8\x00\xde\x00\xd8\x41",
+}
+
+
+@pytest.mark.parametrize("mode", UTF16_MODE_MESSAGES, ids=lambda mode: mode.label)
+def test_datapath_utf16_modes(mode):
+    """The real cores in the UTF-16 modes under random backpressure: output bytes, code points
+    and errors per kind as the reference model has them (``expected_output``)."""
+    dut = Datapath()
+    data = UTF16_MODE_MESSAGES[mode]
+    want, want_codepoints, want_errors = expected_output(mode, data)
+    out, done, codepoints, errors = run_datapath(dut, mode, data, settle=80, ready_chance=0.6)
+    assert bytes(out) == want
+    assert done == [len(want)]
+    assert (codepoints, errors) == (want_codepoints, want_errors)
+    assert sum(want_errors.values()) >= 3
 
 
 # -- buffers on a RAM whose data output changes on a write ----------------------------------------

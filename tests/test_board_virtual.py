@@ -72,12 +72,30 @@ def test_encode_units(link):
     assert report["errors"]["truncated"] == 1
 
 
+#: The sample as UTF-16LE.
+SAMPLE_UTF16 = SAMPLE.decode("utf-8", "replace").encode("utf-16-le")
+
+
+def test_utf16_modes(link):
+    """One message each way between UTF-8 and UTF-16LE, with every kind of error of each."""
+    report = check(link, Mode.TO_UTF16, SAMPLE)
+    assert sum(report["errors"].values()) > 0 and report["bytes_out"] > len(SAMPLE)
+    # + lone surrogates (both kinds), an odd trailing byte after a lead (one U+FFFD, truncated)
+    report = check(link, Mode.FROM_UTF16,
+                   SAMPLE_UTF16 + b"\x00\xdc\x41\x00\x00\xd8\x42\x00\x00\xd8\x41")
+    assert report["errors"]["surrogate"] == 2 and report["errors"]["truncated"] == 1
+
+
 def test_small_and_empty_messages(link):
     for data in [b"", b"a", b"\xc3", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\xff" * 3]:
         for mode in (Mode.TRANSCODE, Mode.DECODE, Mode.VALIDATE):
             check(link, mode, data)
     for data in [b"", b"\x41\x00\x00\x00", b"\x00\xd8\x00\x00", b"\x01"]:
         check(link, Mode.ENCODE, data)
+    for data in [b"", b"\xe2", b"\xf0\x9f\x98\x80"]:
+        check(link, Mode.TO_UTF16, data)
+    for data in [b"", b"\x41", b"\x00\xd8", b"\x3d\xd8\x00\xde"]:
+        check(link, Mode.FROM_UTF16, data)
 
 
 def test_corpora_every_mode(link):
@@ -155,7 +173,8 @@ def message_for(mode, size):
     if mode is Mode.ENCODE:
         units = [ord(char) for char in SAMPLE.decode("utf-8", "replace")]
         return utf32(units * (size // (4 * len(units)) + 1))[:size]
-    return (SAMPLE * (size // len(SAMPLE) + 1))[:size]
+    sample = SAMPLE_UTF16 if mode is Mode.FROM_UTF16 else SAMPLE
+    return (sample * (size // len(sample) + 1))[:size]
 
 
 def run_with_faults(faults, messages, frame=256):

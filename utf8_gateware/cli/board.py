@@ -74,8 +74,9 @@ def add_parsers(commands):
              f"board)")
     parser.add_argument("--mode", choices=modes, default=modes[0],
         help="transcode: UTF-8 in, sanitised UTF-8 out; decode: UTF-8 in, UTF-32 code points "
-             "out; encode: UTF-32LE in, UTF-8 out; validate: UTF-8 in, counts only "
-             f"(default: {modes[0]})")
+             "out; encode: UTF-32LE in, UTF-8 out; validate: UTF-8 in, counts only; to-utf16: "
+             "UTF-8 in, UTF-16LE out; from-utf16: UTF-16LE in, UTF-8 out (errors replaced by "
+             f"U+FFFD) (default: {modes[0]})")
     parser.add_argument("-o", "--output", metavar="OUTPUT",
         help="also write the board's output to OUTPUT")
     parser.add_argument("--json", metavar="REPORT.json",
@@ -222,7 +223,7 @@ def run_stream(args):
         raise CommandError(f"cannot read {str(source)!r}: {error.strerror or error}") from None
     if len(data) >= 1 << 31:
         raise CommandError("the input is too large for one message (2 GiB at most)")
-    mode = Mode[args.mode.upper()]
+    mode = Mode.from_label(args.mode)
     faults = _faults(args)
     board = stats = None
     try:
