@@ -218,9 +218,9 @@ def test_board_netlist():
     """The iCEBreaker's top level synthesises with its primitives (three SPRAMs, the PLL) and
     reads back with the cell models and the substitutes. (Simulating it is not part of the
     marker: its C++ takes over 7 minutes of processor time to compile; see the README.)"""
-    from utf8_gateware.boards.icebreaker import board_core
+    from utf8_gateware.boards.icebreaker import UTF16, board_core
     from amaranth_boards.icebreaker import ICEBreakerPlatform
-    core = board_core()
+    core = board_core(utf16=UTF16)          # as the bitstream has it
     text = postsynth.netlist(postsynth.BoardTop(core), platform=ICEBreakerPlatform())
     assert len(re.findall(r"^\s*SB_SPRAM256KA\b", text, re.M)) == 3
     assert len(re.findall(r"^\s*SB_PLL40_PAD\b", text, re.M)) == 1
