@@ -296,30 +296,26 @@ class Datapath(wiring.Component):
         They count one cycle behind the transfers: registered events, so that the counters'
         enables do not hang off the cores' ready paths."""
         event = Signal()              # count one code point / code unit
-        event_kind = Signal(ErrorKind)
-        event_partial = Signal()
+        kinds = [kind for kind in ErrorKind if kind is not ErrorKind.NONE]
+        # One registered flag per kind (not a registered kind compared afterwards), so that each
+        # counter's enable is a flip-flop.
+        hits = Signal(len(kinds))
+        encoded = enc.o.valid & enc.o.ready
+        transfer = decoded.valid & decoded.ready
         with m.If(is_encode):
-            m.d.sync += [
-                event.eq(enc.i.valid & enc.i.ready),
-                event_kind.eq(Mux(enc.o.valid & enc.o.ready, enc.o.payload.error,
-                                  ErrorKind.NONE)),
-                event_partial.eq(partial),
-            ]
+            m.d.sync += event.eq(enc.i.valid & enc.i.ready)
+            for index, kind in enumerate(kinds):
+                hit = encoded & (enc.o.payload.error == kind)
+                if kind is ErrorKind.TRUNCATED:
+                    hit = hit | partial
+                m.d.sync += hits[index].eq(hit)
         with m.Else():
-            transfer = decoded.valid & decoded.ready
-            m.d.sync += [
-                event.eq(transfer),
-                event_kind.eq(Mux(transfer, decoded.payload.error, ErrorKind.NONE)),
-                event_partial.eq(0),
-            ]
+            m.d.sync += event.eq(transfer)
+            for index, kind in enumerate(kinds):
+                m.d.sync += hits[index].eq(transfer & (decoded.payload.error == kind))
         with m.If(event):
             m.d.sync += self.codepoints.eq(self.codepoints + 1)
-        for kind in ErrorKind:
-            if kind is ErrorKind.NONE:
-                continue
-            index = kind.value - 1
-            hit = event_kind == kind
-            if kind is ErrorKind.TRUNCATED:
-                hit = hit | event_partial
-            with m.If(hit):
+        for index, kind in enumerate(kinds):
+            assert index == kind.value - 1
+            with m.If(hits[index]):
                 m.d.sync += self.errors[index].eq(self.errors[index] + 1)
