@@ -207,6 +207,10 @@ def test_each_fault_kind(kind):
                                         [(Mode.TRANSCODE, message_for(Mode.TRANSCODE, 4096))])
     print(kind, reports[0]["link"], injected)
     assert injected[kind] >= 2 and sum(injected.values()) == injected[kind]
+    if kind == "stall":
+        # Stalls (up to Faults.STALL_S, under the board's frame timeout) lose no frame: the
+        # board rejects none and the host never goes back.
+        assert reports[0]["link"]["board_errors"] == reports[0]["link"]["go_backs"] == 0
 
 
 @pytest.mark.slow

@@ -1,13 +1,12 @@
 """``utf8-gateware build``, ``program`` and ``stream``: the board."""
 
 import importlib.resources
-import math
 import os
 import sys
 
 from utf8_gateware.boards import icebreaker, ulx3s
 from utf8_gateware.boards.flow import BuildError, ProgramError
-from utf8_gateware.boards.host import BoardError, Link, stream
+from utf8_gateware.boards.host import BoardError, Link, fault_frame, stream
 from utf8_gateware.boards.protocol import Mode
 from utf8_gateware.boards.uart import uart_divisor
 from utf8_gateware.boards.virtual import FAULT_KINDS, Faults
@@ -184,11 +183,7 @@ def _frame_size(args, faults, hello):
         if not 1 <= args.frame <= hello.max_payload:
             raise CommandError(f"--frame must be 1..{hello.max_payload}, not {args.frame}")
         return args.frame
-    if faults is None or faults.rate == 0:
-        return None
-    # Per byte, a frame of n bytes costs its overhead 10/n and, at r faults per byte, about
-    # r * n bytes sent again: least at n = sqrt(10 / r).
-    return max(64, min(hello.max_payload, 1 << round(math.log2(math.sqrt(10 / faults.rate)))))
+    return fault_frame(faults.rate if faults else 0, hello.max_payload)
 
 
 def _virtual_board(baud, faults=None):
