@@ -3,9 +3,10 @@
 
 Runs the virtual board (the iCEBreaker's gateware compiled with CXXRTL, 3 Mbaud) as
 ``utf8-gateware stream --inject-faults RATE,SEED`` does, on the first ``--size`` bytes of the
-bundled sample (``encode``: the same text as UTF-32LE), in each mode, for each seed and each set
+bundled sample (``encode``: as many bytes of the same text in UTF-32LE), in each mode, for each seed and each set
 of fault kinds (``all``: flip, drop, insert and stall drawn alike; then each kind alone). Prints
-per mode the board time without faults (4 KiB frames, the default), the median over the seeds
+per mode the board time without faults (4 KiB frames, the default; and with the DATA frames the
+host uses at that fault rate, about sqrt(10/RATE) bytes), the median over the seeds
 with faults and its cost, the time stalls paused the line to the board (the input stops and the
 output follows it: no protocol gets that time back) and the cost without it (what the protocol
 adds), the input bytes sent again, the go-backs, rewinds and timeouts.
@@ -13,7 +14,7 @@ Every message must complete with ``match`` true (a run that does not is reported
 
 Usage: ``python bench/faults.py [--size 16384] [--rate 1e-4] [--seeds 1 2 3 4 5]
 [--modes transcode decode encode validate] [--kinds all loss stall ...] [--stall-ms 2]
-[--json FILE]``
+[--inflight BYTES] [--json FILE]``
 """
 
 import argparse
@@ -40,18 +41,22 @@ def message(mode, size):
     sample = sample_path().read_bytes()
     text = (sample * (size // len(sample) + 1))[:size].decode("utf-8", "ignore")
     if mode is Mode.ENCODE:
-        return text.encode("utf-32-le")
+        return text.encode("utf-32-le")[:size - size % 4]
     return text.encode("utf-8")
 
 
-def run(mode, data, faults=None, timeout=60.0):
+def run(mode, data, faults=None, inflight=None, rate=None, timeout=60.0):
     """One message through a fresh virtual board; the ``stream`` report plus the bridge's
-    statistics (``stats``)."""
+    statistics (``stats``). DATA frames as ``stream`` chooses them for ``rate`` faults per
+    byte (default: the rate of ``faults``; none: the board's largest)."""
     board = VirtualBoard(board_core(), faults).start()
+    if rate is None:
+        rate = faults.rate if faults else 0
     try:
-        with Link(board.port, timeout=timeout, retransmit_after=board.RETRANSMIT_AFTER) as link:
+        with Link(board.port, timeout=timeout, retransmit_after=board.RETRANSMIT_AFTER,
+                  inflight=inflight) as link:
             hello = link.connect()
-            link.frame = fault_frame(faults.rate, hello.max_payload) if faults else None
+            link.frame = fault_frame(rate, hello.max_payload)
             report, _ = stream(link, mode, data)
     except BoardError as error:
         report = {"match": False, "problems": [str(error)]}
@@ -78,6 +83,8 @@ def main(argv=None):
     parser.add_argument("--kinds", nargs="+", default=["all"], choices=list(KIND_SETS))
     parser.add_argument("--stall-ms", type=float, default=Faults.STALL_S * 1e3,
                         help=f"the longest stall (default {Faults.STALL_S * 1e3:g} ms)")
+    parser.add_argument("--inflight", type=int,
+                        help="the host's input bytes in flight (default: the host's, INFLIGHT)")
     parser.add_argument("--json", metavar="FILE", help="also write every run's figures")
     args = parser.parse_args(argv)
 
@@ -89,16 +96,19 @@ def main(argv=None):
     for label in args.modes:
         mode = Mode.from_label(label)
         data = message(mode, args.size)
-        clean = run(mode, data)
+        clean = run(mode, data, inflight=args.inflight)
+        small = run(mode, data, inflight=args.inflight, rate=args.rate)
         base = clean["board_seconds"]
-        results[label] = {"clean": clean}
-        print(f"{label}: no faults {base * 1e3:.1f} ms", flush=True)
+        results[label] = {"clean": clean, "clean_small_frames": small}
+        print(f"{label}: no faults {base * 1e3:.1f} ms ({small['board_seconds'] * 1e3:.1f} ms "
+              f"with the frames chosen for faults)", flush=True)
         for kinds in args.kinds:
             reports = []
             for seed in args.seeds:
                 started = time.monotonic()
                 report = run(mode, data, Faults(args.rate, seed, KIND_SETS[kinds],
-                                                    stall=args.stall_ms / 1e3))
+                                                    stall=args.stall_ms / 1e3),
+                             args.inflight)
                 report["wall"] = time.monotonic() - started
                 reports.append(report)
                 if not report["match"]:
