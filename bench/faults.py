@@ -80,7 +80,8 @@ def main(argv=None):
     parser.add_argument("--modes", nargs="+", default=["transcode", "decode", "encode",
                                                        "validate"],
                         choices=[mode.label for mode in Mode])
-    parser.add_argument("--kinds", nargs="+", default=["all"], choices=list(KIND_SETS))
+    parser.add_argument("--kinds", nargs="*", default=["all"], choices=list(KIND_SETS),
+                        help="fault sets to run (none: only the messages without faults)")
     parser.add_argument("--stall-ms", type=float, default=Faults.STALL_S * 1e3,
                         help=f"the longest stall (default {Faults.STALL_S * 1e3:g} ms)")
     parser.add_argument("--inflight", type=int,
