@@ -88,8 +88,8 @@ def add_parsers(commands):
     parser.add_argument("--inject-faults", metavar="RATE[,SEED]",
         help="virtual board only: the bridge injects RATE faults per byte in each direction "
              "(bit flips, dropped and inserted bytes, stalls of up to 2 ms; see --fault-kinds), "
-             "from a "
-             "generator seeded with SEED (default 1); the link recovers by retransmission")
+             "from a generator seeded with SEED (default 1); the link recovers by "
+             "retransmission")
     parser.add_argument("--fault-kinds", metavar="KIND,...", default="flip,drop,insert,stall",
         help=f"the faults to draw from: {', '.join(FAULT_KINDS)} (reset: the board is reset "
              f"and the message starts over; default: flip,drop,insert,stall)")
