@@ -3,13 +3,14 @@
 
 Runs the virtual board (the iCEBreaker's gateware compiled with CXXRTL, 3 Mbaud) as
 ``utf8-gateware stream --inject-faults RATE,SEED`` does, on the first ``--size`` bytes of the
-bundled sample (``encode``: as many bytes of the same text in UTF-32LE), in each mode, for each seed and each set
-of fault kinds (``all``: flip, drop, insert and stall drawn alike; then each kind alone). Prints
-per mode the board time without faults (4 KiB frames, the default; and with the DATA frames the
-host uses at that fault rate, about sqrt(10/RATE) bytes), the median over the seeds
-with faults and its cost, the time stalls paused the line to the board (the input stops and the
-output follows it: no protocol gets that time back) and the cost without it (what the protocol
-adds), the input bytes sent again, the go-backs, rewinds and timeouts.
+bundled sample (``encode``: as many bytes of the same text in UTF-32LE), in each mode, for each
+seed and each set of fault kinds (``all``: flip, drop, insert and stall drawn alike; ``loss``:
+the first three; or one kind alone). Prints per mode the board time without faults (4 KiB
+frames, the default; and with the DATA frames the host uses at that fault rate, about
+sqrt(10/RATE) bytes), the median over the seeds with faults and its cost, the time stalls
+paused the line to the board (the input stops and the output follows it: no protocol gets that
+time back) and the cost without it (what the protocol adds), the input bytes sent again, the
+go-backs, rewinds and timeouts.
 Every message must complete with ``match`` true (a run that does not is reported as a failure).
 
 Usage: ``python bench/faults.py [--size 16384] [--rate 1e-4] [--seeds 1 2 3 4 5]
@@ -61,8 +62,8 @@ def run(mode, data, faults=None, inflight=None, rate=None, timeout=60.0):
     except BoardError as error:
         report = {"match": False, "problems": [str(error)]}
     finally:
-        report["stats"] = board.stop() or {}
-    return report
+        stats = board.stop() or {}
+    return {**report, "stats": stats}
 
 
 def stalled(report):
