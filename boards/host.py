@@ -9,6 +9,7 @@ Every failure is a :class:`BoardError` with a one-line message; every wait has a
 """
 
 import dataclasses
+import math
 import os
 import struct
 import time
@@ -21,7 +22,8 @@ from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, B
                        start_frame, window_frame)
 
 
-__all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "INFLIGHT", "expected_output",
+__all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "INFLIGHT", "fault_frame",
+           "expected_output",
            "utilisation", "stream"]
 
 
@@ -61,6 +63,15 @@ LINK_COUNTS = ("frames_resent", "bytes_resent", "go_backs", "rewinds", "timeouts
 #: The default bound on input bytes in flight (:class:`Link`'s ``inflight``): at 3 Mbaud the line
 #: carries it in 7 ms, a few USB round trips; fewer frames than four are never in flight.
 INFLIGHT = 2048
+
+
+def fault_frame(rate, max_payload):
+    """The DATA frame payload that loses least on a line with ``rate`` faults per byte: per byte,
+    a frame of n bytes costs its overhead 10/n and about ``rate * n`` bytes sent again, least at
+    n = sqrt(10 / rate) (a power of 2, 64..``max_payload``; ``None`` without faults)."""
+    if not rate:
+        return None
+    return max(64, min(max_payload, 1 << round(math.log2(math.sqrt(10 / rate)))))
 
 
 class _MessageLost(Exception):

@@ -38,8 +38,18 @@ class Faults:
     """Faults the bridge injects: ``rate`` faults per byte in each direction (each byte draws
     one of ``kinds``, :data:`FAULT_KINDS`) from a generator seeded with ``seed``; ``reset_at``:
     reset the board once after that many bytes went to it. A ``stall`` pauses one direction of
-    the line for up to twice the board's frame timeout; ``reset`` pulses the gateware's reset."""
-    def __init__(self, rate=0.0, seed=1, kinds=FAULT_KINDS[:4], reset_at=0):
+    the line for a time drawn evenly up to ``stall`` seconds (default :data:`STALL_S`);
+    ``reset`` pulses the gateware's reset."""
+    #: The longest stall (seconds): what a USB-UART bridge (the iCEBreaker's FT2232H) makes of
+    #: a late host. Towards the board the line pauses when the host's next bulk OUT transfer
+    #: misses its USB frame (1 ms; the FT2232H's 4 KiB transmit buffer otherwise keeps the
+    #: line busy); towards the host the bytes wait in the bridge for its latency timer (1 ms,
+    #: Linux's low-latency default for FTDI chips) and the next frame. Up to 2 ms either way,
+    #: less than the board's :data:`~utf8_gateware.boards.protocol.FRAME_TIMEOUT_S` (5 ms): a
+    #: stalled frame is not dropped.
+    STALL_S = 0.002
+
+    def __init__(self, rate=0.0, seed=1, kinds=FAULT_KINDS[:4], reset_at=0, stall=STALL_S):
         if not 0 <= rate < 1:
             raise ValueError(f"the fault rate must be in [0, 1), not {rate!r}")
         unknown = set(kinds) - set(FAULT_KINDS)
@@ -48,7 +58,10 @@ class Faults:
                              f"{', '.join(FAULT_KINDS)})")
         if seed < 0 or reset_at < 0:
             raise ValueError("the seed and reset_at must not be negative")
+        if not stall > 0:
+            raise ValueError(f"the longest stall must be positive, not {stall!r}")
         self.rate, self.seed, self.kinds, self.reset_at = rate, seed, tuple(kinds), reset_at
+        self.stall = stall
 
     @classmethod
     def parse(cls, text, kinds=FAULT_KINDS[:4]):
@@ -61,9 +74,11 @@ class Faults:
                 f"expected RATE[,SEED], e.g. 1e-4,7, not {text!r}"
             raise ValueError(detail) from None
 
-    def arguments(self):
+    def arguments(self, clk_freq):
+        """The driver's fault arguments for a board clocked at ``clk_freq`` Hz."""
         mask = sum(1 << FAULT_KINDS.index(kind) for kind in self.kinds)
-        return [repr(self.rate), str(self.seed), str(mask), str(self.reset_at)]
+        stall = max(1, round(self.stall * clk_freq))
+        return [repr(self.rate), str(self.seed), str(mask), str(self.reset_at), str(stall)]
 
 
 def build_virtual_board(core):
@@ -81,6 +96,12 @@ def build_virtual_board(core):
         raise VirtualBoardError(f"cannot build the virtual board: {error}") from None
 
 
+def _counts(text):
+    """``{name: count}`` of the driver's ``name:count,...``."""
+    return {name.decode(): int(count) for name, count in
+            (item.split(b":") for item in text.split(b","))}
+
+
 class VirtualBoard:
     """A running virtual board (a context manager).
 
@@ -89,7 +110,8 @@ class VirtualBoard:
     the pty path to open with pyserial (any baud rate setting works; the simulated line runs at
     ``core.baud``). ``faults``: :class:`Faults` to inject (default: none). :meth:`stop` ends the
     child process and returns its statistics (``cycles``, ``elapsed_ns``, ``framing_errors``,
-    ``faults``: the count of each kind injected).
+    ``faults``: the count of each kind injected, ``stalled``: the cycles of the stalls in each
+    direction, ``to_board`` and ``to_host``).
     """
     #: Seconds without progress before a host probes (``Link(retransmit_after=...)``) until it
     #: has measured a round trip (then its timeout follows the round trips): the simulation
@@ -120,7 +142,7 @@ class VirtualBoard:
             self.port = os.ttyname(slave)
             self.process = subprocess.Popen(
                 [str(executable), str(master), str(self.core.divisor),
-                 *(self.faults.arguments() if self.faults else [])],
+                 *(self.faults.arguments(self.core.clk_freq) if self.faults else [])],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 pass_fds=(master, slave), close_fds=True)
         except OSError as error:
@@ -145,8 +167,10 @@ class VirtualBoard:
                           "framing_errors": int(match.group(3))}
             injected = re.search(rb"faults=(\S+)", out)
             if injected:
-                self.stats["faults"] = {name.decode(): int(count) for name, count in
-                                        (item.split(b":") for item in injected.group(1).split(b","))}
+                self.stats["faults"] = _counts(injected.group(1))
+            stalled = re.search(rb"stalled=(\S+)", out)
+            if stalled:
+                self.stats["stalled"] = _counts(stalled.group(1))
         elif process.returncode not in (0, None, -9):
             message = (err or b"").decode(errors="replace").strip().splitlines()
             raise VirtualBoardError("the virtual board failed: " +

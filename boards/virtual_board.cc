@@ -5,7 +5,7 @@
 // sim/compiled.py), which defines CXXRTL_TOP; the design's ports are `clk`, `rst`, `rx`, `tx`,
 // `led_activity`, `led_error`.
 //
-// Usage: virtual_board MASTER_FD DIVISOR [RATE SEED KINDS RESET_AT]
+// Usage: virtual_board MASTER_FD DIVISOR [RATE SEED KINDS RESET_AT STALL]
 //
 //   MASTER_FD  an open file descriptor of the pty master (the parent also passes the slave, kept
 //              open so that the master never reports a hang-up between two host connections)
@@ -13,9 +13,10 @@
 //   RATE       faults per byte in each direction (0: none), injected by the bridge
 //   SEED       of the fault generator (a fixed seed gives the same faults on the same bytes)
 //   KINDS      bit mask of the faults to draw from: 1 bit flip, 2 dropped byte, 4 inserted byte,
-//              8 stall (the line pauses for up to twice the board's frame timeout), 16 board
+//              8 stall (one direction of the line pauses for up to STALL cycles), 16 board
 //              reset (the gateware's reset is pulsed)
 //   RESET_AT   reset the board once, after this many bytes went to it (0: never)
+//   STALL      the longest stall, in clock cycles (drawn evenly from 1..STALL)
 //
 // The driver plays the USB-UART bridge: bytes the host writes to the pty are sent on the board's
 // `rx` pin (8N1, back to back), and characters the board sends on `tx` are sampled mid-bit and
@@ -23,7 +24,8 @@
 // (so the board's timeouts fire), but then in slices of 3000 bit times between sleeps in poll(2)
 // that grow to 20 ms, so an idle board costs little CPU. The driver stops when its standard input reaches end of file (the
 // parent closes it) and prints `cycles=C elapsed_ns=E framing_errors=F` and the faults injected,
-// `faults=flip:N,drop:N,insert:N,stall:N,reset:N`, on standard output.
+// `faults=flip:N,drop:N,insert:N,stall:N,reset:N`, and the cycles of the stalls drawn in each
+// direction, `stalled=to_board:N,to_host:N`, on standard output.
 
 #include <cerrno>
 #include <chrono>
@@ -89,8 +91,8 @@ struct Faults {
 }
 
 int main(int argc, char **argv) {
-	if (argc != 3 && argc != 7)
-		fail("usage: virtual_board MASTER_FD DIVISOR [RATE SEED KINDS RESET_AT]");
+	if (argc != 3 && argc != 8)
+		fail("usage: virtual_board MASTER_FD DIVISOR [RATE SEED KINDS RESET_AT STALL]");
 	int master = (int)parse_long(argv[1]);
 	long divisor = parse_long(argv[2]);
 	if (divisor < 4)
@@ -100,14 +102,16 @@ int main(int argc, char **argv) {
 
 	Faults faults;
 	uint64_t reset_at = 0;
-	if (argc == 7) {
+	uint64_t stall_max = 1;
+	if (argc == 8) {
 		faults.rate = std::strtod(argv[3], nullptr);
 		faults.rng.seed((uint64_t)parse_long(argv[4]));
 		faults.kinds = (unsigned)parse_long(argv[5]);
 		reset_at = (uint64_t)parse_long(argv[6]);
+		stall_max = (uint64_t)parse_long(argv[7]);
+		if (stall_max < 1)
+			fail("STALL must be at least 1");
 	}
-	// A stall lasts up to twice the board's frame timeout (5 ms, 15000 bit times at 3 Mbaud).
-	const uint64_t stall_max = 30000 * (uint64_t)divisor;
 
 	CXXRTL_TOP top;
 	auto tick = [&]() {
@@ -151,6 +155,7 @@ int main(int argc, char **argv) {
 
 	uint64_t cycle = 0, last_activity = 0;
 	uint64_t to_board_count = 0, board_stall_until = 0, host_stall_until = 0;
+	uint64_t stalled_to_board = 0, stalled_to_host = 0;  // cycles of stalls drawn, per direction
 	const uint64_t busy_chunk = 2048;
 	const uint64_t idle_chunk = 3000 * (uint64_t)divisor;  // 1 ms of board time at 3 Mbaud
 	const uint64_t idle_after = 40 * 10 * (uint64_t)divisor;
@@ -210,7 +215,12 @@ int main(int argc, char **argv) {
 				case FLIP: byte ^= faults.bit(); break;
 				case DROP: send = false; break;
 				case INSERT: to_board.push_front(byte); byte = faults.byte(); break;
-				case STALL: board_stall_until = cycle + faults.below(stall_max); break;
+				case STALL: {
+					uint64_t length = faults.below(stall_max);
+					board_stall_until = cycle + length;
+					stalled_to_board += length;
+					break;
+				}
 				case RESET: reset(); break;
 				default: break;
 				}
@@ -269,10 +279,17 @@ int main(int argc, char **argv) {
 						case FLIP: to_host.push_back(byte ^ faults.bit()); break;
 						case DROP: break;
 						case INSERT: to_host.push_back(faults.byte()); to_host.push_back(byte); break;
-						case STALL:
+						case STALL: {
 							to_host.push_back(byte);
-							host_stall_until = cycle + faults.below(stall_max);
+							// (Stalls of the bytes to the host may overlap: count the union.)
+							uint64_t until = cycle + faults.below(stall_max);
+							uint64_t from = host_stall_until > cycle ? host_stall_until : cycle;
+							if (until > from) {
+								stalled_to_host += until - from;
+								host_stall_until = until;
+							}
 							break;
+						}
 						case RESET: to_host.push_back(byte); reset(); break;
 						default: to_host.push_back(byte); break;
 						}
@@ -300,6 +317,7 @@ int main(int argc, char **argv) {
 	for (int kind = 0; kind < N_FAULTS; kind++)
 		std::printf("%s%s:%llu", kind ? "," : "", FAULT_NAMES[kind],
 		            (unsigned long long)faults.counts[kind]);
-	std::printf("\n");
+	std::printf("\nstalled=to_board:%llu,to_host:%llu\n", (unsigned long long)stalled_to_board,
+	            (unsigned long long)stalled_to_host);
 	return 0;
 }

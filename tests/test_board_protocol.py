@@ -263,6 +263,17 @@ def test_incomplete_frame_times_out():
     assert errors_in(frames) == [(ErrorCode.TIMEOUT, 0)]
 
 
+def test_frame_paused_under_the_timeout_is_kept():
+    """A frame whose bytes pause for a little less than the frame timeout (2000 cycles here) is
+    taken whole: a stall of the line shorter than the board's timeout costs only its time (one
+    longer is dropped: ``test_incomplete_frame_times_out``)."""
+    data = b"p" * 8
+    host = start(Mode.TRANSCODE) + data_frame(data, 0) + end_frame(len(data))
+    frames = run_board(host, gap_after={len(start(Mode.TRANSCODE)) + 5: 1800},
+                       extra_cycles=1500)
+    assert errors_in(frames) == [] and output_of(frames) == data
+
+
 def test_host_window_limits_output():
     data = b"w" * 100
     host = (start(Mode.TRANSCODE, window=30) + data_frame(data[:64], 0) +

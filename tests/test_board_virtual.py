@@ -15,7 +15,7 @@ import pytest
 import corpora
 from utf8_gateware.boards import icebreaker
 from utf8_gateware.boards.host import INFLIGHT, BoardError, Link, expected_output, stream
-from utf8_gateware.boards.protocol import BoardFrame, ErrorCode, FrameParser, Mode
+from utf8_gateware.boards.protocol import FRAME_TIMEOUT_S, BoardFrame, ErrorCode, FrameParser, Mode
 from utf8_gateware.boards.virtual import FAULT_KINDS, Faults, VirtualBoard
 from utf8_gateware.sim import compiled
 
@@ -207,6 +207,10 @@ def test_each_fault_kind(kind):
                                         [(Mode.TRANSCODE, message_for(Mode.TRANSCODE, 4096))])
     print(kind, reports[0]["link"], injected)
     assert injected[kind] >= 2 and sum(injected.values()) == injected[kind]
+    if kind == "stall":
+        # Stalls (up to Faults.STALL_S, under the board's frame timeout) lose no frame: the
+        # board rejects none and the host never goes back.
+        assert reports[0]["link"]["board_errors"] == reports[0]["link"]["go_backs"] == 0
 
 
 @pytest.mark.slow
@@ -316,6 +320,15 @@ def test_cli_stream_with_injected_faults(tmp_path):
     assert sum(report["faults_injected"].values()) >= 2 and report["retransmissions"] >= 1
     assert set(report["link"]) >= {"go_backs", "rewinds", "timeouts", "restarts"}
     assert "retransmissions" in result.stdout and "faults injected" in result.stdout
+
+
+def test_fault_model_arguments():
+    """The driver's stalls last up to Faults.STALL_S, given in cycles of the board's clock."""
+    faults = Faults(1e-4, seed=7, kinds=["drop", "stall"])
+    assert faults.arguments(48_000_000) == ["0.0001", "7", str(2 | 8), "0", "96000"]
+    assert Faults.STALL_S < FRAME_TIMEOUT_S
+    with pytest.raises(ValueError, match="longest stall"):
+        Faults(stall=0)
 
 
 @pytest.mark.parametrize("arguments, message", [

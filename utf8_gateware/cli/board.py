@@ -1,13 +1,12 @@
 """``utf8-gateware build``, ``program`` and ``stream``: the board."""
 
 import importlib.resources
-import math
 import os
 import sys
 
 from utf8_gateware.boards import icebreaker, ulx3s
 from utf8_gateware.boards.flow import BuildError, ProgramError
-from utf8_gateware.boards.host import BoardError, Link, stream
+from utf8_gateware.boards.host import BoardError, Link, fault_frame, stream
 from utf8_gateware.boards.protocol import Mode
 from utf8_gateware.boards.uart import uart_divisor
 from utf8_gateware.boards.virtual import FAULT_KINDS, Faults
@@ -88,8 +87,9 @@ def add_parsers(commands):
              "4096; with --inject-faults about sqrt(10/RATE), which loses least to faults)")
     parser.add_argument("--inject-faults", metavar="RATE[,SEED]",
         help="virtual board only: the bridge injects RATE faults per byte in each direction "
-             "(bit flips, dropped and inserted bytes, stalls; see --fault-kinds), from a "
-             "generator seeded with SEED (default 1); the link recovers by retransmission")
+             "(bit flips, dropped and inserted bytes, stalls of up to 2 ms; see --fault-kinds), "
+             "from a generator seeded with SEED (default 1); the link recovers by "
+             "retransmission")
     parser.add_argument("--fault-kinds", metavar="KIND,...", default="flip,drop,insert,stall",
         help=f"the faults to draw from: {', '.join(FAULT_KINDS)} (reset: the board is reset "
              f"and the message starts over; default: flip,drop,insert,stall)")
@@ -184,11 +184,7 @@ def _frame_size(args, faults, hello):
         if not 1 <= args.frame <= hello.max_payload:
             raise CommandError(f"--frame must be 1..{hello.max_payload}, not {args.frame}")
         return args.frame
-    if faults is None or faults.rate == 0:
-        return None
-    # Per byte, a frame of n bytes costs its overhead 10/n and, at r faults per byte, about
-    # r * n bytes sent again: least at n = sqrt(10 / r).
-    return max(64, min(hello.max_payload, 1 << round(math.log2(math.sqrt(10 / faults.rate)))))
+    return fault_frame(faults.rate if faults else 0, hello.max_payload)
 
 
 def _virtual_board(baud, faults=None):
