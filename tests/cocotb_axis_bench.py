@@ -37,7 +37,7 @@ from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStream
 import corpora
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import encodings, engines, reference
-from utf8_gateware.sim.encodings.utf16 import UTF_16_BE, UTF_16_LE, CodeUnits
+from utf8_gateware.sim.encodings.utf16 import CodeUnits, encoded_beats
 
 
 CLOCK_NS = 10
@@ -93,13 +93,7 @@ def code_unit_items(core, message):
     if core == "utf16_decoder":
         stage = CodeUnits("little")
         return [(piece.value or 0, piece.kind) for piece in stage.feed(message) + stage.finish()]
-    items = []
-    for codepoint, policy in message:
-        data, kind = UTF_16_LE.encode_unit(codepoint, policy)
-        units = [int.from_bytes(data[k:k + 2], "little") for k in range(0, len(data), 2)] or [0]
-        items += [(unit, kind if index == 0 else ErrorKind.NONE)
-                  for index, unit in enumerate(units)]
-    return items
+    return [item for codepoint, policy in message for item in encoded_beats(codepoint, policy)]
 
 
 def utf16_beats(core, errors, message, byteorder):
@@ -112,20 +106,11 @@ def utf16_beats(core, errors, message, byteorder):
     if core == "utf16_decoder":
         return [(out.codepoint, out.error.value)
                 for out in encodings.decode(message, "utf-16-le", errors)]
-    beats = []
     if core == "utf16_encoder":      # code units, each 16 bits, the kind on the first
-        for codepoint in message:
-            data, kind = UTF_16_LE.encode_unit(codepoint, errors)
-            units = [int.from_bytes(data[k:k + 2], "little") for k in range(0, len(data), 2)]
-            beats += [(unit, kind.value if index == 0 else 0)
-                      for index, unit in enumerate(units or [0])]
-        return beats
-    encoding = {"little": UTF_16_LE, "big": UTF_16_BE}[byteorder]
-    for codepoint, policy in message:     # utf16_bytes: bytes in the stage's byte order
-        data, kind = encoding.encode_unit(codepoint, policy)
-        beats += [(byte, kind.value if index == 0 else 0)
-                  for index, byte in enumerate(data or b"\0")]
-    return beats
+        pieces = [(codepoint, errors, "little", 2) for codepoint in message]
+    else:                            # utf16_bytes: bytes in the stage's byte order
+        pieces = [(codepoint, policy, byteorder, 1) for codepoint, policy in message]
+    return [(value, kind.value) for piece in pieces for value, kind in encoded_beats(*piece)]
 
 
 def transcoded_beats(source, target, errors, message):
