@@ -45,13 +45,14 @@ missed target is reported, never an error. ``fmax_mhz`` is the post-route figure
 ECP5 ones (the ceiling design reports 785 and 1036 MHz there): compare cores with their
 family's ceiling, not figures across families.
 
-Nexus specifics (nextpnr-nexus 0.11.1): its default router, router2, does not take the clock
-pad's dedicated path to the global buffer (pad, ``PCLKT1_2`` mux, ``DCC``: three switches, which
-router1 finds) but general routing into a clock-mux input of one logic tile; once the placer
-puts a core's cell on that tile, the clock fails to route ("Failed to route arc 0.0 of net
-'core.clk' ... JCLKI_DCC"; only the small ceiling design routed). So the Nexus flow runs
-``--router router1``, ceiling included. And Yosys' ``synth_nexus`` (abc9) ties the carry input of
-a chain's feed-in ``CCU2`` to 0, which nextpnr-nexus refuses (Yosys issue #4081):
+Nexus specifics (nextpnr-nexus 0.11.1): with its default router, router2, no core routes. It
+finds no path at all for the arc from the clock pad to the global buffer (not even without a
+bounding box, its ``--debug-router`` log says: "Failed to route arc 0.0 of net 'core.clk' ...
+JCLKI_DCC"), and for the small ceiling design it takes general routing into a clock-mux input
+of a logic tile; router1 takes the pad's dedicated path (pad, ``PCLKT1_2`` mux, ``DCC``: three
+switches) and routes every core. So the Nexus flow runs ``--router router1``, ceiling included
+(1036 MHz; 828 with router2). And Yosys' ``synth_nexus`` (abc9) ties the carry input of a
+chain's feed-in ``CCU2`` to 0, which nextpnr-nexus refuses (Yosys issue #4081):
 :func:`detach_constant_carry_in` leaves it unconnected, as Yosys does without abc9.
 """
 
