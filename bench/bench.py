@@ -249,9 +249,9 @@ PLAN = {
              ("decoder", {"lanes": 16}), ("encoder", {}), ("validator", {"lanes": 8}),
              ("validator", {"lanes": 16})],
     "gowin": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}), ("encoder", {})],
-    "nexus": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}), ("encoder", {}),
-              ("sanitizer", {}), ("validator", {}), ("validator", {"lanes": 8}),
-              ("utf16_encoder", {}), ("utf16_decoder", {})],
+    "nexus": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}),
+              ("decoder", {"lanes": 16}), ("encoder", {}), ("sanitizer", {}), ("validator", {}),
+              ("validator", {"lanes": 8}), ("utf16_encoder", {}), ("utf16_decoder", {})],
 }
 
 # Worst cases of the byte-input cores (the decoder's), and of the encoder (4-byte characters).

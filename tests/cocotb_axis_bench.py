@@ -84,6 +84,13 @@ def expected_beats(core, errors, message, source=None, target=None, byteorder=No
     return beats
 
 
+def code_units(data, byteorder):
+    """``[(code unit, ErrorKind)]`` of the model's UTF-16 byte stage for ``data`` (an odd
+    trailing byte is a marker item, unit 0, ``TRUNCATED``)."""
+    stage = CodeUnits(byteorder)
+    return [(piece.value or 0, piece.kind) for piece in stage.feed(data) + stage.finish()]
+
+
 def code_unit_items(core, message):
     """``[(code unit, ErrorKind)]``: what the stage before writes for one message of the UTF-16
     decoder (bytes, through the model's UTF-16LE byte stage: an odd trailing byte is a marker
@@ -91,8 +98,7 @@ def code_unit_items(core, message):
     through the model's UTF-16 encoder: a substitute U+FFFD carries its kind, a code point that
     ``strict`` leaves out is a marker item, unit 0 and its kind)."""
     if core == "utf16_decoder":
-        stage = CodeUnits("little")
-        return [(piece.value or 0, piece.kind) for piece in stage.feed(message) + stage.finish()]
+        return code_units(message, "little")
     return [item for codepoint, policy in message for item in encoded_beats(codepoint, policy)]
 
 
@@ -100,9 +106,7 @@ def utf16_beats(core, errors, message, byteorder):
     """The beats of a UTF-16 code-unit core (``utf16_encoder``, ``utf16_decoder``,
     ``utf16_units``, ``utf16_bytes``) for one message, from the model's UTF-16 stages."""
     if core == "utf16_units":
-        stage = CodeUnits(byteorder)
-        return [(piece.value or 0, piece.kind.value)
-                for piece in stage.feed(message) + stage.finish()]
+        return [(unit, kind.value) for unit, kind in code_units(message, byteorder)]
     if core == "utf16_decoder":
         return [(out.codepoint, out.error.value)
                 for out in encodings.decode(message, "utf-16-le", errors)]
