@@ -12,9 +12,9 @@ Prints figures; asserts nothing about speed.
   LIFCL-40), one row per core and lane count: fmax (median over seeds), fmax relative to the
   family's one-LUT-level ``ceiling`` design, the core's cells (port harness excluded), bytes per
   cycle on the worst cases (Amaranth simulation, sink always ready: the lowest of the decoder's
-  worst cases for the byte-input cores, 4-byte characters for the encoder), GB/s (fmax x bytes
-  per cycle) and the throughput relative to the same core with one lane. All built the same
-  way (``utf8_gateware.hdl.synth``).
+  worst cases for the byte-input cores, supplementary characters for the encoders, surrogate
+  pairs for the UTF-16 decoder), GB/s (fmax x bytes per cycle) and the throughput relative to
+  the same core with one lane. All built the same way (``utf8_gateware.hdl.synth``).
 * Compiled simulation speed (simulated cycles per second) and model build times, cold (empty
   cache) and warm.
 * Host (``bench_host``): what ``decode``, ``validate`` and ``encode`` cost per engine as they
