@@ -12,9 +12,9 @@ Prints figures; asserts nothing about speed.
   LIFCL-40), one row per core and lane count: fmax (median over seeds), fmax relative to the
   family's one-LUT-level ``ceiling`` design, the core's cells (port harness excluded), bytes per
   cycle on the worst cases (Amaranth simulation, sink always ready: the lowest of the decoder's
-  worst cases for the byte-input cores, 4-byte characters for the encoder), GB/s (fmax x bytes
-  per cycle) and the throughput relative to the same core with one lane. All built the same
-  way (``utf8_gateware.hdl.synth``).
+  worst cases for the byte-input cores, supplementary characters for the encoders, surrogate
+  pairs for the UTF-16 decoder), GB/s (fmax x bytes per cycle) and the throughput relative to
+  the same core with one lane. All built the same way (``utf8_gateware.hdl.synth``).
 * Compiled simulation speed (simulated cycles per second) and model build times, cold (empty
   cache) and warm.
 * Host (``bench_host``): what ``decode``, ``validate`` and ``encode`` cost per engine as they
@@ -249,9 +249,9 @@ PLAN = {
              ("decoder", {"lanes": 16}), ("encoder", {}), ("validator", {"lanes": 8}),
              ("validator", {"lanes": 16})],
     "gowin": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}), ("encoder", {})],
-    # nextpnr-nexus 0.11.1 fails to route the clock pad to its global buffer (DCC) for the
-    # cores in this harness ("Failed to route arc 0.0 of net 'core.clk'"); the ceiling routes.
-    "nexus": [("ceiling", {})],
+    "nexus": [("ceiling", {}), ("decoder", {}), ("decoder", {"lanes": 8}),
+              ("decoder", {"lanes": 16}), ("encoder", {}), ("sanitizer", {}), ("validator", {}),
+              ("validator", {"lanes": 8}), ("utf16_encoder", {}), ("utf16_decoder", {})],
 }
 
 # Worst cases of the byte-input cores (the decoder's), and of the encoder (4-byte characters).
@@ -261,36 +261,39 @@ SIM_BEATS = 32
 
 def _byte_payloads(data, lanes):
     if lanes == 1:
-        return [{"data": byte, "last": int(n == len(data) - 1)} for n, byte in enumerate(data)]
-    return [{"data": int.from_bytes(data[k:k + lanes], "little"),
-             "count": len(data[k:k + lanes]), "last": int(k + lanes >= len(data))}
+        return [{"data": byte} for byte in data]
+    return [{"data": int.from_bytes(data[k:k + lanes], "little"), "count": len(data[k:k + lanes])}
             for k in range(0, len(data), lanes)]
 
 
 def sim_bytes_per_cycle(target, params):
     """Bytes per cycle on the worst cases with the sink always ready, from simulation: input
-    bytes over the cycles in which they were taken (the encoder: output bytes over the cycles
-    in which they came out, 4-byte characters); the lowest over the cases. ``None`` for the
-    ceiling."""
+    bytes over the cycles in which they were taken (the code point encoders: output bytes
+    over the cycles in which they came out, supplementary characters, 4 bytes in UTF-8 and in
+    UTF-16; the UTF-16 decoder: input bytes, surrogate pairs); the lowest over the cases.
+    ``None`` for the ceiling and the cores without a case here."""
     from utf8_gateware.hdl.synth import make_target
     from utf8_gateware.sim.testbench import run_stream
 
-    if target == "ceiling":
+    def rate(data, payloads, cycles):
+        core, _ = make_target(target, **params)
+        run = run_stream(core, [{**payload, "last": int(n == len(payloads) - 1)}
+                                for n, payload in enumerate(payloads)])
+        cycles = getattr(run, cycles)
+        return data / (cycles[-1] - cycles[0] + 1)
+
+    chars = [chr(0x10000 + 977 * k) for k in range(SIM_BEATS)]
+    if target in ("encoder", "utf16_encoder"):
+        return rate(4 * len(chars), [{"codepoint": ord(char)} for char in chars], "out_cycles")
+    if target == "utf16_decoder":
+        units = memoryview("".join(chars).encode("utf-16-le")).cast("H")
+        return rate(2 * len(units), [{"unit": unit} for unit in units], "in_cycles")
+    if target not in ("decoder", "validator", "sanitizer"):
         return None
     lanes = params.get("lanes", 1)
-    if target == "encoder":
-        units = [0x10000 + 977 * k for k in range(SIM_BEATS)]
-        core, _ = make_target(target, **params)
-        run = run_stream(core, [{"codepoint": u, "last": int(n == len(units) - 1)}
-                                for n, u in enumerate(units)])
-        return 4 * len(units) / (run.out_cycles[-1] - run.out_cycles[0] + 1)
-    rates = []
-    for pattern in WORST:
-        data = (pattern * SIM_BEATS * lanes)[:SIM_BEATS * lanes]
-        core, _ = make_target(target, **params)
-        run = run_stream(core, _byte_payloads(data, lanes))
-        rates.append(len(data) / (run.in_cycles[-1] - run.in_cycles[0] + 1))
-    return min(rates)
+    return min(rate(len(data), _byte_payloads(data, lanes), "in_cycles")
+               for data in ((pattern * SIM_BEATS * lanes)[:SIM_BEATS * lanes]
+                            for pattern in WORST))
 
 
 def _key(target, params):

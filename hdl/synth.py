@@ -42,10 +42,18 @@ Timing: nextpnr runs with ``--freq`` (the family's :attr:`Family.freq_mhz` by de
 the part reaches, so that placement is timing-driven throughout) and ``--timing-allow-fail``: a
 missed target is reported, never an error. ``fmax_mhz`` is the post-route figure from nextpnr's
 ``--report`` JSON. The Gowin and Nexus timing models of nextpnr are younger than the iCE40 and
-ECP5 ones (the ceiling design reports 785 and 828 MHz there): compare cores with their family's
-ceiling, not figures across families. Known limit: nextpnr-nexus 0.11.1 routes the ceiling but not
-the cores in this harness (it fails to route the clock pad to its global buffer: "Failed to
-route arc 0.0 of net 'core.clk' ... JCLKI_DCC"), which ``synth`` reports as a one-line error.
+ECP5 ones (the ceiling design reports 785 and 1036 MHz there): compare cores with their
+family's ceiling, not figures across families.
+
+Nexus specifics (nextpnr-nexus 0.11.1): with its default router, router2, no core routes. It
+finds no path at all for the arc from the clock pad to the global buffer (not even without a
+bounding box, its ``--debug-router`` log says: "Failed to route arc 0.0 of net 'core.clk' ...
+JCLKI_DCC"), and for the small ceiling design it takes general routing into a clock-mux input
+of a logic tile; router1 takes the pad's dedicated path (pad, ``PCLKT1_2`` mux, ``DCC``: three
+switches) and routes every core. So the Nexus flow runs ``--router router1``, ceiling included
+(1036 MHz; 828 with router2). And Yosys' ``synth_nexus`` (abc9) ties the carry input of a
+chain's feed-in ``CCU2`` to 0, which nextpnr-nexus refuses (Yosys issue #4081):
+:func:`detach_constant_carry_in` leaves it unconnected, as Yosys does without abc9.
 """
 
 import json
@@ -68,7 +76,7 @@ from .cores import BUILDABLE, CORES, make_core
 __all__ = [
     "Family", "FAMILIES", "TARGETS", "DEFAULT_FREQ_MHZ",
     "PortHarness", "CeilingCore", "make_target", "synthesize", "synth_target",
-    "CORES", "format_report",
+    "CORES", "format_report", "detach_constant_carry_in",
 ]
 
 
@@ -82,7 +90,8 @@ class Family:
     (report key -> nextpnr cell type), ``ram`` (block RAM cell types), ``lut_per_ff`` (every
     flip-flop takes a LUT of its own: an iCE40 logic cell, a Gowin slice's route-through),
     ``freq_mhz`` (nextpnr's default target), ``pack`` (the bitstream packer's tool and file
-    suffix, or ``None``)."""
+    suffix, or ``None``), ``fix_netlist`` (a function that edits Yosys' JSON netlist, a dict,
+    in place before nextpnr reads it, or ``None``)."""
     title: str
     device: str
     synth: str
@@ -96,6 +105,7 @@ class Family:
     lut_per_ff: bool
     freq_mhz: float
     pack: tuple = None
+    fix_netlist: object = None
 
     def constraint_text(self, pins):
         """The constraint file that puts each port of ``pins`` ({port: pin}) on its pin."""
@@ -114,6 +124,28 @@ class Family:
         if "lc" in self.cells:
             return {"lc": ffs}
         return {"lut4": ffs if self.lut_per_ff else out_bits, "ff": ffs}
+
+
+def detach_constant_carry_in(netlist):
+    """Disconnect every ``CCU2`` carry input tied to constant 0 in a Yosys JSON ``netlist``
+    (Nexus); returns how many.
+
+    ``synth_nexus`` maps with ``abc9``, which ties the carry input of a chain's first ``CCU2``
+    to 0 (a ``VLO`` cell or a constant bit; Yosys issue #4081), and nextpnr-nexus refuses a
+    ``CIN`` not driven by another ``CCU2`` ("CCU2 ... CIN net ... driven by non-CCU2 cell").
+    That first cell is Yosys' carry feed-in (``lattice/arith_map_nexus.v``: its ``COUT`` is the
+    adder's carry input, whatever ``CIN`` is), so leaving ``CIN`` unconnected, as Yosys does
+    without ``abc9``, changes nothing."""
+    detached = 0
+    for module in netlist.get("modules", {}).values():
+        cells = module.get("cells", {}).values()
+        low = {"0", *(bit for cell in cells if cell["type"] == "VLO"
+                      for bit in cell["connections"].get("Z", []))}
+        for cell in cells:
+            if cell["type"] == "CCU2" and cell["connections"].get("CIN", [None])[0] in low:
+                del cell["connections"]["CIN"]
+                detached += 1
+    return detached
 
 
 #: The families ``synth`` builds for (the first is the default).
@@ -150,15 +182,18 @@ FAMILIES = {
         freq_mhz=500.0),
     "nexus": Family(
         title="Nexus LIFCL-40-9BG400C", device="LIFCL-40-9BG400C", synth="synth_nexus",
-        nextpnr="nextpnr-nexus", nextpnr_args=("--device", "LIFCL-40-9BG400C"),
+        nextpnr="nextpnr-nexus",
+        nextpnr_args=("--device", "LIFCL-40-9BG400C", "--router", "router1"),
         output=("--fasm", ".fasm"),
         constraints=(".pdc", "ldc_set_location -site {{{pin}}} [get_ports {port}]",
                      ("--pdc", "{file}")),
-        # CrossLink-NX evaluation board: L13 is the 12 MHz oscillator (a clock input: a general
-        # pin cannot reach the clock network), F16 and F18 the UART, G14 a button.
+        # CrossLink-NX evaluation board: L13 is the 12 MHz oscillator (PCLKT1_2, a clock input:
+        # a general pin cannot reach the clock network), F16 and F18 the UART, G14 a button.
+        # router1: see the module docstring.
         pins={"clk": "L13", "sin": "F16", "load": "G14", "sout": "F18"},
         cells={"lut4": "OXIDE_COMB", "ff": "OXIDE_FF"}, ram=("OXIDE_EBR", "LRAM_CORE"),
-        lut_per_ff=False, freq_mhz=500.0, pack=("prjoxide", ".bit")),
+        lut_per_ff=False, freq_mhz=500.0, pack=("prjoxide", ".bit"),
+        fix_netlist=detach_constant_carry_in),
 }
 
 #: nextpnr's default target on the iCE40 (each family has its own: :attr:`Family.freq_mhz`).
@@ -374,6 +409,11 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
                                          f"write_json {name}.json\n")
         yosys_s = _run("yosys", ["-q", "-l", f"{name}-yosys.log", "-s", f"{name}.ys"],
                        work, name, "yosys", timeout)
+        if fam.fix_netlist is not None:
+            path = work / f"{name}.json"
+            netlist = json.loads(path.read_text())
+            fam.fix_netlist(netlist)
+            path.write_text(json.dumps(netlist))
 
         args = [*fam.nextpnr_args, "--json", f"{name}.json", fam.output[0],
                 f"{name}{fam.output[1]}", "--report", f"{name}-report.json",

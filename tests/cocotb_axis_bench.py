@@ -37,7 +37,7 @@ from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStream
 import corpora
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import encodings, engines, reference
-from utf8_gateware.sim.encodings.utf16 import UTF_16_BE, UTF_16_LE, CodeUnits
+from utf8_gateware.sim.encodings.utf16 import CodeUnits, encoded_beats
 
 
 CLOCK_NS = 10
@@ -84,6 +84,13 @@ def expected_beats(core, errors, message, source=None, target=None, byteorder=No
     return beats
 
 
+def code_units(data, byteorder):
+    """``[(code unit, ErrorKind)]`` of the model's UTF-16 byte stage for ``data`` (an odd
+    trailing byte is a marker item, unit 0, ``TRUNCATED``)."""
+    stage = CodeUnits(byteorder)
+    return [(piece.value or 0, piece.kind) for piece in stage.feed(data) + stage.finish()]
+
+
 def code_unit_items(core, message):
     """``[(code unit, ErrorKind)]``: what the stage before writes for one message of the UTF-16
     decoder (bytes, through the model's UTF-16LE byte stage: an odd trailing byte is a marker
@@ -91,41 +98,23 @@ def code_unit_items(core, message):
     through the model's UTF-16 encoder: a substitute U+FFFD carries its kind, a code point that
     ``strict`` leaves out is a marker item, unit 0 and its kind)."""
     if core == "utf16_decoder":
-        stage = CodeUnits("little")
-        return [(piece.value or 0, piece.kind) for piece in stage.feed(message) + stage.finish()]
-    items = []
-    for codepoint, policy in message:
-        data, kind = UTF_16_LE.encode_unit(codepoint, policy)
-        units = [int.from_bytes(data[k:k + 2], "little") for k in range(0, len(data), 2)] or [0]
-        items += [(unit, kind if index == 0 else ErrorKind.NONE)
-                  for index, unit in enumerate(units)]
-    return items
+        return code_units(message, "little")
+    return [item for codepoint, policy in message for item in encoded_beats(codepoint, policy)]
 
 
 def utf16_beats(core, errors, message, byteorder):
     """The beats of a UTF-16 code-unit core (``utf16_encoder``, ``utf16_decoder``,
     ``utf16_units``, ``utf16_bytes``) for one message, from the model's UTF-16 stages."""
     if core == "utf16_units":
-        stage = CodeUnits(byteorder)
-        return [(piece.value or 0, piece.kind.value)
-                for piece in stage.feed(message) + stage.finish()]
+        return [(unit, kind.value) for unit, kind in code_units(message, byteorder)]
     if core == "utf16_decoder":
         return [(out.codepoint, out.error.value)
                 for out in encodings.decode(message, "utf-16-le", errors)]
-    beats = []
     if core == "utf16_encoder":      # code units, each 16 bits, the kind on the first
-        for codepoint in message:
-            data, kind = UTF_16_LE.encode_unit(codepoint, errors)
-            units = [int.from_bytes(data[k:k + 2], "little") for k in range(0, len(data), 2)]
-            beats += [(unit, kind.value if index == 0 else 0)
-                      for index, unit in enumerate(units or [0])]
-        return beats
-    encoding = {"little": UTF_16_LE, "big": UTF_16_BE}[byteorder]
-    for codepoint, policy in message:     # utf16_bytes: bytes in the stage's byte order
-        data, kind = encoding.encode_unit(codepoint, policy)
-        beats += [(byte, kind.value if index == 0 else 0)
-                  for index, byte in enumerate(data or b"\0")]
-    return beats
+        pieces = [(codepoint, errors, "little", 2) for codepoint in message]
+    else:                            # utf16_bytes: bytes in the stage's byte order
+        pieces = [(codepoint, policy, byteorder, 1) for codepoint, policy in message]
+    return [(value, kind.value) for piece in pieces for value, kind in encoded_beats(*piece)]
 
 
 def transcoded_beats(source, target, errors, message):

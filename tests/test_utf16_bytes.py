@@ -15,7 +15,7 @@ from utf8_gateware.hdl.layouts import EncodedByteLayout, UnitLayout
 from utf8_gateware.hdl.utf16_bytes import Utf16Bytes
 from utf8_gateware.hdl.utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
 from utf8_gateware.hdl.utf16_units import BYTE_ORDERS
-from utf8_gateware.sim.encodings.utf16 import UTF_16_BE, UTF_16_LE
+from utf8_gateware.sim.encodings.utf16 import encoded_beats
 from utf8_gateware.sim.testbench import run_stream
 
 
@@ -39,15 +39,12 @@ class _Chain(wiring.Component):
 
 
 def expected_beats(codepoints, lasts, errors, byteorder):
-    encoding = UTF_16_LE if byteorder == "little" else UTF_16_BE
+    """``(byte, error, last)`` beats from the reference model's ``utf-16-le`` / ``-be`` encoder."""
     beats = []
     for codepoint, last in zip(codepoints, lasts):
-        data, kind = encoding.encode_unit(codepoint, errors)
-        cp_beats = [(byte, kind if index == 0 else ErrorKind.NONE, 0)
-                    for index, byte in enumerate(data)] or [(0, kind, 0)]     # a marker beat
-        if last:
-            cp_beats[-1] = (*cp_beats[-1][:2], 1)
-        beats += cp_beats
+        data = encoded_beats(codepoint, errors, byteorder, size=1)
+        beats += [(byte, kind, int(last and index == len(data) - 1))
+                  for index, (byte, kind) in enumerate(data)]
     return beats
 
 

@@ -10,7 +10,7 @@ import pytest
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
 from utf8_gateware.sim import compiled
-from utf8_gateware.sim.encodings.utf16 import UTF_16_LE
+from utf8_gateware.sim.encodings.utf16 import encoded_beats
 from utf8_gateware.sim.testbench import run_stream
 
 
@@ -37,14 +37,9 @@ def expected_beats(codepoints, lasts, errors):
     """``(unit, error, last)`` beats from the reference model's ``utf-16-le`` encoder."""
     beats = []
     for codepoint, last in zip(codepoints, lasts):
-        data, kind = UTF_16_LE.encode_unit(codepoint, errors)
-        units = [int.from_bytes(data[index:index + 2], "little")
-                 for index in range(0, len(data), 2)]
-        cp_beats = [(unit, kind if index == 0 else ErrorKind.NONE, 0)
-                    for index, unit in enumerate(units)] or [(0, kind, 0)]   # a marker beat
-        if last:
-            cp_beats[-1] = (*cp_beats[-1][:2], 1)
-        beats += cp_beats
+        units = encoded_beats(codepoint, errors)
+        beats += [(unit, kind, int(last and index == len(units) - 1))
+                  for index, (unit, kind) in enumerate(units)]
     return beats
 
 

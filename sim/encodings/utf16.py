@@ -38,7 +38,7 @@ from .surrogates import (BYTE_ORDER_MARK, JoinSurrogates, StripByteOrderMark, is
                          split)
 
 
-__all__ = ["CodeUnits", "UTF_16_LE", "UTF_16_BE", "UTF_16"]
+__all__ = ["CodeUnits", "UTF_16_LE", "UTF_16_BE", "UTF_16", "encoded_beats"]
 
 
 class CodeUnits:
@@ -108,3 +108,15 @@ UTF_16_BE = Encoding("utf-16-be", _POLICIES, _POLICIES, _decoder_stages("big"),
 UTF_16 = Encoding("utf-16", _POLICIES, _POLICIES, _decoder_stages(None, True),
                   _unit_encoder("big"), prefix=BYTE_ORDER_MARK.to_bytes(2, "big"),
                   refused=_REFUSED)
+
+
+def encoded_beats(codepoint, errors, byteorder="little", size=2):
+    """What a UTF-16 encoding stage writes for one code point under ``errors``: ``[(value,
+    ErrorKind)]``, ``size``-byte values (2: code units, 1: bytes in ``byteorder``), the error kind
+    on the first and ``NONE`` on the others; a code point the policy leaves out (``strict``) is
+    one marker beat, value 0 and its kind."""
+    encoding = UTF_16_LE if byteorder == "little" else UTF_16_BE
+    data, kind = encoding.encode_unit(codepoint, errors)
+    values = [int.from_bytes(data[k:k + size], byteorder)
+              for k in range(0, len(data), size)] or [0]
+    return [(value, kind if index == 0 else ErrorKind.NONE) for index, value in enumerate(values)]
