@@ -15,7 +15,7 @@ from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import LevelSum, SplitSum
 from .validator_lanes import (BURST_KINDS, LOOK_BACK, STAGES, START_KINDS, code_width, decode,
                               encode, lane_errors, next_beat)
-from .pipeline import CE_FANOUT, Pipeline
+from .pipeline import CE_FANOUT, Pipeline, any_of, keep
 
 
 __all__ = ["Utf8Validator", "verdict_layout"]
@@ -56,8 +56,9 @@ def stage_errors(pipe, c):
     nv = lane.nv
     trunc = lane.vl & (lane.pend0 | lane.sc)
     regs.burst = pipe.fact("v0_burst", prev["pend"] & lane.ns, nv)
-    regs.bcode = pipe.data("v0_bcode", Mux(lane.cont, encode(lane.rkind.as_value(), BURST_KINDS),
-                                           0), code_width(BURST_KINDS))
+    # (An AND, not a multiplexer with a constant: no synchronous reset from a LUT.)
+    regs.bcode = pipe.data("v0_bcode", encode(lane.rkind.as_value(), BURST_KINDS) &
+                           lane.cont.replicate(code_width(BURST_KINDS)), code_width(BURST_KINDS))
     # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
     regs.bback = pipe.data("v0_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
     regs.scode = pipe.fact("v0_scode", encode(lane.startkind.as_value(), START_KINDS), nv,
@@ -349,7 +350,9 @@ class Utf8Validator(CheckedComponent):
             at_error = r + p1.back
         p2 = SimpleNamespace(
             at_error=pipe.data("p2_at_error", at_error, range(n + 3)),
-            clean=pipe.data("p2_clean", _mux_tree(r, p1.clean), range(n + 1)),
+            clean=pipe.data("p2_clean", any_of(value & (r == v).replicate(len(value))
+                                               for v, value in enumerate(p1.clean)),
+                            range(n + 1)),
             has=pipe.data("p2_has", p1.has), kind=pipe.data("p2_kind", p1.kind, 3),
             errs=pipe.data("p2_errs", p1.errs, len(p1.errs)),
             bubble=pipe.control("p2_nv", p1.bubble), last=pipe.control("p2_vl", p1.last))
@@ -358,8 +361,8 @@ class Utf8Validator(CheckedComponent):
         with m.If(pipe.enable(1)):
             m.d.sync += seen.eq(~p2.last & (seen | p2.has))
         p3 = SimpleNamespace(
-            inc=pipe.data("p3_inc", Mux(seen, 0, Mux(p2.has, p2.at_error, p2.clean)),
-                          range(n + 4)),
+            inc=pipe.data("p3_inc", Mux(p2.has, p2.at_error, p2.clean) &
+                          (~seen).replicate(len(p2.at_error)), range(n + 4)),
             first=pipe.data("p3_first", ~seen & p2.has), bad=pipe.data("p3_bad", seen | p2.has),
             kind=pipe.data("p3_kind", p2.kind, 3),
             errs=pipe.data("p3_errs", p2.errs, len(p2.errs)),
@@ -378,7 +381,7 @@ class Utf8Validator(CheckedComponent):
                 "errors": errors.build(pipe, p3.errs, p3.last, fresh)}
         kind = Signal(3, name="m_kind")
         with m.If(pipe.enable(3)):
-            m.d.sync += kind.eq(Mux(p3.first, p3.kind, kind))
+            m.d.sync += kind.eq(keep(p3.first, p3.kind, kind))
         # (`good` is `~bad` in a flip-flop of its own: the offset's synchronous reset.)
         bad, good = pipe.data("m_bad", p3.bad), pipe.data("m_good", ~p3.bad)
         ends = pipe.data("m_ends", p3.last & ~p3.bubble)
