@@ -300,7 +300,7 @@ class Utf8Validator(CheckedComponent):
         # message, `ends`, is a data register, and a stale one would be a verdict.)
         read = self.read_stages(lanes=n, counter_width=width)
         pipe = Pipeline(m, flush_steps=3 + read,
-                        ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
+                        ce_fanout={1: 40, 2: None, 4: None}.get(n, 4 * CE_FANOUT))
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
         if n == 1:
