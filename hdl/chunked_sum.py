@@ -78,7 +78,7 @@ class SplitSum:
     in between. The sum is read in the ``fresh`` step (:attr:`READ_STAGES` is 0).
     """
     #: Steps from the ``fresh`` step to the one in which the sum is read.
-    read_stages = 0
+    read_stages = 1
 
     def __init__(self, name, width, most, chunk=None):
         self.name, self.width, self.most = name, width, most
@@ -87,7 +87,6 @@ class SplitSum:
             raise ValueError(f"{name}: a {self.chunk}-bit low part wraps too often for a "
                              f"{width}-bit sum of increments up to {most}")
         k = self.chunk
-        self.low = Signal(k, name=f"{name}_low", reset_less=True)
         self.base = Signal(k, name=f"{name}_base", reset_less=True)
         self.pending = Signal(name=f"{name}_pending", reset_less=True)
         self.high = HighPart(name, width - k)
@@ -114,18 +113,29 @@ class SplitSum:
     def build(self, pipe, inc, ends, fresh):
         """Add ``inc`` when ``pipe`` advances. ``ends``: this step is a message's last;
         ``fresh``: a flip-flop, set in the step after it. Returns ``(value, over)``: the sum
-        modulo ``2**width`` and whether it overflowed, valid in the ``fresh`` step."""
+        modulo ``2**width`` and whether it overflowed, valid :attr:`read_stages` (1) steps after
+        the ``fresh`` step."""
         k = self.chunk
         total = self.base + inc
         # (The low part and the carry-out share one copy of the clock enable, so that the
-        # carry-out's flip-flop can sit at the end of the chain.)
+        # carry-out's flip-flop can sit at the end of the chain; its only load is `carry`, and
+        # each bit of the chain loads only its own flip-flop.)
         shared = pipe.enable(k + 1)
-        _load(pipe, self.low, total[:k], enable=shared)
+        _load(pipe, self.base, total[:k], ends, enable=shared)
         _load(pipe, self.pending, total[k], enable=shared)
-        _load(pipe, self.base, total[:k], ends)
-        self.high.count(pipe, self.pending, fresh)
-        high, over = self.high.read(self.pending)
-        return Cat(self.low, high), over
+        # The low part as read: the last step's base and increment, added again in the `fresh`
+        # step (registered operands, a chain of its own).
+        base, step = pipe.data(f"{self.name}_last_base", self.base, k), \
+            pipe.data(f"{self.name}_last_inc", inc, len(inc))
+        low = pipe.data(f"{self.name}_r0_low", base + step, k)
+        # The high part counts the carries a step later, and is read and restarts a step after
+        # the `fresh` step (`read`): the next message's first step never carries (its low part
+        # starts from zero), so `carry` then holds the last carry of the message read.
+        carry = pipe.data(f"{self.name}_carry", self.pending)
+        read = pipe.control(f"{self.name}_r0_fresh", fresh)
+        self.high.count(pipe, carry, read)
+        high, over = self.high.read(carry)
+        return Cat(low, high), over
 
 
 class LevelSum:
