@@ -134,7 +134,10 @@ class SplitSum:
         carry = pipe.data(f"{self.name}_carry", self.pending)
         read = pipe.control(f"{self.name}_r0_fresh", fresh)
         self.high.count(pipe, carry, read)
-        high, over = self.high.read(carry)
+        # The read takes the same carry from a register of its own (`carry` as it is in the read
+        # step), so that its LUTs are not the high part's (a LUT that fed both would need a route
+        # more to one of the two flip-flops).
+        high, over = self.high.read(pipe.data(f"{self.name}_r0_carry", self.pending & fresh))
         return Cat(low, high), over
 
 
