@@ -66,19 +66,26 @@ class HighPart:
 
 class SplitSum:
     """A ``width``-bit running sum of one message at a time with one short carry chain: a *low
-    part* of :attr:`chunk` bits adds the increment (at most ``most``), and its registered
-    carry-out (``pending``) goes to a :class:`HighPart` one step later.
+    part* of :attr:`chunk` bits adds the increment (at most ``most``), and its carries go to a
+    :class:`HighPart` two steps later.
 
-    The low part is ``low`` and its copy ``base``, which a message's last step zeroes, so that
-    no logic sits in front of the chain. :meth:`build` adds the increments and returns the sum
-    as read in the step after a message's last (``fresh``): ``(high + pending) << chunk | low``
-    (one LUT a bit), while the sum restarts from zero. The high part only changes in a step with
-    a carry pending, and such steps are at least :meth:`spacing` steps apart (the low part must
-    wrap again), so the chunk is chosen wide enough (:meth:`chunk_for`) that its flags settle
-    in between. The sum is read in the ``fresh`` step (:attr:`READ_STAGES` is 0).
+    The low part is ``base``, which a message's last step zeroes, with one bit more on top that
+    toggles at each carry out of the low part (``base[chunk]``): a sum bit of the chain like the
+    others, so that the chain ends in a LUT and its flip-flop (nextpnr brings a bare carry-out
+    out through a LC of its own, and its flip-flop a route away). A copy of that bit a step older
+    tells a step with a carry (``carry``), which the high part counts. No logic sits in front of
+    the chain, and each of its LUTs loads only its own flip-flop.
+
+    :meth:`build` returns the sum as read :attr:`read_stages` steps after the step after a
+    message's last (``fresh``): the last step's base and increment are added again (registered
+    operands, a chain of their own) for the low part and the last step's carry, and the high
+    part (which restarts as it is read) takes that carry by its toggles (one LUT a bit). The high
+    part only changes in a step with a carry, and such steps are at least :meth:`spacing` steps
+    apart (the low part must wrap again), so the chunk is chosen wide enough
+    (:meth:`chunk_for`) that its flags settle in between.
     """
     #: Steps from the ``fresh`` step to the one in which the sum is read.
-    read_stages = 0
+    read_stages = 2
 
     def __init__(self, name, width, most, chunk=None):
         self.name, self.width, self.most = name, width, most
@@ -87,9 +94,7 @@ class SplitSum:
             raise ValueError(f"{name}: a {self.chunk}-bit low part wraps too often for a "
                              f"{width}-bit sum of increments up to {most}")
         k = self.chunk
-        self.low = Signal(k, name=f"{name}_low", reset_less=True)
-        self.base = Signal(k, name=f"{name}_base", reset_less=True)
-        self.pending = Signal(name=f"{name}_pending", reset_less=True)
+        self.base = Signal(k + 1, name=f"{name}_base", reset_less=True)
         self.high = HighPart(name, width - k)
 
     @staticmethod
@@ -114,18 +119,30 @@ class SplitSum:
     def build(self, pipe, inc, ends, fresh):
         """Add ``inc`` when ``pipe`` advances. ``ends``: this step is a message's last;
         ``fresh``: a flip-flop, set in the step after it. Returns ``(value, over)``: the sum
-        modulo ``2**width`` and whether it overflowed, valid in the ``fresh`` step."""
-        k = self.chunk
-        total = self.base + inc
-        # (The low part and the carry-out share one copy of the clock enable, so that the
-        # carry-out's flip-flop can sit at the end of the chain.)
-        shared = pipe.enable(k + 1)
-        _load(pipe, self.low, total[:k], enable=shared)
-        _load(pipe, self.pending, total[k], enable=shared)
-        _load(pipe, self.base, total[:k], ends)
-        self.high.count(pipe, self.pending, fresh)
-        high, over = self.high.read(self.pending)
-        return Cat(self.low, high), over
+        modulo ``2**width`` and whether it overflowed, valid :attr:`read_stages` (2) steps after
+        the ``fresh`` step."""
+        k, name = self.chunk, self.name
+        _load(pipe, self.base, (self.base + inc)[:k + 1], ends)
+        # `carry`: the step before last carried (the top bit toggled), two steps after it; not
+        # in the `fresh` step, where the top bit was zeroed.
+        toggle = pipe.data(f"{name}_toggle", self.base[k])
+        carry = pipe.data(f"{name}_carry", (self.base[k] ^ toggle) & ~fresh)
+        # The read: the last step's base and increment added again (`r0`), and whether that
+        # step carried (`r1`).
+        base = pipe.data(f"{name}_last_base", self.base, k + 1)
+        step = pipe.data(f"{name}_last_inc", inc, len(Value.cast(inc)))
+        r0 = pipe.data(f"{name}_r0_low", (base + step)[:k + 1], k + 1)
+        r0_top = pipe.data(f"{name}_r0_top", base[k])
+        low = pipe.data(f"{name}_r1_low", r0[:k], k)
+        last = pipe.data(f"{name}_r1_carry", r0[k] ^ r0_top)
+        # The high part is read and restarts two steps after the `fresh` step (`read`): the next
+        # message's first steps never carry (its low part starts from zero), so no carry of it
+        # is lost. The read takes `last`, a register of its own, so that its LUTs are not the
+        # high part's next state (a LUT that fed both would need a route more to one of them).
+        read = pipe.control(f"{name}_r1_fresh", pipe.control(f"{name}_r0_fresh", fresh))
+        self.high.count(pipe, carry, read)
+        high, over = self.high.read(last)
+        return Cat(low, high), over
 
 
 class LevelSum:

@@ -15,10 +15,17 @@ from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import LevelSum, SplitSum
 from .validator_lanes import (BURST_KINDS, LOOK_BACK, STAGES, START_KINDS, code_width, decode,
                               encode, lane_errors, next_beat)
-from .pipeline import CE_FANOUT, Pipeline
+from .pipeline import CE_FANOUT, Pipeline, any_of, keep
 
 
 __all__ = ["Utf8Validator", "verdict_layout"]
+
+
+#: The most flip-flops a copy of the pipeline's clock enable drives, per lane count (as the
+#: decoder's; measured on the UP5K, seeds 1-3, median): 40 at one lane (468 LCs and 147.8 MHz
+#: against 486 and 146.7 with 15), one enable for 2 and 4 lanes (at 4 lanes 843 LCs and 85.0 MHz
+#: against 887 and 82.5 with 15, and 89.2 MHz with 60, before the sums' changes).
+_CE_FANOUT = {1: 40, 2: None, 4: None}
 
 
 def verdict_layout(counter_width):
@@ -56,8 +63,9 @@ def stage_errors(pipe, c):
     nv = lane.nv
     trunc = lane.vl & (lane.pend0 | lane.sc)
     regs.burst = pipe.fact("v0_burst", prev["pend"] & lane.ns, nv)
-    regs.bcode = pipe.data("v0_bcode", Mux(lane.cont, encode(lane.rkind.as_value(), BURST_KINDS),
-                                           0), code_width(BURST_KINDS))
+    # (An AND, not a multiplexer with a constant: no synchronous reset from a LUT.)
+    regs.bcode = pipe.data("v0_bcode", encode(lane.rkind.as_value(), BURST_KINDS) &
+                           lane.cont.replicate(code_width(BURST_KINDS)), code_width(BURST_KINDS))
     # The prefix before: 1 + anyc + sc bytes (sc implies anyc).
     regs.bback = pipe.data("v0_bback", Cat(~prev["anyc"] | prev["sc"], prev["anyc"]), 2)
     regs.scode = pipe.fact("v0_scode", encode(lane.startkind.as_value(), START_KINDS), nv,
@@ -218,10 +226,13 @@ class Utf8Validator(CheckedComponent):
         18..57, 4 above); ``P1`` and ``P2`` then look ``dist`` and ``r`` up in tables, where an
         adder would be a carry chain. With N lanes each is a
         :class:`~utf8_gateware.hdl.chunked_sum.SplitSum`: a low part of 5..9 bits (chosen from
-        the largest increment) that adds the increment, the only carry chain, read in the
-        ``fresh`` step (``R`` = 0). In both the high part counts the registered carries of the
-        part below by toggles: each bit a LUT of at most four flip-flops (its own, the carry, a
-        free-running flag "the bits below are ones", the bit below it), and so is each bit read.
+        the largest increment) that adds the increment, the only carry chain (it ends in a top
+        bit that toggles at each carry, so that every LUT of it loads its own flip-flop), read
+        over ``R`` = 2 stages (the low part added again, then the last step's carry). In both
+        the high part counts the registered carries of the part below by toggles: each bit a
+        LUT of at most four flip-flops (its own, the carry, a free-running flag "the bits below
+        are ones", the bit below it), and so is each bit read (from a carry register of its own,
+        so that no LUT is both a bit's next state and its read).
     Verdict slot
         The sums read out, one LUT a bit, and the overflow flags; the output ORs the flags in,
         and they set the skid register's bits (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
@@ -230,24 +241,25 @@ class Utf8Validator(CheckedComponent):
     in the overflow flags); ``i.ready`` is a flip-flop.
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
-    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 116.7 MHz and
-    490 LCs (160.7 MHz, 204 LCs), four lanes 82.5 MHz and 887 LCs (88.6 MHz, 998 LCs);
-    ECP5-25F-6, 8 lanes 251.5 MHz, 1,107 LUT4 and 1,212 flip-flops (302.8 MHz, 1,767 LUT4),
-    16 lanes 251.6 MHz, 1,838 LUT4 and 2,107 flip-flops (251.7 MHz, 3,871 LUT4). One lane with
-    ``counter_width=16``: 131.7 MHz and 338 LCs. What limits one lane is not the sums (no path
-    has a carry chain) but paths of one LUT with a long route: a LUT whose output two
-    flip-flops take (one of them then needs a route more, 3 ns on the UP5K), in ``P2`` and
-    ``P3``; at four lanes, the routes into and out of the sums' 7-bit carry chains; at 8 and 16
-    lanes, the histories (an OR of the lanes' masked registers, two or three LUT levels).
+    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 147.8 MHz and
+    468 LCs (162.1 MHz, 196 LCs), four lanes 106.5 MHz and 836 LCs (106.4 MHz, 931 LCs);
+    ECP5-25F-6 (seed 1), 8 lanes 253.3 MHz, 1,193 LUT4 and 1,280 flip-flops (302.8 MHz, 1,767
+    LUT4), 16 lanes 269.1 MHz, 1,924 LUT4 and 2,179 flip-flops (251.7 MHz, 3,871 LUT4). No LUT
+    feeds a clock enable, a synchronous reset or two flip-flops, but the histories' enables
+    with N lanes (``adv`` and the bubble flag) and the tree's two-level steps; what limits one
+    lane is long routes of nets with many loads (the sums' carries and restarts into their
+    high parts, the overflow flags into the output's bits, and the harness's own load net into
+    the 70 output bits); at four lanes the histories' enables and ``P2``'s choice by ``r`` (two
+    LUT levels each); at 8 and 16 lanes, the histories (an OR of the lanes' masked registers).
 
     Latency and throughput
     ----------------------
     One beat every cycle while the sink is ready, whatever the bytes (a rigid pipeline, like the
     decoder's). The verdict is on ``o`` :attr:`LATENCY` cycles after the transfer of a
     message's ``last`` beat: ``A``, ``B`` (N lanes: ``B1``, ``B2``), ``C``, ``V1``, ``V1b``,
-    ``V2``, ``P1`` .. ``P3``, ``M``, the read-out ``R`` (one lane) and the verdict slot; with N
-    lanes also log2(N) tree stages. So 14 (13 for ``counter_width`` up to 17, 15 from 58), 13,
-    14, 15, 16 cycles for 1, 2, 4, 8, 16 lanes.
+    ``V2``, ``P1`` .. ``P3``, ``M``, the read-out ``R`` and the verdict slot; with N lanes also
+    log2(N) tree stages. So 14 (13 for ``counter_width`` up to 17, 15 from 58), 15, 16, 17, 18
+    cycles for 1, 2, 4, 8, 16 lanes.
     """
 
     @classmethod
@@ -299,7 +311,7 @@ class Utf8Validator(CheckedComponent):
         # message, `ends`, is a data register, and a stale one would be a verdict.)
         read = self.read_stages(lanes=n, counter_width=width)
         pipe = Pipeline(m, flush_steps=3 + read,
-                        ce_fanout=CE_FANOUT if n <= 4 else 4 * CE_FANOUT)
+                        ce_fanout=_CE_FANOUT.get(n, 4 * CE_FANOUT))
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
         if n == 1:
@@ -349,7 +361,10 @@ class Utf8Validator(CheckedComponent):
             at_error = r + p1.back
         p2 = SimpleNamespace(
             at_error=pipe.data("p2_at_error", at_error, range(n + 3)),
-            clean=pipe.data("p2_clean", _mux_tree(r, p1.clean), range(n + 1)),
+            # (ANDs, not a multiplexer with constants: no synchronous reset from a LUT.)
+            clean=pipe.data("p2_clean", any_of(value & (r == v).replicate(len(value))
+                                               for v, value in enumerate(p1.clean)),
+                            range(n + 1)),
             has=pipe.data("p2_has", p1.has), kind=pipe.data("p2_kind", p1.kind, 3),
             errs=pipe.data("p2_errs", p1.errs, len(p1.errs)),
             bubble=pipe.control("p2_nv", p1.bubble), last=pipe.control("p2_vl", p1.last))
@@ -358,8 +373,9 @@ class Utf8Validator(CheckedComponent):
         with m.If(pipe.enable(1)):
             m.d.sync += seen.eq(~p2.last & (seen | p2.has))
         p3 = SimpleNamespace(
-            inc=pipe.data("p3_inc", Mux(seen, 0, Mux(p2.has, p2.at_error, p2.clean)),
-                          range(n + 4)),
+            # (Masked by an AND: a synchronous reset would come from a LUT of `seen` and `has`.)
+            inc=pipe.data("p3_inc", Mux(p2.has, p2.at_error, p2.clean) &
+                          (~seen).replicate(len(p2.at_error)), range(n + 4)),
             first=pipe.data("p3_first", ~seen & p2.has), bad=pipe.data("p3_bad", seen | p2.has),
             kind=pipe.data("p3_kind", p2.kind, 3),
             errs=pipe.data("p3_errs", p2.errs, len(p2.errs)),
@@ -367,8 +383,9 @@ class Utf8Validator(CheckedComponent):
 
         # M: the message's sums (the first error's offset, the error count, each a SplitSum:
         # one carry chain, in its low part) and its first error's kind. After a message's last
-        # step they hold its sums for one step (`fresh`), in which the verdict slot reads them.
-        # (With one lane the increments are 0..3: LevelSum, no carry chain at all.)
+        # step (in the `fresh` step) they restart, and their read-out stages (R) take the sums
+        # to the verdict slot. (With one lane the increments are 0..3: LevelSum, no carry chain
+        # at all.)
         if n == 1:
             offset, errors = LevelSum("m_offset", width), LevelSum("m_errors", width)
         else:
@@ -378,11 +395,12 @@ class Utf8Validator(CheckedComponent):
                 "errors": errors.build(pipe, p3.errs, p3.last, fresh)}
         kind = Signal(3, name="m_kind")
         with m.If(pipe.enable(3)):
-            m.d.sync += kind.eq(Mux(p3.first, p3.kind, kind))
+            # (In the LUT: no clock enable from a LUT of `adv` and `first`.)
+            m.d.sync += kind.eq(keep(p3.first, p3.kind, kind))
         # (`good` is `~bad` in a flip-flop of its own: the offset's synchronous reset.)
         bad, good = pipe.data("m_bad", p3.bad), pipe.data("m_good", ~p3.bad)
         ends = pipe.data("m_ends", p3.last & ~p3.bubble)
-        # While the sums are read out (LevelSum), the rest of the verdict waits.
+        # While the sums are read out, the rest of the verdict waits.
         for stage in range(offset.read_stages):
             kind, bad, good, ends = (
                 pipe.data(f"m_r{stage}_{name}", value, len(value))
