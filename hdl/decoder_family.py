@@ -161,7 +161,7 @@ class FamilyStages:
         if self.reject:
             lane.reject = self.reject(marks)
         if self.joiner:
-            self._flags = self.joiner.flags(pipe, self.joiner.mark(marks), lane.last, slots)
+            self._flags = self.joiner.flags(pipe, self.joiner.mark(marks, d), lane.last, slots)
 
     def after(self, pipe, slot, valid, payload):
         """The output slot after the last slot stage ``slot`` (whose ``valid`` and ``payload``

@@ -63,12 +63,18 @@ class SurrogateJoiner:
         self._substitute = lone_is_error and errors == "replace"
         self._lone_kind = ErrorKind.SURROGATE if lone_is_error else None
 
-    def mark(self, marks):
+    def mark(self, marks, d):
         """The stage-``D`` marks: ``lead`` and ``trail`` (the byte completes a well-formed
-        surrogate sequence), as registers of the lane's namespace."""
+        surrogate sequence), ``own`` (the byte has an output of its own: it leaves no prefix
+        pending, or ends the message), as registers of the lane's namespace; ``burst``, stage
+        ``D``'s (``d``) burst flag (the slot before the byte's own holds an error of the
+        prefix it ends)."""
         seq = surrogate_sequences(marks)
+        c = marks.stages["c"].lanes[0]
         return SimpleNamespace(lead=marks.fact("lead", seq.lead),
-                               trail=marks.fact("trail", seq.trail))
+                               trail=marks.fact("trail", seq.trail),
+                               own=marks.fact("own", ~(c.pend0 | c.sc) | c.vl),
+                               burst=d.lanes[0].i1)
 
     def flags(self, pipe, marked, last, slots):
         """The flags of the item in each slot stage, from the stage-``D`` ``marked`` and the
@@ -76,11 +82,19 @@ class SurrogateJoiner:
         the flags of the last two levels (the last slot's, and those of the level before)."""
         flags = {"lead": marked.lead & ~last, "trail": marked.trail,
                  "surrogate": marked.lead | marked.trail}
-        levels = []
+        levels, entering = [], []
         for stage in range(slots + 1):
+            entering.append(flags["lead"])
             flags = {name: pipe.data(f"join_{stage}_{name}", value)
                      for name, value in flags.items()}
             levels.append(SimpleNamespace(**flags))
+        # A lead in the last slot or in the level before it (one flip-flop).
+        levels[-1].leads = pipe.data("join_leads", entering[-2] | entering[-1])
+        # With one slot stage, stage E's byte has an output of its own that is no trail, or
+        # stage D's a burst: what the slot is loaded with next is an item and no trail.
+        if slots == 1:
+            levels[0].own_other = pipe.data("join_0_own_other", marked.own & ~marked.trail)
+            levels[0].burst = marked.burst
         return levels[-2:]
 
     def build(self, pipe, x, flags):
@@ -97,13 +111,18 @@ class SurrogateJoiner:
         # still reach x in its later steps.)
         wait = pipe.register("join_wait")
         with m.If(pipe.enable()):
-            m.d.sync += wait.eq((flags.lead | (wait & ~x.valid)) & ~pipe.masked)
+            m.d.sync += wait.eq((flags.leads | (wait & ~x.valid)) & ~pipe.masked)
         pair = wait & flags.trail
         # x's next item is valid and not a trail: a lead in x, or waiting, is lone; J writes it
-        # out now, in the step before that item's.
-        breaks = lut(m, "join_breaks", x.valid_next & ~before.trail)
-        j_valid = pipe.data("join_j_valid", (x.valid & ~flags.lead) | ((flags.lead | wait) &
-                                                                        breaks))
+        # out now, in the step before that item's. With one slot stage two flip-flops say so
+        # (see `flags`), and J's valid is one LUT; else one LUT of the slot's sources says so.
+        if hasattr(before, "own_other"):
+            breaks = before.own_other | before.burst
+            other = pipe.data("join_other", x.valid_next & ~before.lead)
+        else:
+            breaks = lut(m, "join_breaks", x.valid_next & ~before.trail)
+            other = x.valid & ~flags.lead
+        j_valid = pipe.data("join_j_valid", other | (wait & breaks))
         # L: the lead's bits 0..5 and 6..9, loaded with each lead in x; its bits 6..9 plus
         # one, for the pair, a step behind (each bit one LUT of four bits, no carry chain). A
         # lead waits two steps at least before its trail reaches x (the trail's first two
