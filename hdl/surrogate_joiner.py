@@ -68,13 +68,13 @@ class SurrogateJoiner:
         surrogate sequence), ``own`` (the byte has an output of its own: it leaves no prefix
         pending, or ends the message), as registers of the lane's namespace; ``burst``, stage
         ``D``'s (``d``) burst flag (the slot before the byte's own holds an error of the
-        prefix it ends)."""
+        prefix it ends) and its bubble flag (set while flushing)."""
         seq = surrogate_sequences(marks)
         c = marks.stages["c"].lanes[0]
         return SimpleNamespace(lead=marks.fact("lead", seq.lead),
                                trail=marks.fact("trail", seq.trail),
                                own=marks.fact("own", ~(c.pend0 | c.sc) | c.vl),
-                               burst=d.lanes[0].i1)
+                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv)
 
     def flags(self, pipe, marked, last, slots):
         """The flags of the item in each slot stage, from the stage-``D`` ``marked`` and the
@@ -92,8 +92,13 @@ class SurrogateJoiner:
         levels[-1].leads = pipe.data("join_leads", entering[-2] | entering[-1])
         # With one slot stage, stage E's byte has an output of its own that is no trail, or
         # stage D's a burst: what the slot is loaded with next is an item and no trail.
+        # (Stage E's own output, a flip-flop of its own: the slot's valid is loaded from the
+        # same function of the lane's registers, but a LUT of both would be packed with
+        # neither flip-flop.)
         if slots == 1:
-            levels[0].own_other = pipe.data("join_0_own_other", marked.own & ~marked.trail)
+            levels[0].own = pipe.fact("join_0_own", marked.own, marked.bubble)
+            levels[0].own_other = pipe.fact("join_0_own_other", marked.own & ~marked.trail,
+                                            marked.bubble)
             levels[0].burst = marked.burst
         return levels[-2:]
 
@@ -118,7 +123,7 @@ class SurrogateJoiner:
         # (see `flags`), and J's valid is one LUT; else one LUT of the slot's sources says so.
         if hasattr(before, "own_other"):
             breaks = before.own_other | before.burst
-            other = pipe.data("join_other", x.valid_next & ~before.lead)
+            other = pipe.data("join_other", (before.own | before.burst) & ~before.lead)
         else:
             breaks = lut(m, "join_breaks", x.valid_next & ~before.trail)
             other = x.valid & ~flags.lead
@@ -143,7 +148,8 @@ class SurrogateJoiner:
                 if self._substitute and bit == 1:
                     value = value & ~(flags.surrogate & ~pair)  # U+FFFD's 0 among the ones
                 elif not self._substitute:
-                    value = value | (wait & ~x.valid & Cat(low, mid)[bit])
+                    # (x's bit, or with x a bubble the waiting lead's: one LUT each.)
+                    value = keep(x.valid, value, wait & Cat(low, mid)[bit])
             else:
                 value = keep(pair, low[bit - 10] if bit < 16 else high[bit - 16], value)
             bits.append(value)
