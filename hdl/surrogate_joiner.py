@@ -34,8 +34,7 @@ class SurrogateJoiner:
     three-byte look-back, and a lead is lone or not by the next output, which may come any
     number of bubbles later. But it is part of the decoder's rigid pipeline
     (:mod:`~utf8_gateware.hdl.pipeline`; one clock enable, one skid register) and reads only
-    flip-flops: the decoder's last output slot ``X``, the registers that slot is loaded from
-    (whether ``X``'s next item is valid), and flags that the lane marks in stage ``D``
+    flip-flops: the decoder's last output slot ``X``, stage ``D``'s burst flag, and flags that the lane marks in stage ``D``
     (:func:`~utf8_gateware.hdl.lane_marks.surrogate_sequences`) and that travel with the item
     to ``X``: a lead that is not the message's last, a trail, any surrogate.
 
@@ -47,11 +46,15 @@ class SurrogateJoiner:
     ever delayed and ``J`` is ``X`` plus a choice: each of its bits one LUT4 of ``X``'s bit,
     ``L``'s bit, the wait flag and ``X``'s trail flag. A lone surrogate becomes U+FFFD by a
     flag ORed in at the output (:meth:`~utf8_gateware.hdl.pipeline.Pipeline.drive_output`'s
-    ``ones``; only bit 1 is cleared on the way), and so does its kind. Every flip-flop is one
-    LUT4 of flip-flops but ``J``'s valid: two levels, behind "the next item is valid and no
-    trail" (one LUT of the slot's own sources, kept). Cost: 27 flip-flops in ``J``, 15 in
-    ``L``, the wait flag, one or two set flags, six of flags and a dozen of the marks' (against
-    33 + 26 with a held item ahead of the output slot; UP5K: 257 against 277 LCs with CESU-8).
+    ``ones``; only bit 1 is cleared on the way), and so does its kind. "The next item is valid
+    and no trail" is two flip-flops a step ahead (with one slot stage): stage ``E``'s byte has
+    an output of its own that is no trail (a mark: it leaves no prefix pending or ends the
+    message), or stage ``D``'s a burst; so every flip-flop is one LUT4 of flip-flops. (With
+    ``surrogateescape``'s three slot stages it is one kept LUT of the slot's sources, and
+    ``J``'s valid two levels.) Cost: 27 flip-flops in ``J``, 15 in ``L``, a wait flag, a lead
+    flag a step ahead, three look-ahead flags, one or two set flags, six of flags and a dozen
+    of the marks' (against 33 + 26 with a held item ahead of the output slot; UP5K: 255
+    against 277 LCs with CESU-8).
     Latency: :attr:`LATENCY` = 1 step after ``X``; throughput: one item in every step (a pair
     leaves a bubble).
     """
