@@ -308,7 +308,8 @@ class FamilyRoundTrip(Elaboratable):
 
 #: The decoder of a CESU-8 / Modified UTF-8 / WTF-8 stream after power-up or a reset takes its
 #: first byte in cycle 2 (``i.ready`` is registered and the pipeline flushes) and outputs a
-#: byte's code point ``LATENCY`` = 9 cycles after it (6 + the joining or rejecting stage's 3):
+#: byte's code point at most 9 cycles after it (``LATENCY``: 7 for CESU-8 and Modified UTF-8,
+#: 6 for WTF-8; 9 when the joining and rejecting stages were separate, which the depth keeps):
 #: a BMC of depth D follows every byte taken in cycles 2..D-1-9 to its output. Depth 17: the
 #: first 6 bytes, so one whole surrogate pair ED A0..AF xx ED B0..BF xx (the longest sequence
 #: these properties are about; its cover is reached in step 16), or any prefix of 6 bytes with
@@ -330,8 +331,9 @@ STRIPPING_DEPTH = 14
 WRITING_DEPTH = 12
 
 #: Round trips: a unit taken in cycle 1 leaves the folded Modified UTF-8 encoder LATENCY = 3
-#: cycles later, as up to 6 bytes (a supplementary code point, split), each decoded LATENCY = 8
-#: cycles after it: the supplementary output is transferred in step 15 (its cover is reached
+#: cycles later, as up to 6 bytes (a supplementary code point, split), each decoded LATENCY = 7
+#: cycles after it (8 with the joiner's two stages, when these figures were measured): the
+#: supplementary output is transferred in step 15 (its cover is reached
 #: there; with the unfolded cores, latencies 5 and 9, it was step 20 and the depth 21, which
 #: now costs 7-8 minutes). Depth 20, not 17 (which follows one supplementary code point
 #: through in 6 s): a stale lead surviving a reset in the surrogate joiner (now fixed) first

@@ -36,9 +36,9 @@ bytes at a message's start, and WTF-8's ill-formed pair a trail sequence right a
 sequence, both facts of a few bytes in a row that the byte decoder's lane computes beside its
 own (:mod:`.lane_marks`: a few flip-flops, no latency), marking the byte whose scalar it then
 hides or rejects. A CESU-8 pair spans six bytes and a lead is lone or not by the next output,
-which may come any number of bubbles later: that is a stage holding one item after the byte
-decoder's output slot, but inside its rigid pipeline (one clock enable, one skid register), fed
-by flags the lane computes, so that it reads flip-flops only. Only ``surrogateescape``'s
+which may come any number of bubbles later: that is a stage after the byte decoder's output
+slot that keeps a lead's ten bits until the next item is seen coming, inside its rigid pipeline
+(one clock enable, one skid register), fed by flags the lane computes. Only ``surrogateescape``'s
 three escapes per lone CESU-8 surrogate (more items out than in) need a stage with a queue,
 :class:`~.surrogate_escaper.SurrogateEscaper`, after the decoder's output. Everything keeps one
 byte per cycle; the stages' latencies add (:func:`stages_latency`).
@@ -161,11 +161,12 @@ class FamilyStages:
         if self.reject:
             lane.reject = self.reject(marks)
         if self.joiner:
-            self._flags = self.joiner.flags(pipe, self.joiner.mark(marks), lane.last, slots)
+            self._flags = self.joiner.flags(pipe, self.joiner.mark(marks, d), lane.last, slots)
 
     def after(self, pipe, slot, valid, payload):
         """The output slot after the last slot stage ``slot`` (whose ``valid`` and ``payload``
-        are given): ``(valid, payload)``."""
+        are given): ``(valid, payload)``, or ``(valid, payload, ones)`` with bits set at the
+        output (:meth:`~.pipeline.Pipeline.drive_output`)."""
         if not self.joiner:
             return valid, payload
         return self.joiner.build(pipe, slot, self._flags)

@@ -30,7 +30,7 @@ class SurrogateEscaper(CheckedComponent):
     front absorbs the delay instead: a lone lead's escapes are at most three slots late (they
     fit the silent slots between its bytes and the next output), so with the sink ready the
     queue never fills and the stage keeps one byte per cycle. Eight items cover those slots,
-    the queue's own latency and the joining stage's held unit; six stall on adversarial
+    the queue's own latency and the joining stage; six stall on adversarial
     streams (``tests/test_decoder_family.py`` runs such streams and checks that ``i.ready``
     never falls). The byte grammar in front must not make ``SURROGATE`` errors of its own
     (CESU-8's does not: ED takes any continuation byte), or their escapes would be taken for

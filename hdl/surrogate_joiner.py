@@ -2,17 +2,18 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Value
+from amaranth.hdl import Cat, Const, Value
 
 from .error_kind import ErrorKind
 from .lane_marks import surrogate_sequences
-from .pipeline import keep
+from .pipeline import keep, lut
 
 
 __all__ = ["SurrogateJoiner"]
 
 
 _REPLACEMENT = 0xFFFD
+_LEAD = 0xD800
 
 
 class SurrogateJoiner:
@@ -33,35 +34,50 @@ class SurrogateJoiner:
     three-byte look-back, and a lead is lone or not by the next output, which may come any
     number of bubbles later. But it is part of the decoder's rigid pipeline
     (:mod:`~utf8_gateware.hdl.pipeline`; one clock enable, one skid register) and reads only
-    flip-flops: the decoder's last output slot ``X`` and flags that the lane marks in stage
-    ``D`` (:func:`~utf8_gateware.hdl.lane_marks.surrogate_sequences`) and that travel with the
-    item to ``X``: a lead that is not the message's last, a trail, any surrogate.
+    flip-flops: the decoder's last output slot ``X``, stage ``D``'s burst flag, and flags that the lane marks in stage ``D``
+    (:func:`~utf8_gateware.hdl.lane_marks.surrogate_sequences`) and that travel with the item
+    to ``X``: a lead that is not the message's last, a trail, any surrogate.
 
-    Two stages: ``H`` holds one item; it takes ``X``'s in every step but while it holds a
-    waiting lead and ``X`` is a bubble (a keep multiplexer: each bit one LUT of ``H``'s wait
-    flag, ``X``'s valid, ``X``'s bit and its own), and with a lead also the lead's bits 6..9
-    plus one (written bit by bit, no carry chain). ``J``, the output slot, takes ``H``'s item
-    alone (a lone surrogate's value and kind chosen on the way), or the pair of ``H``'s lead
-    and ``X``'s trail (``X``'s trail is then not kept in ``H``). Whether it is a pair is a
-    flip-flop of its own, computed a step ahead from the flags one level before ``X``, so
-    every bit of ``J`` is one LUT4 too. Cost: 33 flip-flops in ``H``, 26 in ``J``, six of
-    flags and a dozen of the marks'. Latency: :attr:`LATENCY` = 2 steps after ``X``;
-    throughput: one item in every step (a pair leaves a bubble).
+    One stage, ``J`` (the output slot), and no held item: a lead in ``X`` leaves its slot empty
+    and its ten bits in ``L`` (loaded with each lead), and *waits* until the next item is seen
+    coming, one step before it reaches ``X``: a trail makes ``J`` the pair of ``L`` and ``X``'s
+    trail in its step; anything else makes the lead lone, and ``J`` writes it into the step
+    before that item's (the lead's own slot, or a bubble after it: always empty). So no item is
+    ever delayed and ``J`` is ``X`` plus a choice: each of its bits one LUT4 of ``X``'s bit,
+    ``L``'s bit, the wait flag and ``X``'s trail flag. A lone surrogate becomes U+FFFD by a
+    flag ORed in at the output (:meth:`~utf8_gateware.hdl.pipeline.Pipeline.drive_output`'s
+    ``ones``; only bit 1 is cleared on the way), and so does its kind. "The next item is valid
+    and no trail" is two flip-flops a step ahead (with one slot stage): stage ``E``'s byte has
+    an output of its own that is no trail (a mark: it leaves no prefix pending or ends the
+    message), or stage ``D``'s a burst; so every flip-flop is one LUT4 of flip-flops. (With
+    ``surrogateescape``'s three slot stages it is one kept LUT of the slot's sources, and
+    ``J``'s valid two levels.) Cost: 27 flip-flops in ``J``, 15 in ``L``, a wait flag, a lead
+    flag a step ahead, three look-ahead flags, one or two set flags, six of flags and a dozen
+    of the marks' (against 33 + 26 with a held item ahead of the output slot; UP5K: 255
+    against 277 LCs with CESU-8).
+    Latency: :attr:`LATENCY` = 1 step after ``X``; throughput: one item in every step (a pair
+    leaves a bubble).
     """
 
     #: Steps from the decoder's last output slot to the joined output slot.
-    LATENCY = 2
+    LATENCY = 1
 
     def __init__(self, errors="replace", *, lone_is_error=True):
         self._substitute = lone_is_error and errors == "replace"
         self._lone_kind = ErrorKind.SURROGATE if lone_is_error else None
 
-    def mark(self, marks):
+    def mark(self, marks, d):
         """The stage-``D`` marks: ``lead`` and ``trail`` (the byte completes a well-formed
-        surrogate sequence), as registers of the lane's namespace."""
+        surrogate sequence), ``own`` (the byte has an output of its own: it leaves no prefix
+        pending, or ends the message), as registers of the lane's namespace; ``burst``, stage
+        ``D``'s (``d``) burst flag (the slot before the byte's own holds an error of the
+        prefix it ends) and its bubble flag (set while flushing)."""
         seq = surrogate_sequences(marks)
+        c = marks.stages["c"].lanes[0]
         return SimpleNamespace(lead=marks.fact("lead", seq.lead),
-                               trail=marks.fact("trail", seq.trail))
+                               trail=marks.fact("trail", seq.trail),
+                               own=marks.fact("own", ~(c.pend0 | c.sc) | c.vl),
+                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv)
 
     def flags(self, pipe, marked, last, slots):
         """The flags of the item in each slot stage, from the stage-``D`` ``marked`` and the
@@ -69,60 +85,97 @@ class SurrogateJoiner:
         the flags of the last two levels (the last slot's, and those of the level before)."""
         flags = {"lead": marked.lead & ~last, "trail": marked.trail,
                  "surrogate": marked.lead | marked.trail}
-        levels = []
+        levels, entering = [], []
         for stage in range(slots + 1):
+            entering.append(flags["lead"])
             flags = {name: pipe.data(f"join_{stage}_{name}", value)
                      for name, value in flags.items()}
             levels.append(SimpleNamespace(**flags))
+        # A lead in the last slot or in the level before it (one flip-flop).
+        levels[-1].leads = pipe.data("join_leads", entering[-2] | entering[-1])
+        # With one slot stage, stage E's byte has an output of its own that is no trail, or
+        # stage D's a burst: what the slot is loaded with next is an item and no trail.
+        # (Stage E's own output, a flip-flop of its own: the slot's valid is loaded from the
+        # same function of the lane's registers, but a LUT of both would be packed with
+        # neither flip-flop.)
+        if slots == 1:
+            levels[0].own = pipe.fact("join_0_own", marked.own, marked.bubble)
+            levels[0].own_other = pipe.fact("join_0_own_other", marked.own & ~marked.trail,
+                                            marked.bubble)
+            levels[0].burst = marked.burst
         return levels[-2:]
 
     def build(self, pipe, x, flags):
-        """``H`` and ``J`` after the slot ``x`` (registers ``valid``, ``codepoint``, ``error``,
-        ``last``) with ``flags`` (of the level before ``x`` and of ``x``, :meth:`flags`);
-        returns ``(valid, payload)`` of ``J``."""
+        """``J`` after the slot ``x`` (registers ``valid``, ``codepoint``, ``error``, ``last``;
+        ``valid_next``, what ``valid`` is loaded with) with ``flags`` (of the level before ``x``
+        and of ``x``, :meth:`flags`); returns ``(valid, payload, ones)`` of ``J`` (``ones``:
+        the bits ORed in at the output)."""
         m = pipe.m
         before, flags = flags
-        h_valid, h_wait, h_last, h_surrogate = (
-            pipe.register(f"join_h_{name}") for name in ("valid", "wait", "last", "surrogate"))
-        h_cp, h_error = pipe.register("join_h_cp", 21), pipe.register("join_h_error", ErrorKind)
-        # H moves on in every step but while it holds a waiting lead and x is a bubble.
-        # H is emptied in every step of the flush (`masked`), not only the first: stale items
-        # still reach x in its later steps, and a stale waiting lead kept in H would outlive
-        # the flush and come out before the next message's first item.
-        shift = ~h_wait | x.valid
-        consumed = h_wait & flags.trail        # (a trail flag is only set on a valid item)
-        loads = [
-            (h_valid, keep(shift, x.valid & ~consumed, h_valid) & ~pipe.masked),
-            (h_wait, keep(shift, flags.lead, h_wait) & ~pipe.masked),
-            (h_last, keep(shift, x.last, h_last)),
-            (h_surrogate, keep(shift, flags.surrogate, h_surrogate)),
-            (h_cp, keep(shift, x.codepoint, h_cp)),
-            (h_error, keep(shift, x.error, h_error)),
-        ]
-        for reg, value in loads:
-            with m.If(pipe.enable(len(Value.cast(reg)))):
-                m.d.sync += reg.eq(value)
-        # A lead's bits 6..9 plus one, for the pair, loaded with each lead (a lead is valid, so
-        # H moves on), each bit one LUT of at most four of x's bits (no carry chain).
-        h_high = pipe.register("join_h_high", 5)
-        bits = x.codepoint[6:10]
-        with m.If(pipe.enable(5) & flags.lead):
-            m.d.sync += h_high.eq(Cat(~bits[0], *(bits[k] ^ _all(bits[:k]) for k in (1, 2, 3)),
-                                      _all(bits)))
-        # Whether J takes the pair: H will hold a waiting lead and x a trail (one flip-flop,
-        # from the flags one level before, so that J's bits are one LUT each).
-        # (J's registers need no clearing after a reset: the flush hides them until H, which
-        # it keeps empty, has reached them.)
-        pair = pipe.data("join_pair", before.trail & keep(shift, flags.lead, h_wait))
-        alone = keep(h_surrogate, _REPLACEMENT, h_cp) if self._substitute else h_cp
-        kind = keep(h_surrogate, self._lone_kind, h_error) if self._lone_kind is not None \
-            else h_error
-        j_valid = pipe.data("join_j_valid", h_valid & shift)
-        j_cp = pipe.data("join_j_cp", keep(pair, Cat(x.codepoint[0:10], h_cp[0:6], h_high),
-                                           alone), 21)
-        j_error = pipe.data("join_j_error", keep(pair, ErrorKind.NONE, kind), ErrorKind)
-        j_last = pipe.data("join_j_last", keep(pair, x.last, h_last))
-        return j_valid, Cat(j_cp, j_error, j_last)
+        # `wait`: a lead was in x in an earlier step, and since then x held bubbles only (set
+        # in the step after the lead, cleared in the step after the next valid item). While it
+        # is set, x holds a bubble or the item that decides the lead: a trail (the pair) or the
+        # item the lead was written out before. (Cleared in every step of the flush: stale leads
+        # still reach x in its later steps.)
+        wait = pipe.register("join_wait")
+        with m.If(pipe.enable()):
+            m.d.sync += wait.eq((flags.leads | (wait & ~x.valid)) & ~pipe.masked)
+        pair = wait & flags.trail
+        # x's next item is valid and not a trail: a lead in x, or waiting, is lone; J writes it
+        # out now, in the step before that item's. With one slot stage two flip-flops say so
+        # (see `flags`), and J's valid is one LUT; else one LUT of the slot's sources says so.
+        if hasattr(before, "own_other"):
+            breaks = before.own_other | before.burst
+            other = pipe.data("join_other", (before.own | before.burst) & ~before.lead)
+        else:
+            breaks = lut(m, "join_breaks", x.valid_next & ~before.trail)
+            other = x.valid & ~flags.lead
+        j_valid = pipe.data("join_j_valid", other | (wait & breaks))
+        # L: the lead's bits 0..5 and 6..9, loaded with each lead in x; its bits 6..9 plus
+        # one, for the pair, a step behind (each bit one LUT of four bits, no carry chain). A
+        # lead waits two steps at least before its trail reaches x (the trail's first two
+        # bytes come first), so both are the waiting lead's by then.
+        low = pipe.held("join_l_low", x.codepoint[0:6], flags.lead, 6)
+        mid = pipe.held("join_l_mid", x.codepoint[6:10], flags.lead, 4)
+        high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k])
+                                                       for k in (1, 2, 3)), _all(mid)), 5)
+        # A surrogate in J that is lone: the waiting lead (x holds a bubble), or a surrogate in
+        # x that is not the waiting lead's trail.
+        lone = (wait & ~x.valid) | (flags.surrogate & ~pair)
+        # J's bits: x's, or above the trail's ten the pair's lead bits; the waiting lead's own
+        # where it passes as itself (x holds a bubble then: its bits are 0).
+        bits = []
+        for bit in range(21):
+            value = x.codepoint[bit]
+            if bit < 10:
+                if self._substitute and bit == 1:
+                    value = value & ~(flags.surrogate & ~pair)  # U+FFFD's 0 among the ones
+                elif not self._substitute:
+                    # (x's bit, or with x a bubble the waiting lead's: one LUT each.)
+                    value = keep(x.valid, value, wait & Cat(low, mid)[bit])
+            else:
+                value = keep(pair, low[bit - 10] if bit < 16 else high[bit - 16], value)
+            bits.append(value)
+        j_cp = Cat(*(pipe.data(f"join_j_cp{bit}", value) for bit, value in enumerate(bits)))
+        j_error = pipe.data("join_j_error", x.error, ErrorKind)
+        j_last = pipe.data("join_j_last", x.last)
+        payload = Cat(j_cp, j_error, j_last)
+        # What a lone surrogate sets at the output (x's kind is NONE): U+FFFD and the kind, or
+        # the waiting lead's constant bits (U+D800) and the kind, from flip-flops of their own.
+        sets = []
+        if self._substitute:
+            sets.append((_REPLACEMENT, self._lone_kind, lone))
+        else:
+            sets.append((_LEAD, None, wait & ~x.valid))
+            if self._lone_kind is not None:
+                sets.append((0, self._lone_kind, lone))
+        ones = Const(0, len(payload))
+        for n, (cp, kind, value) in enumerate(sets):
+            flag = pipe.data(f"join_set{n}", value)
+            mask = Cat(Const(cp, 21), Const(kind.value if kind else 0, len(Value.cast(j_error))),
+                       Const(0, 1))
+            ones = ones | (mask & flag.replicate(len(payload)))
+        return j_valid, payload, ones
 
 
 def _all(bits):
