@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 from .component import CheckedComponent
 from .error_kind import check_policy
 from .layouts import EncodedByteLayout, UnitLayout
-from .pipeline import CE_FANOUT, keep
+from .pipeline import keep
 
 
 __all__ = ["SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags", "character"]
@@ -45,7 +45,7 @@ class Utf8ShiftEncoder(CheckedComponent):
     its last (or B is empty), computed a cycle ahead from B's count and A3's ``n1`` (a one-byte
     character). ``adv``, also a flip-flop, is low for the cycle after one in which the sink
     refused a byte; then nothing moves and the skid register is offered. Each copy of ``take``
-    and ``adv`` drives at most :data:`~utf8_gateware.hdl.pipeline.CE_FANOUT` clock enables.
+    and ``adv`` drives at most :data:`SHIFT_CE_FANOUT` clock enables.
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer; an n-byte character takes n cycles, with no idle cycle between
@@ -208,16 +208,25 @@ def character(a2, errors):
     return values
 
 
+#: The most flip-flops one copy of ``take`` or ``adv`` drives as clock enables: three of the
+#: iCE40's logic blocks (8 flip-flops sharing one enable each). The copies are packed in the
+#: order of the registers, across stages: fewer copies (163 LCs, 168 with one group of at most
+#: :data:`~utf8_gateware.hdl.pipeline.CE_FANOUT` per stage) and no slower (measured, seeds 1-3).
+SHIFT_CE_FANOUT = 24
+
+
 class _Copies:
     """A control flip-flop in copies (``name``, ``name_ce1``, ...), each computed by
     ``next(own value)`` (which keeps synthesis from merging them) and loaded when ``enable``
     (a flip-flop) is high. All start at 0 (the iCE40's power-up state: a flip-flop that drives
     a clock enable is never inverted). :meth:`load` uses them as clock enables, at most
-    :data:`CE_FANOUT` flip-flops per copy."""
+    :data:`SHIFT_CE_FANOUT` flip-flops per copy
+    (packed across calls: a copy serves the registers of several stages)."""
 
     def __init__(self, m, name, next, enable=None):
         self.m, self.name, self.next, self.enable = m, name, next, enable
         self.copies = []
+        self.room, self.copy = 0, None
         self.first = self.new()
 
     def new(self):
@@ -235,15 +244,14 @@ class _Copies:
     def load(self, pairs):
         """Each ``(register, value)``: ``register`` takes ``value`` in the cycles in which the
         flip-flop is high."""
-        room = 0
         for register, value in pairs:
             register, value = Value.cast(register), Value.cast(value)
             for bit in range(len(register)):
-                if not room:
-                    copy, room = self.new(), CE_FANOUT
-                with self.m.If(copy):
+                if not self.room:
+                    self.copy, self.room = self.new(), SHIFT_CE_FANOUT
+                with self.m.If(self.copy):
                     self.m.d.sync += register[bit].eq(value[bit])
-                room -= 1
+                self.room -= 1
 
 
 class _Stage:
