@@ -11,23 +11,33 @@ from .layouts import EncodedByteLayout, UnitLayout
 from .pipeline import keep
 
 
-__all__ = ["SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags", "character"]
+__all__ = ["SHIFT_ENCODINGS", "SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags",
+           "character"]
 
 #: The error policies :class:`Utf8ShiftEncoder` offers.
 SHIFT_ERRORS = ("replace", "strict")
+
+#: The encodings :class:`Utf8ShiftEncoder` writes.
+SHIFT_ENCODINGS = ("utf-8", "utf-8-sig")
+
+#: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
+MARK = 0xFEFF
 
 
 class Utf8ShiftEncoder(CheckedComponent):
     """Streaming UTF-8 encoder (UTF-32 units in, bytes out) whose every flip-flop is fed by one
     LUT of flip-flops, and whose clock enables are flip-flops.
 
-    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for ``encoding="utf-8"`` with
-    ``errors`` ``"replace"`` or ``"strict"`` (see it for the ports, the error policies and the
-    output beats, which are the same).
+    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for ``encoding`` ``"utf-8"``
+    and ``"utf-8-sig"`` with ``errors`` ``"replace"`` or ``"strict"`` (see it for the ports,
+    the error policies and the output beats, which are the same). ``"utf-8-sig"`` writes
+    U+FEFF (EF BB BF) before the first unit of every message: A1 takes it as a unit
+    (:meth:`_mark_state`).
 
     Stages (each loaded under a clock enable that is a flip-flop)::
 
         A1  the unit: u[20:0] and seven pieces of it, each a function of four input bits
+            (``utf-8-sig``: or those of U+FEFF, by the flip-flops' synchronous set/reset)
         A2  the class flags (functions of four pieces), and the candidates of every byte:
             for each lead and payload bit, the value of the classes of one half (C1 or C2;
             C3 or C4), picked by pieces
@@ -41,14 +51,15 @@ class Utf8ShiftEncoder(CheckedComponent):
         K   the skid register: the output slot's beat, offered while ``adv`` is low
 
     The stages A1..A3 and B's load move together in the cycles in which ``take`` is high: a
-    flip-flop (so ``i.ready`` is a flip-flop) set for the cycle in which B's current byte is
-    its last (or B is empty), computed a cycle ahead from B's count and A3's ``n1`` (a one-byte
-    character). ``adv``, also a flip-flop, is low for the cycle after one in which the sink
+    flip-flop (so ``i.ready`` is a flip-flop; ``take & ~a1_mk`` with ``"utf-8-sig"``) set for
+    the cycle in which B's current byte is its last (or B is empty), computed a cycle ahead
+    from B's count and A3's ``n1`` (a one-byte character). ``adv``, also a flip-flop, is low for the cycle after one in which the sink
     refused a byte; then nothing moves and the skid register is offered. Each copy of ``take``
     and ``adv`` drives at most :data:`SHIFT_CE_FANOUT` clock enables.
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
-    after the unit's transfer; an n-byte character takes n cycles, with no idle cycle between
+    after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
+    transfer of a message's first unit); an n-byte character takes n cycles, with no idle cycle between
     characters while the source has a unit and the sink is ready. The stages hold a bubble for
     a cycle in which ``take`` was high and the source had no unit (one idle cycle on ``o`` when
     it reaches B); ``take`` starts low, and after the sink refused a byte it is low for a cycle.
@@ -58,11 +69,15 @@ class Utf8ShiftEncoder(CheckedComponent):
     """
 
     @classmethod
-    def check_parameters(cls, errors="replace"):
+    def check_parameters(cls, errors="replace", *, encoding="utf-8"):
         check_policy(errors, SHIFT_ERRORS)
+        if encoding not in SHIFT_ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(map(repr, SHIFT_ENCODINGS))}, "
+                             f"not {encoding!r}")
 
-    def __init__(self, errors="replace"):
+    def __init__(self, errors="replace", *, encoding="utf-8"):
         self._errors = errors
+        self._encoding = encoding
         super().__init__({
             "i": In(stream.Signature(UnitLayout)),
             "o": Out(stream.Signature(EncodedByteLayout)),
@@ -80,6 +95,11 @@ class Utf8ShiftEncoder(CheckedComponent):
         """The error policy."""
         return self._errors
 
+    @property
+    def encoding(self):
+        """The encoding (one of :data:`SHIFT_ENCODINGS`)."""
+        return self._encoding
+
     def elaborate(self, platform):
         m = Module()
         o = self.o
@@ -90,13 +110,42 @@ class Utf8ShiftEncoder(CheckedComponent):
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         adv = _Copies(m, "adv", lambda own: o.ready | (own & ~b_valid))
         take = _Copies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
-        m.d.comb += self.i.ready.eq(take.new())
         i = self.i
-        a1 = _stage(take, "a1", unit_pieces(i.valid, i.p.last, i.p.codepoint))
+        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint)
+        if self._encoding == "utf-8-sig":
+            pieces = self._mark_state(m, take, pieces)
+        else:
+            m.d.comb += i.ready.eq(take.new())
+        a1 = _stage(take, "a1", pieces)
         a2 = _stage(take, "a2", class_flags(a1))
         a3 = _stage(take, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
         return m
+
+    def _mark_state(self, m, take, pieces):
+        """``utf-8-sig``: ``a1_mk`` is set while the next unit begins a message; then A1 takes
+        the mark U+FEFF (as a unit: valid if a unit is offered, which waits) instead of the
+        offered unit. Returns A1's values.
+
+        The mark's bits are constants: ``a1_mk`` is the synchronous set/reset of A1's
+        flip-flops (gated by their clock enable, a copy of ``take``). ``a1_mk`` starts at 0 (it
+        drives those set/reset inputs, so it is never inverted) and is set the cycle after
+        ``a1_boot`` (0 then 1 ever after) is first 1; ``take`` is low until then. ``i.ready``
+        is ``take & ~a1_mk``, one LUT of two flip-flops."""
+        i = self.i
+        boot, pulse, mk = (Signal(name=f"a1_{name}") for name in ("boot", "pulse", "mk"))
+        t = take.new()
+        m.d.sync += [boot.eq(1), pulse.eq(~boot)]         # `pulse`: high in cycle 1 only
+        with m.If(pulse):                                   # `pulse`: mk's synchronous set
+            m.d.sync += mk.eq(1)
+        with m.Else():
+            # Cleared when A1 takes the mark (a unit was offered), set when it takes a unit
+            # with `last`.
+            m.d.sync += mk.eq(keep(t, Mux(mk, ~i.valid, i.valid & i.p.last), mk))
+        m.d.comb += i.ready.eq(t & ~mk)
+        mark = unit_pieces(1, 0, Const(MARK, 32))
+        return {name: value if name == "valid" else Mux(mk, mark[name], value)
+                for name, value in pieces.items()}
 
     def _output_stage(self, m, adv, take, a3, b_valid, b_r01):
         """B, the output shift register, and K, the skid register; drives ``o``."""
