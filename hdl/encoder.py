@@ -24,7 +24,7 @@ from .pipeline import CE_FANOUT
 from .rfc2279_encoder import Rfc2279Encoder
 from .surrogate_join import CarriedJoinedUnitLayout, JoinedUnitLayout, SurrogateJoiner
 from .utf16_encoder import plane_minus_one
-from .utf8_shift_encoder import SHIFT_ENCODINGS, SHIFT_ERRORS, Utf8ShiftEncoder
+from .utf8_shift_encoder import MARK, SHIFT_ENCODINGS, SHIFT_ERRORS, Utf8ShiftEncoder
 
 
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
@@ -46,10 +46,6 @@ BYTE_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 #: The encodings whose supplementary code points are written as surrogate pairs.
 SPLIT_ENCODINGS = ("cesu-8", "mutf-8")
-
-#: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
-_MARK = 0xFEFF
-
 
 
 class Utf8ByteEncoder(CheckedComponent):
@@ -244,7 +240,7 @@ class Utf8ByteEncoder(CheckedComponent):
         rows = [
             (a.valid, self.i.valid,  self.i.valid),
             (a.last,  self.i.p.last, 0),
-            (a.u,     Cat(u[:16], plane_minus_one(u), u[20]) if split else u[:21], _MARK),
+            (a.u,     Cat(u[:16], plane_minus_one(u), u[20]) if split else u[:21], MARK),
             (a.z21,   z21,           1),
             (a.zl,    zl,            1),
             (a.r4,    r4,            0),
