@@ -443,7 +443,8 @@ class Utf8Encoder(Utf8ByteEncoder):
         The byte pipeline (:class:`Utf8ByteEncoder`) alone; everything below about latency and
         timing is about it, and about the next two.
     ``"utf-8-sig"``
-        The shift encoder (``"replace"``, ``"strict"``, no ``carry_error``) or the byte
+        The shift encoder (``"replace"``, ``"strict"``, ``"surrogatepass"``, no
+        ``carry_error``) or the byte
         pipeline, whose first stage takes U+FEFF (EF BB BF) before the first unit of every
         message (three more cycles per message, no other logic in the paths).
     ``"cesu-8"``, ``"mutf-8"``
@@ -470,8 +471,8 @@ class Utf8Encoder(Utf8ByteEncoder):
 
     Two cores
     ---------
-    ``"utf-8"`` and ``"utf-8-sig"`` with ``"replace"`` or ``"strict"`` and without
-    ``carry_error`` are :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`: one
+    ``"utf-8"`` and ``"utf-8-sig"`` with ``"replace"``, ``"strict"`` or ``"surrogatepass"``
+    and without ``carry_error`` are :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`: one
     LUT level between flip-flops (three unit stages, an output shift register; see its
     documentation), with ``LATENCY`` 4 (3 for ``"utf-8-sig"``: to the mark's first byte) and
     ``DRAIN`` 21 (``"utf-8"``) of the instance. Everything else is the byte pipeline

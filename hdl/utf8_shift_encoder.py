@@ -15,7 +15,10 @@ __all__ = ["SHIFT_ENCODINGS", "SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces",
            "character"]
 
 #: The error policies :class:`Utf8ShiftEncoder` offers.
-SHIFT_ERRORS = ("replace", "strict")
+SHIFT_ERRORS = ("replace", "strict", "surrogatepass")
+
+#: The policies whose invalid unit is one marker beat (else EF BF BD).
+_MARKERS = ("strict", "surrogatepass")
 
 #: The encodings :class:`Utf8ShiftEncoder` writes.
 SHIFT_ENCODINGS = ("utf-8", "utf-8-sig")
@@ -29,7 +32,8 @@ class Utf8ShiftEncoder(CheckedComponent):
     LUT of flip-flops, and whose clock enables are flip-flops.
 
     :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for ``encoding`` ``"utf-8"``
-    and ``"utf-8-sig"`` with ``errors`` ``"replace"`` or ``"strict"`` (see it for the ports,
+    and ``"utf-8-sig"`` with ``errors`` ``"replace"``, ``"strict"`` or ``"surrogatepass"``
+    (surrogates written as 3 bytes, a too large value a marker beat; see it for the ports,
     the error policies and the output beats, which are the same). ``"utf-8-sig"`` writes
     U+FEFF (EF BB BF) before the first unit of every message: A1 takes it as a unit
     (:meth:`_mark_state`).
@@ -117,7 +121,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         else:
             m.d.comb += i.ready.eq(take.new())
         a1 = _stage(take, "a1", pieces)
-        a2 = _stage(take, "a2", class_flags(a1))
+        a2 = _stage(take, "a2", class_flags(a1, self._errors))
         a3 = _stage(take, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
         return m
@@ -150,11 +154,11 @@ class Utf8ShiftEncoder(CheckedComponent):
     def _output_stage(self, m, adv, take, a3, b_valid, b_r01):
         """B, the output shift register, and K, the skid register; drives ``o``."""
         err = a3.err
-        mark = 0x00 if self._errors == "strict" else 0xEF       # the lead byte of an error
+        mark = 0x00 if self._errors in _MARKERS else 0xEF      # the lead byte of an error
         lead = Cat(*((err | a3.lead[j]) if (mark >> j) & 1 else (~err & a3.lead[j])
                      for j in range(8)))
         p1, p2 = a3.p1, a3.p2           # an error with strict is one beat: no payloads
-        if self._errors != "strict":
+        if self._errors not in _MARKERS:
             p1, p2 = p1 | a3.errq.replicate(6), keep(a3.errq, Const(0x3D, 6), p2)    # BF BD
         b = _signals("b", "last", s=8, q1=6, q2=6, q3=6, error=2)
         b.rem = Signal(4, init=1, name="b_rem")
@@ -198,12 +202,13 @@ def unit_pieces(valid, last, u):
     }
 
 
-def class_flags(a1):
+def class_flags(a1, errors):
     """A2, from A1's registers ``a1``: the class flags and the byte candidates.
 
     Flags: ``z21v`` (valid and u[31:21] zero), ``x`` (C1 or C2: u[20:11] zero), ``lw``
     (u[10:7] zero: C1 if ``x``), ``r4`` (u[20:16] in 1..16: C4 if ``z21v``), ``big``
-    (u[20:16] above 16), ``bs`` (``big``, or a surrogate: in the BMP, u[15:11] == 11011).
+    (u[20:16] above 16), ``bs`` (``big``, or a surrogate: in the BMP, u[15:11] == 11011; with
+    ``errors="surrogatepass"`` only ``big``: a surrogate is a C3 character).
 
     Candidates (``bmp``: u[20:16] zero): ``hi``, the lead byte's bits 0..3 of C3
     (``bmp``) or C4; ``lo``, its bits 0..4, 6, 7 of C1 (``lw``) or C2; ``pa``, the first
@@ -217,7 +222,8 @@ def class_flags(a1):
         "z21v": a1.valid & a1.zh & a1.zm & a1.zt,
         "x": bmp & a1.p12 & ~u[11], "lw": p7,
         "r4": ~(u[20] ^ p16), "big": u[20] & ~p16,
-        "bs": keep(u[20], ~p16, p16 & a1.s12 & u[11]),
+        "bs": (u[20] & ~p16) if errors == "surrogatepass" else
+              keep(u[20], ~p16, p16 & a1.s12 & u[11]),
         # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..3 (bit 4: C4, ``r4 | big``)
         "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15]),
         # 0 u[6:0] (C1) or 110 u[10:6] (C2), bits 0..4, 6, 7 (bit 5: ``lw & u[5]``)
@@ -234,7 +240,7 @@ def character(a2, errors):
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
     ``large`` (TOO_LARGE); ``errq`` with ``replace``."""
     valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
-    if errors == "strict":                 # an error is one beat, the marker
+    if errors in _MARKERS:                 # an error is one beat, the marker
         n1 = ~z21v | bs | (x & lw)
         n12 = ~z21v | bs | x
         n3 = z21v & ~x & ~r4 & ~bs
@@ -250,7 +256,7 @@ def character(a2, errors):
         "n1": n1, "n12": n12, "n2": z21v & x & ~lw, "n3": n3, "n4": z21v & r4,
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
     }
-    if errors != "strict":
+    if errors not in _MARKERS:
         # A copy of ``err`` for the payloads BF BD (fewer loads a net; set for a bubble,
         # unlike ``err``, so that synthesis keeps both).
         values["errq"] = ~z21v | bs
