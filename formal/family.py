@@ -28,6 +28,7 @@ from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.layouts import CodepointLayout, EncodedByteLayout
+from utf8_gateware.hdl.utf8_shift_encoder import Utf8ShiftEncoder
 from .checks import (Proof, Scoreboard, assert_decoded_item, assert_drained,
                      assert_stream_rules, check_against_spec, check_scalar_round_trip,
                      drive_sink, drive_source, track_ascii, _bits)
@@ -261,8 +262,8 @@ class MarkWriting(Elaboratable):
             scoreboard.offer_item.eq(out),
             scoreboard.pop.eq(o_xfer & ~in_mark),
         ]
-        # Drained: UTF-8's DRAIN plus what the mark stage adds (its latency and 3 beats).
-        drain = Utf8Encoder.DRAIN + dut.LATENCY - Utf8Encoder.latency() + len(MARK)
+        # Drained: the shift encoder's DRAIN (the larger of UTF-8's cores) and the mark's 3 beats.
+        drain = Utf8ShiftEncoder.DRAIN + len(MARK)
         assert_drained(m, dut.o.ready, i_xfer,
                        (scoreboard.pending == 0) & ~dut.o.valid & (~dut.i.valid | dut.i.ready),
                        drain, f"utf-8-sig encoder: beats pending or input refused {drain} "
@@ -325,9 +326,10 @@ PAIRING_DEPTH = 17
 #: mark alone.
 STRIPPING_DEPTH = 14
 
-#: ``utf-8-sig`` encoding: the byte pipeline takes a unit in cycle 0 and the first mark byte is
-#: out in cycle 4 (LATENCY 4); depth 12 follows two one-unit messages through (mark and byte,
-#: twice), or a message of a 4-byte character (the covers: steps 7..).
+#: ``utf-8-sig`` encoding (the shift encoder: its first stage takes the mark the cycle before
+#: the message's first unit, whose transfer is LATENCY = 3 cycles before the mark's first
+#: byte); depth 12 reaches the covers: a one-unit message's last byte after its mark, the mark
+#: held by the sink, a second message's unit taken.
 WRITING_DEPTH = 12
 
 #: Round trips: a unit taken in cycle 1 leaves the folded Modified UTF-8 encoder LATENCY = 3

@@ -81,7 +81,8 @@ class ShiftEncoderInvariants(EncoderInvariants):
             specs.append(spec)
 
         # 2. The unit stages: the stage functions of their shadows.
-        later = [class_flags, lambda a2: character(a2, errors)]     # A2's and A3's functions
+        # A2's and A3's functions
+        later = [lambda a1: class_flags(a1, errors), lambda a2: character(a2, errors)]
         for n, (valid, shadow) in enumerate(zip(stages, shadows[:3])):
             m.d.comb += Assert(valid == shadow_valid[n],
                                f"encoder: a{n + 1}_valid is not its unit's")

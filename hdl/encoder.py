@@ -2,10 +2,11 @@
 
 :class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its bytes);
 :class:`Utf8Encoder` is the public core: for ``utf-8`` with ``replace`` or ``strict`` (no
-``carry_error``) :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level
-between flip-flops), for every other encoding but ``wtf-8`` the byte pipeline
-itself (the mark of ``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are
-states of its registers), for ``wtf-8`` the byte pipeline behind
+``carry_error``), and for ``utf-8-sig`` with those policies (the mark a state of its first
+stage), :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level between
+flip-flops), for every other encoding but ``wtf-8`` the byte pipeline itself (the mark of
+``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are states of its
+registers), for ``wtf-8`` the byte pipeline behind
 :class:`~utf8_gateware.hdl.surrogate_join.SurrogateJoiner`.
 """
 
@@ -23,7 +24,7 @@ from .pipeline import CE_FANOUT
 from .rfc2279_encoder import Rfc2279Encoder
 from .surrogate_join import CarriedJoinedUnitLayout, JoinedUnitLayout, SurrogateJoiner
 from .utf16_encoder import plane_minus_one
-from .utf8_shift_encoder import SHIFT_ERRORS, Utf8ShiftEncoder
+from .utf8_shift_encoder import MARK, SHIFT_ENCODINGS, SHIFT_ERRORS, Utf8ShiftEncoder
 
 
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8ByteEncoder",
@@ -45,10 +46,6 @@ BYTE_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 #: The encodings whose supplementary code points are written as surrogate pairs.
 SPLIT_ENCODINGS = ("cesu-8", "mutf-8")
-
-#: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
-_MARK = 0xFEFF
-
 
 
 class Utf8ByteEncoder(CheckedComponent):
@@ -243,7 +240,7 @@ class Utf8ByteEncoder(CheckedComponent):
         rows = [
             (a.valid, self.i.valid,  self.i.valid),
             (a.last,  self.i.p.last, 0),
-            (a.u,     Cat(u[:16], plane_minus_one(u), u[20]) if split else u[:21], _MARK),
+            (a.u,     Cat(u[:16], plane_minus_one(u), u[20]) if split else u[:21], MARK),
             (a.z21,   z21,           1),
             (a.zl,    zl,            1),
             (a.r4,    r4,            0),
@@ -446,8 +443,10 @@ class Utf8Encoder(Utf8ByteEncoder):
         The byte pipeline (:class:`Utf8ByteEncoder`) alone; everything below about latency and
         timing is about it, and about the next two.
     ``"utf-8-sig"``
-        The byte pipeline, whose unit register takes U+FEFF (EF BB BF) before the first unit of
-        every message (three more cycles per message, no other logic in the paths).
+        The shift encoder (``"replace"``, ``"strict"``, ``"surrogatepass"``, no
+        ``carry_error``) or the byte
+        pipeline, whose first stage takes U+FEFF (EF BB BF) before the first unit of every
+        message (three more cycles per message, no other logic in the paths).
     ``"cesu-8"``, ``"mutf-8"``
         The byte pipeline in its CESU-8 / Modified UTF-8 rules: the byte register takes a
         supplementary code point twice from the unit register, as the two halves of its
@@ -472,10 +471,11 @@ class Utf8Encoder(Utf8ByteEncoder):
 
     Two cores
     ---------
-    ``"utf-8"`` with ``"replace"`` or ``"strict"`` and without ``carry_error`` is
-    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`: one LUT level between
-    flip-flops (three unit stages, an output shift register; see its documentation), with
-    ``LATENCY`` 4 and ``DRAIN`` 21 of the instance. Everything else is the byte pipeline
+    ``"utf-8"`` and ``"utf-8-sig"`` with ``"replace"``, ``"strict"`` or ``"surrogatepass"``
+    and without ``carry_error`` are :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`: one
+    LUT level between flip-flops (three unit stages, an output shift register; see its
+    documentation), with ``LATENCY`` 4 (3 for ``"utf-8-sig"``: to the mark's first byte) and
+    ``DRAIN`` 21 (``"utf-8"``) of the instance. Everything else is the byte pipeline
     (:class:`Utf8ByteEncoder`, two LUT levels), which the rest of this text is about.
 
     Latency and throughput
@@ -539,9 +539,8 @@ class Utf8Encoder(Utf8ByteEncoder):
         without ``errors``: of the byte pipeline), without building one."""
         if encoding in OWN_CORES:
             return OWN_CORES[encoding].LATENCY
-        if _shifts(encoding, errors, carry_error):
-            return Utf8ShiftEncoder.LATENCY
-        return Utf8ByteEncoder.LATENCY + _EXTRA_LATENCY.get(encoding, 0)
+        core = Utf8ShiftEncoder if _shifts(encoding, errors, carry_error) else Utf8ByteEncoder
+        return core.LATENCY + _EXTRA_LATENCY.get(encoding, 0)
 
     def _input_layout(self):
         return CarriedUnitLayout if self._carry_error else UnitLayout
@@ -550,7 +549,7 @@ class Utf8Encoder(Utf8ByteEncoder):
         if self._encoding in OWN_CORES:
             return in_a_row([OWN_CORES[self._encoding](self._errors)], self)
         if _shifts(self._encoding, self._errors, self._carry_error):
-            return in_a_row([Utf8ShiftEncoder(self._errors)], self)
+            return in_a_row([Utf8ShiftEncoder(self._errors, encoding=self._encoding)], self)
         if self._encoding != "wtf-8":
             return super().elaborate(platform)
         m = Module()
@@ -567,11 +566,11 @@ def _shifts(encoding, errors, carry_error):
     """Whether :class:`Utf8Encoder` with these parameters is
     :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level between
     flip-flops) instead of the byte pipeline."""
-    return encoding == "utf-8" and errors in SHIFT_ERRORS and not carry_error
+    return encoding in SHIFT_ENCODINGS and errors in SHIFT_ERRORS and not carry_error
 
 
-#: What each encoding adds to the byte pipeline's latency: the joiner's (``wtf-8``); the
-#: mark (``utf-8-sig``), which the unit register takes the cycle before a message's first unit.
+#: What each encoding adds to the core's latency: the joiner's (``wtf-8``); the mark
+#: (``utf-8-sig``), which the first stage takes the cycle before a message's first unit.
 _EXTRA_LATENCY = {
     "utf-8-sig": -1,
     "wtf-8":     SurrogateJoiner.LATENCY,

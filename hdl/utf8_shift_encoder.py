@@ -8,26 +8,40 @@ from amaranth.lib.wiring import In, Out
 from .component import CheckedComponent
 from .error_kind import check_policy
 from .layouts import EncodedByteLayout, UnitLayout
-from .pipeline import CE_FANOUT, keep
+from .pipeline import keep
 
 
-__all__ = ["SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags", "character"]
+__all__ = ["SHIFT_ENCODINGS", "SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags",
+           "character"]
 
 #: The error policies :class:`Utf8ShiftEncoder` offers.
-SHIFT_ERRORS = ("replace", "strict")
+SHIFT_ERRORS = ("replace", "strict", "surrogatepass")
+
+#: The policies whose invalid unit is one marker beat (else EF BF BD).
+_MARKERS = ("strict", "surrogatepass")
+
+#: The encodings :class:`Utf8ShiftEncoder` writes.
+SHIFT_ENCODINGS = ("utf-8", "utf-8-sig")
+
+#: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
+MARK = 0xFEFF
 
 
 class Utf8ShiftEncoder(CheckedComponent):
     """Streaming UTF-8 encoder (UTF-32 units in, bytes out) whose every flip-flop is fed by one
     LUT of flip-flops, and whose clock enables are flip-flops.
 
-    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for ``encoding="utf-8"`` with
-    ``errors`` ``"replace"`` or ``"strict"`` (see it for the ports, the error policies and the
-    output beats, which are the same).
+    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for ``encoding`` ``"utf-8"``
+    and ``"utf-8-sig"`` with ``errors`` ``"replace"``, ``"strict"`` or ``"surrogatepass"``
+    (surrogates written as 3 bytes, a too large value a marker beat; see it for the ports,
+    the error policies and the output beats, which are the same). ``"utf-8-sig"`` writes
+    U+FEFF (EF BB BF) before the first unit of every message: A1 takes it as a unit
+    (:meth:`_mark_state`).
 
     Stages (each loaded under a clock enable that is a flip-flop)::
 
         A1  the unit: u[20:0] and seven pieces of it, each a function of four input bits
+            (``utf-8-sig``: or those of U+FEFF, by the flip-flops' synchronous set/reset)
         A2  the class flags (functions of four pieces), and the candidates of every byte:
             for each lead and payload bit, the value of the classes of one half (C1 or C2;
             C3 or C4), picked by pieces
@@ -41,14 +55,15 @@ class Utf8ShiftEncoder(CheckedComponent):
         K   the skid register: the output slot's beat, offered while ``adv`` is low
 
     The stages A1..A3 and B's load move together in the cycles in which ``take`` is high: a
-    flip-flop (so ``i.ready`` is a flip-flop) set for the cycle in which B's current byte is
-    its last (or B is empty), computed a cycle ahead from B's count and A3's ``n1`` (a one-byte
-    character). ``adv``, also a flip-flop, is low for the cycle after one in which the sink
+    flip-flop (so ``i.ready`` is a flip-flop; ``take & ~a1_mk`` with ``"utf-8-sig"``) set for
+    the cycle in which B's current byte is its last (or B is empty), computed a cycle ahead
+    from B's count and A3's ``n1`` (a one-byte character). ``adv``, also a flip-flop, is low for the cycle after one in which the sink
     refused a byte; then nothing moves and the skid register is offered. Each copy of ``take``
-    and ``adv`` drives at most :data:`~utf8_gateware.hdl.pipeline.CE_FANOUT` clock enables.
+    and ``adv`` drives at most :data:`SHIFT_CE_FANOUT` clock enables.
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
-    after the unit's transfer; an n-byte character takes n cycles, with no idle cycle between
+    after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
+    transfer of a message's first unit); an n-byte character takes n cycles, with no idle cycle between
     characters while the source has a unit and the sink is ready. The stages hold a bubble for
     a cycle in which ``take`` was high and the source had no unit (one idle cycle on ``o`` when
     it reaches B); ``take`` starts low, and after the sink refused a byte it is low for a cycle.
@@ -58,11 +73,15 @@ class Utf8ShiftEncoder(CheckedComponent):
     """
 
     @classmethod
-    def check_parameters(cls, errors="replace"):
+    def check_parameters(cls, errors="replace", *, encoding="utf-8"):
         check_policy(errors, SHIFT_ERRORS)
+        if encoding not in SHIFT_ENCODINGS:
+            raise ValueError(f"encoding must be one of {', '.join(map(repr, SHIFT_ENCODINGS))}, "
+                             f"not {encoding!r}")
 
-    def __init__(self, errors="replace"):
+    def __init__(self, errors="replace", *, encoding="utf-8"):
         self._errors = errors
+        self._encoding = encoding
         super().__init__({
             "i": In(stream.Signature(UnitLayout)),
             "o": Out(stream.Signature(EncodedByteLayout)),
@@ -80,6 +99,11 @@ class Utf8ShiftEncoder(CheckedComponent):
         """The error policy."""
         return self._errors
 
+    @property
+    def encoding(self):
+        """The encoding (one of :data:`SHIFT_ENCODINGS`)."""
+        return self._encoding
+
     def elaborate(self, platform):
         m = Module()
         o = self.o
@@ -90,22 +114,51 @@ class Utf8ShiftEncoder(CheckedComponent):
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         adv = _Copies(m, "adv", lambda own: o.ready | (own & ~b_valid))
         take = _Copies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
-        m.d.comb += self.i.ready.eq(take.new())
         i = self.i
-        a1 = _stage(take, "a1", unit_pieces(i.valid, i.p.last, i.p.codepoint))
-        a2 = _stage(take, "a2", class_flags(a1))
+        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint)
+        if self._encoding == "utf-8-sig":
+            pieces = self._mark_state(m, take, pieces)
+        else:
+            m.d.comb += i.ready.eq(take.new())
+        a1 = _stage(take, "a1", pieces)
+        a2 = _stage(take, "a2", class_flags(a1, self._errors))
         a3 = _stage(take, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
         return m
 
+    def _mark_state(self, m, take, pieces):
+        """``utf-8-sig``: ``a1_mk`` is set while the next unit begins a message; then A1 takes
+        the mark U+FEFF (as a unit: valid if a unit is offered, which waits) instead of the
+        offered unit. Returns A1's values.
+
+        The mark's bits are constants: ``a1_mk`` is the synchronous set/reset of A1's
+        flip-flops (gated by their clock enable, a copy of ``take``). ``a1_mk`` starts at 0 (it
+        drives those set/reset inputs, so it is never inverted) and is set the cycle after
+        ``a1_boot`` (0 then 1 ever after) is first 1; ``take`` is low until then. ``i.ready``
+        is ``take & ~a1_mk``, one LUT of two flip-flops."""
+        i = self.i
+        boot, pulse, mk = (Signal(name=f"a1_{name}") for name in ("boot", "pulse", "mk"))
+        t = take.new()
+        m.d.sync += [boot.eq(1), pulse.eq(~boot)]         # `pulse`: high in cycle 1 only
+        with m.If(pulse):                                   # `pulse`: mk's synchronous set
+            m.d.sync += mk.eq(1)
+        with m.Else():
+            # Cleared when A1 takes the mark (a unit was offered), set when it takes a unit
+            # with `last`.
+            m.d.sync += mk.eq(keep(t, Mux(mk, ~i.valid, i.valid & i.p.last), mk))
+        m.d.comb += i.ready.eq(t & ~mk)
+        mark = unit_pieces(1, 0, Const(MARK, 32))
+        return {name: value if name == "valid" else Mux(mk, mark[name], value)
+                for name, value in pieces.items()}
+
     def _output_stage(self, m, adv, take, a3, b_valid, b_r01):
         """B, the output shift register, and K, the skid register; drives ``o``."""
         err = a3.err
-        mark = 0x00 if self._errors == "strict" else 0xEF       # the lead byte of an error
+        mark = 0x00 if self._errors in _MARKERS else 0xEF      # the lead byte of an error
         lead = Cat(*((err | a3.lead[j]) if (mark >> j) & 1 else (~err & a3.lead[j])
                      for j in range(8)))
         p1, p2 = a3.p1, a3.p2           # an error with strict is one beat: no payloads
-        if self._errors != "strict":
+        if self._errors not in _MARKERS:
             p1, p2 = p1 | a3.errq.replicate(6), keep(a3.errq, Const(0x3D, 6), p2)    # BF BD
         b = _signals("b", "last", s=8, q1=6, q2=6, q3=6, error=2)
         b.rem = Signal(4, init=1, name="b_rem")
@@ -149,12 +202,13 @@ def unit_pieces(valid, last, u):
     }
 
 
-def class_flags(a1):
+def class_flags(a1, errors):
     """A2, from A1's registers ``a1``: the class flags and the byte candidates.
 
     Flags: ``z21v`` (valid and u[31:21] zero), ``x`` (C1 or C2: u[20:11] zero), ``lw``
     (u[10:7] zero: C1 if ``x``), ``r4`` (u[20:16] in 1..16: C4 if ``z21v``), ``big``
-    (u[20:16] above 16), ``bs`` (``big``, or a surrogate: in the BMP, u[15:11] == 11011).
+    (u[20:16] above 16), ``bs`` (``big``, or a surrogate: in the BMP, u[15:11] == 11011; with
+    ``errors="surrogatepass"`` only ``big``: a surrogate is a C3 character).
 
     Candidates (``bmp``: u[20:16] zero): ``hi``, the lead byte's bits 0..3 of C3
     (``bmp``) or C4; ``lo``, its bits 0..4, 6, 7 of C1 (``lw``) or C2; ``pa``, the first
@@ -168,7 +222,8 @@ def class_flags(a1):
         "z21v": a1.valid & a1.zh & a1.zm & a1.zt,
         "x": bmp & a1.p12 & ~u[11], "lw": p7,
         "r4": ~(u[20] ^ p16), "big": u[20] & ~p16,
-        "bs": keep(u[20], ~p16, p16 & a1.s12 & u[11]),
+        "bs": (u[20] & ~p16) if errors == "surrogatepass" else
+              keep(u[20], ~p16, p16 & a1.s12 & u[11]),
         # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..3 (bit 4: C4, ``r4 | big``)
         "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15]),
         # 0 u[6:0] (C1) or 110 u[10:6] (C2), bits 0..4, 6, 7 (bit 5: ``lw & u[5]``)
@@ -185,7 +240,7 @@ def character(a2, errors):
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
     ``large`` (TOO_LARGE); ``errq`` with ``replace``."""
     valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
-    if errors == "strict":                 # an error is one beat, the marker
+    if errors in _MARKERS:                 # an error is one beat, the marker
         n1 = ~z21v | bs | (x & lw)
         n12 = ~z21v | bs | x
         n3 = z21v & ~x & ~r4 & ~bs
@@ -201,11 +256,18 @@ def character(a2, errors):
         "n1": n1, "n12": n12, "n2": z21v & x & ~lw, "n3": n3, "n4": z21v & r4,
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
     }
-    if errors != "strict":
+    if errors not in _MARKERS:
         # A copy of ``err`` for the payloads BF BD (fewer loads a net; set for a bubble,
         # unlike ``err``, so that synthesis keeps both).
         values["errq"] = ~z21v | bs
     return values
+
+
+#: The most flip-flops one copy of ``take`` or ``adv`` drives as clock enables: three of the
+#: iCE40's logic blocks (8 flip-flops sharing one enable each). The copies are packed in the
+#: order of the registers, across stages: fewer copies (163 LCs, 168 with one group of at most
+#: :data:`~utf8_gateware.hdl.pipeline.CE_FANOUT` per stage) and no slower (measured, seeds 1-3).
+SHIFT_CE_FANOUT = 24
 
 
 class _Copies:
@@ -213,11 +275,13 @@ class _Copies:
     ``next(own value)`` (which keeps synthesis from merging them) and loaded when ``enable``
     (a flip-flop) is high. All start at 0 (the iCE40's power-up state: a flip-flop that drives
     a clock enable is never inverted). :meth:`load` uses them as clock enables, at most
-    :data:`CE_FANOUT` flip-flops per copy."""
+    :data:`SHIFT_CE_FANOUT` flip-flops per copy
+    (packed across calls: a copy serves the registers of several stages)."""
 
     def __init__(self, m, name, next, enable=None):
         self.m, self.name, self.next, self.enable = m, name, next, enable
         self.copies = []
+        self.room, self.copy = 0, None
         self.first = self.new()
 
     def new(self):
@@ -235,15 +299,14 @@ class _Copies:
     def load(self, pairs):
         """Each ``(register, value)``: ``register`` takes ``value`` in the cycles in which the
         flip-flop is high."""
-        room = 0
         for register, value in pairs:
             register, value = Value.cast(register), Value.cast(value)
             for bit in range(len(register)):
-                if not room:
-                    copy, room = self.new(), CE_FANOUT
-                with self.m.If(copy):
+                if not self.room:
+                    self.copy, self.room = self.new(), SHIFT_CE_FANOUT
+                with self.m.If(self.copy):
                     self.m.d.sync += register[bit].eq(value[bit])
-                room -= 1
+                self.room -= 1
 
 
 class _Stage:

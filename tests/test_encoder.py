@@ -230,5 +230,8 @@ def test_parameters():
     # The shift encoder (utf-8 replace/strict) takes only its own policies.
     with pytest.raises(ValueError, match="errors must be one of 'replace', 'strict'"):
         Utf8ShiftEncoder("surrogateescape")
+    with pytest.raises(ValueError, match="^encoding must be one of 'utf-8', 'utf-8-sig', not "
+                                         "'cesu-8'$"):
+        Utf8ShiftEncoder(encoding="cesu-8")
     assert [Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS] == [4, 4, 3]
     assert Utf8Encoder("replace", carry_error=True).LATENCY == 3      # the byte pipeline
