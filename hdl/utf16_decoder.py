@@ -1,11 +1,12 @@
 """Streaming UTF-16 decoder: code units in, code points out (the surrogate-joining stage)."""
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux
 
 from .component import PolicyStage
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, CodepointLayout
-from .pipeline import Pipeline, keep
+from .pipeline import keep
+from .utf8_shift_encoder import _Copies, _signals, _stage
 
 
 __all__ = ["UTF16_DECODE_ERRORS", "Utf16Decoder"]
@@ -46,92 +47,102 @@ class Utf16Decoder(PolicyStage):
 
     Latency and throughput
     ----------------------
-    One unit is taken every cycle (``i.ready`` falls only while the sink stalls); at most one
-    code point comes out per cycle, with no idle cycle but where a pair gives one output for two
-    units. A unit is held in one register until the next unit shows whether it begins a pair; a
-    unit that cannot (not a lead surrogate, or the last of its message) goes out at once. The
-    output for a unit is valid on ``o`` at most :attr:`LATENCY` = 3 cycles after its transfer
-    (the input register, the held register, the output slot), a pair's 2 cycles after its
-    trail's. ``i.ready`` is one LUT of two flip-flops; ``o.valid`` and ``o.payload`` one LUT
-    (output slot or skid register) of flip-flops; nothing depends on ``o.ready`` in the same
-    cycle but the pipeline's advance flip-flops. LUT depth: the held register's next state is
-    one LUT of the input register's flags; the output slot two (the pair test, then the
-    multiplexer).
+    Stages, all loaded when ``adv`` (a flip-flop, and ``i.ready``; low for the cycle after the
+    sink refused an output) is set, each under a clock enable that is a copy of it::
+
+        X  the unit, and pieces of it and its error (functions of four input bits)
+        Y  the unit's flags (a valid trail, lead or ending beat) and its output alone
+        H  the held unit: shifted in every step, but while a lead waits for the next unit
+        S  the output slot: H's unit alone, or joined with Y's; K the skid register
+
+    One unit is taken every cycle (``i.ready`` falls only after the sink refused an output); at
+    most one code point comes out per cycle, with no idle cycle but where a pair gives one
+    output for two units. A unit that cannot begin a pair (not a lead surrogate, or the last of
+    its message) goes out at once: the output for a unit is valid on ``o`` at most
+    :attr:`LATENCY` = 4 cycles after its transfer, a pair's 3 cycles after its trail's. LUT
+    depth: one (every register bit is one LUT of at most four flip-flops; ``o`` is a 2:1
+    multiplexer of slot and skid register; nothing depends on ``o.ready`` in the same cycle but
+    ``adv``).
     """
 
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
-    LATENCY = 3
+    LATENCY = 4
 
     POLICIES = UTF16_DECODE_ERRORS
     LAYOUTS = (CodeUnitLayout, CodepointLayout)
 
     def elaborate(self, platform):
         m = Module()
-        pipe = Pipeline(m, flush_steps=3)
-        m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
-        replace = self._errors == "replace"
-        merge = lone_sub = replace      # a lead and an error beat: one subpart; a lone
-                                        # surrogate becomes U+FFFD
-
-        def term(name, value, width=1):
-            """`value` as a signal that synthesis maps to LUTs of its own (a LUT level)."""
-            sig = Signal(width, name=name, attrs={"keep": 1})
-            m.d.comb += sig.eq(value)
-            return sig
-
-        # -- the input register: the unit and its flags (two LUT levels from the port) ---------
-        p = self.i.p
-        ok = p.error == ErrorKind.NONE
-        surrogate = ok & (p.unit[11:16] == 0b11011)
-        lead, trail = surrogate & ~p.unit[10], surrogate & p.unit[10]
-        trunc = p.error == ErrorKind.TRUNCATED
-        x_valid = pipe.fact("x_valid", self.i.valid, pipe.flushing)
-        x_unit  = pipe.data("x_unit", p.unit, 16)
-        x_last  = pipe.data("x_last", p.last)
-        x_trail = pipe.data("x_trail", trail)
-        x_trunc = pipe.data("x_trunc", trunc)
-        # x completes a held lead's output: a pair, or (replace) one TRUNCATED subpart.
-        x_ends  = pipe.data("x_ends", trail | (trunc if merge else 0))
-        x_waits = pipe.data("x_waits", lead & ~p.last)       # x would wait for the next unit
-        x_sub   = pipe.data("x_sub", ~ok |
-                            (surrogate if lone_sub else 0))     # alone: U+FFFD
-        # The kind of x alone: its own error, or SURROGATE for a (lone) surrogate unit.
-        x_kind  = pipe.data("x_kind", Mux(surrogate, ErrorKind.SURROGATE, p.error), 3)
-
-        # -- the held unit: shifted in every step, but while a lead waits for the next unit -----
-        # `h_wait`: a lead surrogate that is not the last unit of its message (it may join).
-        h_valid, h_wait = pipe.register("h_valid"), pipe.register("h_wait")
-        shift = term("shift", ~h_wait | x_valid)
-        # x completes the held lead's output: a pair, or (replace) one TRUNCATED subpart.
-        consumed = h_wait & x_valid & x_ends
-        h_unit, h_last = pipe.register("h_unit", 16), pipe.register("h_last")
-        h_error = pipe.register("h_error", ErrorKind)
-        h_sub = pipe.register("h_sub")         # goes out alone as U+FFFD
-        with m.If(pipe.enable(2 + 16 + 1 + 3 + 1)):
-            m.d.sync += [
-                h_valid.eq(keep(shift, x_valid & ~consumed, h_valid) & ~pipe.flushing),
-                h_wait.eq(keep(shift, x_valid & x_waits & ~consumed, h_wait) &
-                          ~pipe.flushing),
-                h_unit.eq(keep(shift, x_unit, h_unit)),
-                h_last.eq(keep(shift, x_last, h_last)),
-                h_error.eq(keep(shift, x_kind, h_error)),
-                h_sub.eq(keep(shift, x_sub, h_sub)),
-            ]
-
-        # -- the output slot: the held unit alone, or joined with x ------------------------------
-        emit = h_valid & shift
-        pair = h_wait & x_valid & x_trail
-        merged = h_wait & x_valid & x_trunc if merge else 0
-        # (`keep` rather than Mux: synthesis keeps the constants in the LUTs rather than making
-        # set/reset logic of them.)
-        alone = keep(h_sub, _REPLACEMENT, h_unit)
-        joined = Cat(x_unit[:10], h_unit[:6], h_unit[6:10] + 1)
-        s_valid = pipe.fact("s_valid", emit, pipe.flushing)
-        # (A merged subpart's U+FFFD is the held lead's own: with replace a lead goes out alone
-        # as U+FFFD.)
-        s_cp = pipe.data("s_cp", keep(pair, joined, Cat(alone, Const(0, 5))), 21)
-        s_error = pipe.data("s_error", keep(pair, ErrorKind.NONE,
-                                            keep(merged, ErrorKind.TRUNCATED, h_error)), 3)
-        s_last = pipe.data("s_last", keep(pair | merged, x_last, h_last))
-        pipe.drive_output(self.o, s_valid, Cat(s_cp, s_error, s_last))
+        o = self.o
+        s = _signals("s", "valid", "last", cp=21, error=3)
+        k = _signals("k", "valid", "last", cp=21, error=3)
+        # `adv` (a flip-flop, and `i.ready`) falls for the cycle after the sink refused a valid
+        # slot; it rises while the skid register is empty (the sink may wait for `valid`).
+        adv = _Copies(m, "adv", lambda own: o.ready | ~Mux(own, s.valid, k.valid))
+        m.d.comb += self.i.ready.eq(adv.new())
+        x = _stage(adv, "x", self._pieces())
+        y = _stage(adv, "y", self._flags(x))
+        h = _signals("h", "valid", "wait", "last", alone=16, lead=11, kind=3)
+        # H shifts but while it holds a lead that waits and Y is a bubble; Y ends a held lead's
+        # output (`y.vends`: a trail, or with replace a TRUNCATED beat) and is consumed.
+        shift = ~h.wait | y.valid
+        adv.load([
+            (h.valid, keep(shift, y.valid & ~(h.wait & y.vends), h.valid)),
+            (h.wait, y.vwaits | (h.wait & ~y.valid)),
+            *((getattr(h, name), keep(shift, value, getattr(h, name))) for name, value in
+              (("last", y.last), ("alone", y.alone), ("lead", Cat(y.lo10[:6], y.plus1)),
+               ("kind", y.kind))),
+        ])
+        pair = h.wait & y.vtrail
+        merged = h.wait & y.vends & ~y.vtrail           # a lead and a TRUNCATED beat (replace)
+        adv.load([
+            (s.valid, h.valid & shift),
+            (s.cp, keep(pair, Cat(y.lo10, h.lead), Cat(h.alone, Const(0, 5)))),
+            (s.error, keep(pair, Const(ErrorKind.NONE, 3),
+                           keep(merged, Const(ErrorKind.TRUNCATED, 3), h.kind))),
+            (s.last, keep(h.wait & y.vends, y.last, h.last)),
+        ])
+        adv.load([(k.valid, s.valid), (k.cp, s.cp), (k.error, s.error), (k.last, s.last)])
+        slot = adv.first
+        m.d.comb += [
+            o.valid.eq(Mux(slot, s.valid, k.valid)),
+            o.p.codepoint.eq(Mux(slot, s.cp, k.cp)),
+            o.p.error.eq(Mux(slot, s.error, k.error)),
+            o.p.last.eq(Mux(slot, s.last, k.last)),
+        ]
         return m
+
+    def _pieces(self):
+        """X, the input unit: the unit, and pieces of it and its error, each a function of at
+        most four input bits (``hi4``: unit[15:12] == 1101; ``bt``, ``bl``: a valid beat with
+        unit[11:10] 11 (trail), 10 (lead, not last); ``ok``: no error; ``vtrunc``: a valid
+        TRUNCATED beat)."""
+        i, u = self.i, self.i.p.unit
+        return {
+            "valid": i.valid, "unit": u, "last": i.p.last, "error": i.p.error.as_value(),
+            "hi4": u[12:16] == 0b1101, "bt": i.valid & u[11] & u[10],
+            "bl": i.valid & u[11] & ~u[10] & ~i.p.last,
+            "ok": i.p.error == ErrorKind.NONE,
+            "vtrunc": i.valid & (i.p.error == ErrorKind.TRUNCATED),
+        }
+
+    def _flags(self, x):
+        """Y, from X: ``vtrail`` (a valid trail surrogate), ``vends`` (it ends a held lead's
+        output: a trail, or with replace a TRUNCATED beat), ``vwaits`` (a lead that may join),
+        the unit's output alone (``alone``, ``kind``), its low ten bits and ``plus1`` (unit[9:6]
+        + 1: a lead's plane)."""
+        replace = self._errors == "replace"
+        surrogate = x.ok & x.hi4 & x.unit[11]
+        vtrail = x.hi4 & x.bt & x.ok
+        sub = ~x.ok | ((x.hi4 & x.unit[11]) if replace else 0)    # alone: U+FFFD
+        return {
+            "valid": x.valid, "last": x.last, "vtrail": vtrail,
+            "vends": vtrail | (x.vtrunc if replace else 0),
+            "vwaits": x.hi4 & x.bl & x.ok,
+            # (`keep`, not `Mux`: a constant under a condition would be a set/reset)
+            "alone": keep(sub, Const(_REPLACEMENT, 16), x.unit),
+            "kind": keep(surrogate, Const(ErrorKind.SURROGATE, 3), x.error),
+            # unit[9:6] + 1 bit by bit (no carry chain)
+            "lo10": x.unit[:10], "plus1": Cat(*(x.unit[6 + n] ^ x.unit[6:6 + n].all()
+                                                for n in range(4)), x.unit[6:10].all()),
+        }

@@ -5,7 +5,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from .component import PolicyStage
 from .error_kind import ErrorKind
 from .layouts import CarriedUnitLayout, CodeUnitLayout, UnitLayout
-from .pipeline import Pipeline, keep
+from .pipeline import keep
+from .utf8_shift_encoder import _Copies, _signals, _stage
 
 
 __all__ = ["UTF16_ENCODE_ERRORS", "Utf16Encoder", "plane_minus_one"]
@@ -56,18 +57,26 @@ class Utf16Encoder(PolicyStage):
 
     Latency and throughput
     ----------------------
-    The first code unit of a code point is valid on ``o`` :attr:`LATENCY` = 2 cycles after its
-    transfer on ``i`` (the unit register, then the output slot). One code unit per cycle with no
-    idle cycle: a supplementary code point takes two cycles (its trail waits in a register while
-    the next code point moves up), every other one cycle. ``i.ready`` is one LUT of flip-flops;
-    ``o.valid`` and ``o.payload`` one LUT (output slot or skid register) of flip-flops; nothing
-    depends on ``o.ready`` in the same cycle but the pipeline's advance flip-flops
-    (:class:`~utf8_gateware.hdl.pipeline.Pipeline`). LUT depth: two levels (the unit register's
-    classification flags, and its clock enable) where the UTF-8 encoder has one.
+    Stages, each loaded under a clock enable that is a flip-flop (as in
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`)::
+
+        A1  the code point's low 16 bits, the lead's plane bits, flags of four-bit groups
+        A2  the class flags and the first unit of a scalar (BMP unit or lead surrogate)
+        A3  the first unit after the error policy, the error kind, ``n2`` (a pair)
+        B   the output slot and the trail behind it; K the skid register
+
+    A1..A3 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low
+    for the cycle after B took a surrogate pair (its trail moves up then) and after the sink
+    refused a unit. The first code unit of a code point is valid on ``o`` :attr:`LATENCY` = 4
+    cycles after its transfer on ``i``. One code unit per cycle with no idle cycle while the
+    source has a code point and the sink is ready: a supplementary code point takes two cycles,
+    every other one cycle; a refusal costs one idle cycle more, never a unit. LUT depth: one
+    (every register bit is one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of
+    slot and skid register; nothing depends on ``o.ready`` in the same cycle).
     """
 
     #: Cycles from the transfer of a code point to its first code unit being valid on ``o``.
-    LATENCY = 2
+    LATENCY = 4
 
     POLICIES = UTF16_ENCODE_ERRORS
 
@@ -90,62 +99,87 @@ class Utf16Encoder(PolicyStage):
 
     def elaborate(self, platform):
         m = Module()
-        pipe = Pipeline(m, flush_steps=2)
-        u = self.i.p.codepoint
-
-        # The slot holds a lead surrogate whose trail goes out next: the unit register waits.
-        pending = Signal()
-        take = ~pending & ~pipe.flushing
-        m.d.comb += self.i.ready.eq(pipe.adv & take)
-
-        # -- the unit register: the code point's low 16 bits and its class --------------------
-        def unit_register(name, value, shape=1):
-            # `keep` in the LUT rather than `take` in the clock enable: the enable stays a
-            # flip-flop (a LUT in front of an enable costs a second route).
-            return pipe.held(f"a_{name}", value, take, shape)
-
-        a_valid = pipe.register("a_valid")
-        with m.If(pipe.enable()):
-            m.d.sync += a_valid.eq(keep(take, self.i.valid, a_valid) & ~pipe.flushing)
-        a_last  = unit_register("last", self.i.p.last)
-        a_low   = unit_register("low", u[:16], 16)
-        # The lead surrogate's payload: (u - 0x10000) >> 10, four bits of plane (u[20:16] - 1,
-        # written bit by bit: no carry chain) and six.
-        a_plane = unit_register("plane", plane_minus_one(u), 4)
-        # Flags of groups of at most four bits (one LUT each), combined below.
-        a_g31   = unit_register("g31", u[28:32] == 0)
-        a_g27   = unit_register("g27", u[24:28] == 0)
-        a_z23   = unit_register("z23", u[21:24] == 0)                 # u[23:21] == 0
-        a_g23   = unit_register("g23", u[20:24] == 0)                 # u[23:20] == 0
-        a_nz19  = unit_register("nz19", u[16:20] != 0)
-        a_hi1101 = unit_register("hi1101", u[12:16] == 0b1101)
-        a_bmp   = a_g31 & a_g27 & a_g23 & ~a_nz19                     # u < 0x10000
-        u20     = ~a_g23 & a_z23                                      # with u[23:21] == 0
-        a_large = ~(a_g31 & a_g27 & a_z23) | (u20 & a_nz19)           # u >= 0x110000
-        a_sur   = a_bmp & a_hi1101 & a_low[11]                        # U+D800..U+DFFF
-
-        # -- the output slot ------------------------------------------------------------------------
-        invalid = a_large | (a_sur if self._errors != "surrogatepass" else 0)
-        supp = a_valid & ~a_bmp & ~a_large
-        carried = unit_register("error", self.i.p.error.as_value(), 3) if self._carry_error else \
-            ErrorKind.NONE
-        kind = Mux(a_large, ErrorKind.TOO_LARGE,
-                   Mux(a_sur & (self._errors != "surrogatepass"), ErrorKind.SURROGATE, carried))
-        marker = 0 if self._errors == "replace" else \
-            a_large | (a_sur if self._errors == "strict" else 0)
-        first = Mux(invalid, Mux(marker, 0, _REPLACEMENT),
-                    Mux(a_bmp, a_low, Cat(a_low[10:16], a_plane, Const(0b110110, 6))))
-
-        trail = pipe.register("trail", 10)
-        trail_last = pipe.register("trail_last")
-        with m.If(pipe.enable(11) & ~pending):
-            m.d.sync += [trail.eq(a_low[:10]), trail_last.eq(a_last)]
-        with m.If(pipe.enable()):
-            m.d.sync += pending.eq(~pending & supp & ~pipe.flushing)
-
-        s_valid = pipe.fact("s_valid", pending | a_valid, pipe.flushing)
-        s_unit  = pipe.data("s_unit", Mux(pending, Cat(trail, Const(0b110111, 6)), first), 16)
-        s_error = pipe.data("s_error", Mux(pending, ErrorKind.NONE, kind), 3)
-        s_last  = pipe.data("s_last", Mux(pending, trail_last, a_last & ~supp))
-        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_error, s_last))
+        o = self.o
+        b = _signals("b", "valid", "n2", "last", "qlast", s=16, q=10, error=3)
+        a3_n2 = Signal(name="a3_n2")    # A3 holds a supplementary code point (two units)
+        k = _signals("k", "valid", "last", unit=16, error=3)
+        # `adv` falls for the cycle after the sink refused a valid slot (and rises while the
+        # skid register is empty: at the start, the sink may wait for `valid`); `take` is low
+        # for the cycle after B took a supplementary code point (its trail goes out next).
+        adv = _Copies(m, "adv", lambda own: o.ready | ~Mux(own, b.valid, k.valid))
+        take = _Copies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & a3_n2),
+                       enable=adv.first)
+        m.d.comb += self.i.ready.eq(take.new())
+        a1 = _stage(take, "a1", self._pieces())
+        a2 = _stage(take, "a2", self._flags(a1))
+        a3 = _stage(take, "a3", self._character(a2), n2=a3_n2)
+        t = [take.new() for _ in range(3)]
+        adv.load([
+            (b.valid, keep(t[0], a3.valid, b.n2)),
+            (b.n2, t[0] & a3.n2),
+            (b.last, keep(t[0], a3.last & ~a3.n2, b.qlast)),
+            (b.qlast, keep(t[0], a3.last, b.qlast)),
+            (b.error, t[0].replicate(3) & a3.kind),
+            (b.s[:10], keep(t[1], a3.first[:10], b.q)),
+            (b.s[10:], keep(t[1], a3.first[10:], Const(0b110111, 6))),   # a trail's top bits
+            (b.q, keep(t[2], a3.trail, b.q)),
+        ])
+        adv.load([(k.valid, b.valid), (k.unit, b.s), (k.error, b.error), (k.last, b.last)])
+        slot = adv.first
+        m.d.comb += [
+            o.valid.eq(Mux(slot, b.valid, k.valid)),
+            o.p.unit.eq(Mux(slot, b.s, k.unit)),
+            o.p.error.eq(Mux(slot, b.error, k.error)),
+            o.p.last.eq(Mux(slot, b.last, k.last)),
+        ]
         return m
+
+    def _pieces(self):
+        """A1, the input code point ``u``: its low 16 bits, the lead surrogate's plane bits, and
+        flags of groups of at most four bits of ``u``."""
+        i, u = self.i, self.i.p.codepoint
+        values = {
+            "valid": i.valid, "last": i.p.last, "low": u[:16],
+            # (u - 0x10000) >> 16, bit by bit (no carry chain)
+            "plane": plane_minus_one(u),
+            "g31": u[28:32] == 0, "g27": u[24:28] == 0, "z23": u[21:24] == 0, "u20": u[20],
+            "nz19": u[16:20] != 0, "hi1101": u[12:16] == 0b1101,
+        }
+        if self._carry_error:
+            values["error"] = i.p.error.as_value()
+        return values
+
+    def _flags(self, a1):
+        """A2, from A1: the class flags (``zhi``: u[31:21] zero; ``big``: u[20:16] above 16;
+        ``bmp5``: u[20:16] zero; ``sur``: a surrogate if ``zhi``), the trail's payload and
+        ``cand``, the first unit of a scalar (the unit of a BMP one, else the lead
+        surrogate)."""
+        bmp5 = ~a1.u20 & ~a1.nz19
+        lead = Cat(a1.low[10:16], a1.plane, Const(0b110110, 6))
+        values = {
+            "valid": a1.valid, "last": a1.last, "trail": a1.low[:10],
+            "cand": keep(bmp5, a1.low, lead),
+            "zhi": a1.g31 & a1.g27 & a1.z23, "big": a1.u20 & a1.nz19, "bmp5": bmp5,
+            "sur": bmp5 & a1.hi1101 & a1.low[11],
+        }
+        if self._carry_error:
+            values["error"] = a1.error
+        return values
+
+    def _character(self, a2):
+        """A3, from A2: the first unit after the error policy, the error kind, ``n2`` (a
+        surrogate pair) and the trail's payload."""
+        large = ~a2.zhi | a2.big                                # u >= 0x110000
+        sur = a2.sur if self._errors != "surrogatepass" else Const(0)
+        carried = a2.error if self._carry_error else Const(ErrorKind.NONE, 3)
+        return {
+            "valid": a2.valid, "last": a2.last, "trail": a2.trail,
+            # U+FFFD, or a marker beat's 0 (strict; a value too large with surrogatepass)
+            # (`keep`, not `Mux`: a constant under a condition would become a synchronous
+            # set or reset, a LUT in front of 16 set/reset pins)
+            "first": keep(large | sur, Const(_REPLACEMENT if self._errors == "replace" else 0, 16),
+                          a2.cand),
+            "kind": keep(large, Const(ErrorKind.TOO_LARGE, 3),
+                         keep(sur, Const(ErrorKind.SURROGATE, 3), carried)),
+            "n2": a2.valid & a2.zhi & ~a2.big & ~a2.bmp5,
+        }

@@ -90,10 +90,13 @@ def test_pace(errors):
     first = run.in_cycles[0]
     latency = Utf16Encoder.LATENCY
     assert run.out_cycles == list(range(first + latency, first + latency + len(beats)))
-    # Code point k + 1 moves up (and k + 2 goes in) when the last unit of k goes to the slot.
-    units = [1 if cp < 0x10000 else 2 for cp in codepoints]
+    # A code point goes in every cycle but the one after a supplementary code point reaches the
+    # output slot (its trail goes out then): code point k goes in with code point k - d to the
+    # slot, d = LATENCY - 1 stages ahead.
+    depth = latency - 1
+    extra = [int(cp >= 0x10000) for cp in codepoints]
     assert [cycle - first for cycle in run.in_cycles] == \
-        [0] + [1 + sum(units[:index]) for index in range(len(codepoints) - 1)]
+        [index + sum(extra[:max(0, index - depth)]) for index in range(len(codepoints))]
 
 
 @pytest.mark.slow
