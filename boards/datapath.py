@@ -39,6 +39,7 @@ __all__ = ["Datapath"]
 
 N_ERRORS = len(ErrorKind) - 1      # every kind but NONE
 
+
 def _default_decoder():
     from utf8_gateware.hdl.decoder import Utf8Decoder
     return Utf8Decoder(errors="replace")

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from amaranth.hdl import Array, Assert, Cat, Const, Elaboratable, Module, Mux, Signal, Value
 from amaranth.lib import data
 
-from utf8_gateware.hdl.decoder_lane import (CLASSIFIER, Stage, _lead_code_terms, stage_a,
+from utf8_gateware.hdl.decoder_lane import (CLASSIFIER, Stage, lead_code_terms, stage_a,
                                             stage_b, stage_c, stage_d, stage_e)
 from utf8_gateware.hdl.layouts import CodepointLayout
 from utf8_gateware.hdl.utf8_grammar import LEADS
@@ -127,7 +127,7 @@ def prefix_well_formed(k, buf):
 def _histories(k, buf):
     """The history registers' values with the prefix ``k``, ``buf`` pending."""
     prev = Mux(k == 1, buf[0], 0)
-    terms = _lead_code_terms(SimpleNamespace(p=CLASSIFIER.values(prev)))
+    terms = lead_code_terms(SimpleNamespace(p=CLASSIFIER.values(prev)))
     histories = {f"bh_{field}": value for field, value in terms.items()}
     histories["ch_sb4"] = (k == 2) & _in_leads(buf[0], 4)
     histories.update(dh_pend=k != 0, dh_sc=k == 3, dh_anyc=k >= 2,

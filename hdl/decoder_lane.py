@@ -229,7 +229,7 @@ class Stage:
         return self.lanes[-1].nv
 
 
-def _control(pipe, name, prev):
+def lane_control(pipe, name, prev):
     """The control registers of a stage, from the stage before (``prev``)."""
     n = len(prev)
     lanes = [SimpleNamespace(nv=pipe.control(f"{name}{k}_nv", lane.nv)) for k, lane in
@@ -240,7 +240,7 @@ def _control(pipe, name, prev):
     return Stage(lanes, beat_vl, prev.tables)
 
 
-def _neighbours(pipe, name, stage, parts, combine, group=None):
+def lane_neighbours(pipe, name, stage, parts, combine, group=None):
     """For each lane, the facts of the byte before it: ``combine(parts)``, where ``parts`` are
     registers of the byte (a dict per lane) and ``combine`` makes the facts from them (a dict of
     Values).
@@ -274,13 +274,13 @@ def _neighbours(pipe, name, stage, parts, combine, group=None):
 # -------------------------------------------------------------------------------------------------
 # The stages
 
-def _lookup(index, table):
+def table_lookup(index, table):
     """``table[index]`` for a Python list of bits ``table``, as a lookup table of the index's
     bits (a comparison would become a carry chain, a chain of equalities a deeper tree)."""
-    return _mux_tree(index, [Const(bit, 1) for bit in table])
+    return mux_tree(index, [Const(bit, 1) for bit in table])
 
 
-def _mux_tree(index, values):
+def mux_tree(index, values):
     """``values[index]`` as a tree of 2:1 multiplexers on the bits of ``index``, most
     significant first (``len(values)`` a power of two). A tree rather than ``Array``: Yosys
     writes an indexed ``Array`` as a ``casez`` with overlapping patterns, which Verilog linters
@@ -289,7 +289,7 @@ def _mux_tree(index, values):
         return values[0]
     half = len(values) // 2
     top = Value.cast(index)[half.bit_length() - 1]
-    return Mux(top, _mux_tree(index, values[half:]), _mux_tree(index, values[:half]))
+    return Mux(top, mux_tree(index, values[half:]), mux_tree(index, values[:half]))
 
 
 def stage_align(pipe, payload, valid, lanes, tables=UTF8_TABLES):
@@ -311,7 +311,7 @@ def stage_align(pipe, payload, valid, lanes, tables=UTF8_TABLES):
     bits = (lanes - 1).bit_length()
     shift = Cat(*(payload.count[i] ^ any_of(payload.count[j] for j in range(i))
                   for i in range(bits)))
-    nv = [~valid | ~_lookup(payload.count, [int(value > lanes - 1 - k)
+    nv = [~valid | ~table_lookup(payload.count, [int(value > lanes - 1 - k)
                                            for value in range(1 << width)])
           for k in range(lanes)]
     data = [payload.data[8 * k:8 * k + 8] for k in range(lanes)]
@@ -328,7 +328,7 @@ def stage_align(pipe, payload, valid, lanes, tables=UTF8_TABLES):
             # over many lanes).
             sources = [data[k - done * r] if k - done * r >= 0 else data[k % done]
                        for r in range(radix)]
-            regs.append(pipe.data(f"l{step}_{k}_d", _mux_tree(digit, sources), 8))
+            regs.append(pipe.data(f"l{step}_{k}_d", mux_tree(digit, sources), 8))
         data = regs
         nv = [pipe.control(f"l{step}_{k}_nv", flag) for k, flag in enumerate(nv)]
         beat_vl = pipe.control(f"l{step}_vl", beat_vl)
@@ -342,7 +342,7 @@ def stage_align(pipe, payload, valid, lanes, tables=UTF8_TABLES):
 
 def stage_a(pipe, aligned, data):
     """Stage ``A``: per lane the byte's data and nibble predicates (from the aligned beat)."""
-    stage = _control(pipe, "a", aligned)
+    stage = lane_control(pipe, "a", aligned)
     tables = stage.tables
     for k, (lane, byte) in enumerate(zip(stage.lanes, data)):
         lane.d = pipe.data(f"a{k}_d", byte[0:7], 7)
@@ -351,14 +351,14 @@ def stage_a(pipe, aligned, data):
             # With 2 or 4 lanes also the terms of the lead codes (two LUT levels from the
             # aligned byte, a register of its own), which the next lane and the history use:
             # stage B then chooses between two lanes' codes in the LUTs that use them.
-            terms = _lead_code_terms(SimpleNamespace(p=tables.classifier.values(byte)),
+            terms = lead_code_terms(SimpleNamespace(p=tables.classifier.values(byte)),
                                      tables)
             lane.terms = {field: pipe.data(f"a{k}_{field}", value)
                           for field, value in terms.items()}
     return stage
 
 
-def _lead_code_terms(lane, tables=UTF8_TABLES):
+def lead_code_terms(lane, tables=UTF8_TABLES):
     """The rectangles of the byte's lead code bits (see
     :func:`~utf8_gateware.hdl.utf8_grammar.lead_codes`), from its nibble predicates:
     ``{"code{length}_{bit}_{term}": Value}``; a code bit is the OR of its terms. (The history
@@ -372,8 +372,8 @@ def _lead_code_terms(lane, tables=UTF8_TABLES):
     return terms
 
 
-def _lead_code(terms, length, tables):
-    """Lead code ``length`` from the terms of :func:`_lead_code_terms` (of a lane or a
+def lane_lead_code(terms, length, tables):
+    """Lead code ``length`` from the terms of :func:`lead_code_terms` (of a lane or a
     history), or from codes already made (``{"code{length}": Value}``)."""
     if f"code{length}" in terms:
         return terms[f"code{length}"]
@@ -419,17 +419,17 @@ def stage_b(pipe, a):
     tables = a.tables
     if len(a) == 1:
         parts = [{f"p{i}": reg for i, reg in enumerate(a.lanes[0].p)}]
-        prevs = _neighbours(pipe, "bh", a, parts, lambda parts: _lead_code_terms(
+        prevs = lane_neighbours(pipe, "bh", a, parts, lambda parts: lead_code_terms(
             SimpleNamespace(p=[parts[f"p{i}"] for i in range(len(parts))]), tables))
         return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
     if not split_neighbours(len(a)):
-        prevs = _neighbours(pipe, "bh", a, [lane.terms for lane in a.lanes], dict)
+        prevs = lane_neighbours(pipe, "bh", a, [lane.terms for lane in a.lanes], dict)
         return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
     b1 = _class(pipe, "b1", a)
     for k, (lane, regs) in enumerate(zip(a.lanes, b1.lanes)):
-        codes = _lead_code_terms(lane, tables)
+        codes = lead_code_terms(lane, tables)
         regs.codes = {f"code{length}": pipe.data(f"b1{k}_code{length}",
-                                                 _lead_code(codes, length, tables),
+                                                 lane_lead_code(codes, length, tables),
                                                  tables.code_width(length))
                       for length in (2, 3, 4)}
         regs.q = pipe.data(f"b1{k}_q", Cat(tables.classifier.member(lane.p, "q0"),
@@ -455,14 +455,14 @@ def _pass(pipe, name, lane, regs, data=True):
 def _neighbour_stage(pipe, name, history, stage, fields, parts):
     """With several lanes, a stage of its own (named ``name``) that registers for each lane the
     previous byte's facts ``parts`` (per lane a dict of Values: lane k-1's, or for the first
-    valid lane those of the history named ``history``; see :func:`_neighbours`) as ``prev``, a
+    valid lane those of the history named ``history``; see :func:`lane_neighbours`) as ``prev``, a
     2:1 multiplexer each, and passes on the lane's ``fields`` (``{field: shape}``) unchanged.
 
     The stage that uses ``prev`` then combines it with the byte's own facts in one LUT level,
     and the history fans out to one multiplexer per lane instead of to every LUT that uses it.
     """
-    prevs = _neighbours(pipe, history, stage, parts, dict)
-    out = _control(pipe, name, stage)
+    prevs = lane_neighbours(pipe, history, stage, parts, dict)
+    out = lane_control(pipe, name, stage)
     for k, (lane, prev, regs) in enumerate(zip(stage.lanes, prevs, out.lanes)):
         for field, shape in fields.items():
             setattr(regs, field, pipe.data(f"{name}{k}_{field}", getattr(lane, field), shape))
@@ -475,7 +475,7 @@ def _class(pipe, name, a, data=True):
     """The stage (named ``name``) of the byte's class, from stage ``A``: per lane ``asc``,
     ``cont``, ``lead2``, ``lead34``, ``startkind``, ``d`` (unless not ``data``: then ``d_a``,
     stage ``A``'s), and ``p`` (stage ``A``'s predicates, for the stage's own use)."""
-    stage = _control(pipe, name, a)
+    stage = lane_control(pipe, name, a)
     tables = a.tables
     for k, (lane, regs) in enumerate(zip(a.lanes, stage.lanes)):
         member = lambda set_name: tables.classifier.member(lane.p, set_name)
@@ -491,14 +491,14 @@ def _class(pipe, name, a, data=True):
 def _second_byte(pipe, name, stage, prevs):
     """Whether each lane's byte is an allowed second byte of the lead before it (``ok2_{length}``)
     or a range error of that lead (``rerr{length}``, ``rclass{length}``): from the previous
-    byte's lead codes (``prevs``: per lane a dict of terms or codes, see :func:`_lead_code`) and
+    byte's lead codes (``prevs``: per lane a dict of terms or codes, see :func:`lane_lead_code`) and
     the byte's continuation code (``q``, or its predicates ``p``).
 
     Without the neighbour stages ``stage`` is the class stage itself, which this completes (and
     returns); with them, ``stage`` is ``B2`` and this makes the stage ``name`` after it, with
     the class facts passed on."""
     one = not split_neighbours(len(stage))
-    out_stage = stage if one else _control(pipe, name, stage)
+    out_stage = stage if one else lane_control(pipe, name, stage)
     tables = stage.tables
     for k, (lane, prev, out) in enumerate(zip(stage.lanes, prevs, out_stage.lanes)):
         if one:
@@ -508,7 +508,7 @@ def _second_byte(pipe, name, stage, prevs):
             q = lane.q
             _pass(pipe, f"{name}{k}", lane, out)
         for length in (2, 3, 4):
-            code = _lead_code(prev, length, tables)
+            code = lane_lead_code(prev, length, tables)
             table = tables.grammar.second_byte_table(length)
             allowed = any_of((code == c) & (q == qv)
                              for (c, qv), (ok, _) in table.items() if ok)
@@ -532,12 +532,12 @@ def _second_byte(pipe, name, stage, prevs):
 
 def stage_c(pipe, b, surrogateescape):
     """Stage ``C``: the prefix pending after the byte."""
-    stage = _control(pipe, "c", b)
+    stage = lane_control(pipe, "c", b)
     lanes = stage.lanes
     tables = b.tables
     # (From SPLIT_LANES lanes on, one copy of the history per RECENT_GROUP lanes: it feeds
     # several LUTs of every lane.)
-    prevs = _neighbours(pipe, "ch", b, [{"sb4": lane.ok2_4} for lane in b.lanes], dict,
+    prevs = lane_neighbours(pipe, "ch", b, [{"sb4": lane.ok2_4} for lane in b.lanes], dict,
                         RECENT_GROUP if split_neighbours(len(b)) else None)
     for k, (lane, prev, regs) in enumerate(zip(b.lanes, prevs, lanes)):
         sc = prev["sb4"] & lane.cont        # the third byte of a four-byte prefix
@@ -572,7 +572,7 @@ def stage_c(pipe, b, surrogateescape):
 def stage_d(pipe, c, surrogateescape):
     """Stage ``D``: what the byte does to the prefix pending before it; the burst."""
     if not split_neighbours(len(c)):
-        prevs = _neighbours(pipe, "dh", c,
+        prevs = lane_neighbours(pipe, "dh", c,
                             [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc,
                               "need1": lane.need1} for lane in c.lanes],
                             lambda parts: {"pend": parts["pend0"] | parts["sc"],
@@ -588,7 +588,7 @@ def stage_d(pipe, c, surrogateescape):
                              [{"pend": lane.pend0 | lane.sc, "sc": lane.sc, "anyc": lane.anyc,
                                "need1": lane.need1} for lane in c.lanes])
         prevs = [lane.prev for lane in c.lanes]
-    stage = _control(pipe, "d", c)
+    stage = lane_control(pipe, "d", c)
     lanes = stage.lanes
     for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, lanes)):
         completes = prev["need1"] & lane.cont       # a sequence of 3 or 4 bytes
@@ -664,9 +664,9 @@ def _window(sources, k, lanes, history, update=False):
         own = lanes[k - i][:width] if k - i >= 0 else entries[i - 1]
         if update:
             leaves = [own, *(own if m == i - 1 else entry for m, entry in enumerate(entries))]
-            out.append(keep(source != i, _mux_tree(source, leaves), entries[i - 1]))
+            out.append(keep(source != i, mux_tree(source, leaves), entries[i - 1]))
         else:
-            out.append(_mux_tree(source, [own, *entries]))
+            out.append(mux_tree(source, [own, *entries]))
     return out
 
 
@@ -702,7 +702,7 @@ def stage_e(pipe, d, surrogateescape):
     latest valid bytes up to and including the beat (latest first).
     """
     count = len(d)
-    stage = _control(pipe, "e", d)
+    stage = lane_control(pipe, "e", d)
     lanes = stage.lanes
     wide = 7 if surrogateescape else 6       # bits of the bytes before a byte that are used
     # `recent`: the latest valid bytes up to the beat in E (with one lane, four: the byte itself

@@ -6,7 +6,7 @@ from .component import PolicyStage
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, CodepointLayout
 from .pipeline import keep
-from .utf8_shift_encoder import _Copies, _signals, _stage
+from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
 __all__ = ["UTF16_DECODE_ERRORS", "Utf16Decoder"]
@@ -74,15 +74,15 @@ class Utf16Decoder(PolicyStage):
     def elaborate(self, platform):
         m = Module()
         o = self.o
-        s = _signals("s", "valid", "last", cp=21, error=3)
-        k = _signals("k", "valid", "last", cp=21, error=3)
+        s = stage_signals("s", "valid", "last", cp=21, error=3)
+        k = stage_signals("k", "valid", "last", cp=21, error=3)
         # `adv` (a flip-flop, and `i.ready`) falls for the cycle after the sink refused a valid
         # slot; it rises while the skid register is empty (the sink may wait for `valid`).
-        adv = _Copies(m, "adv", lambda own: o.ready | ~Mux(own, s.valid, k.valid))
+        adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, s.valid, k.valid))
         m.d.comb += self.i.ready.eq(adv.new())
-        x = _stage(adv, "x", self._pieces())
-        y = _stage(adv, "y", self._flags(x))
-        h = _signals("h", "valid", "wait", "last", alone=16, lead=11, kind=3)
+        x = shift_stage(adv, "x", self._pieces())
+        y = shift_stage(adv, "y", self._flags(x))
+        h = stage_signals("h", "valid", "wait", "last", alone=16, lead=11, kind=3)
         # H shifts but while it holds a lead that waits and Y is a bubble; Y ends a held lead's
         # output (`y.vends`: a trail, or with replace a TRUNCATED beat) and is consumed.
         shift = ~h.wait | y.valid

@@ -6,7 +6,7 @@ from .component import PolicyStage
 from .error_kind import ErrorKind
 from .layouts import CarriedUnitLayout, CodeUnitLayout, UnitLayout
 from .pipeline import keep
-from .utf8_shift_encoder import _Copies, _signals, _stage
+from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
 __all__ = ["UTF16_ENCODE_ERRORS", "Utf16Encoder", "plane_minus_one"]
@@ -100,19 +100,19 @@ class Utf16Encoder(PolicyStage):
     def elaborate(self, platform):
         m = Module()
         o = self.o
-        b = _signals("b", "valid", "n2", "last", "qlast", s=16, q=10, error=3)
+        b = stage_signals("b", "valid", "n2", "last", "qlast", s=16, q=10, error=3)
         a3_n2 = Signal(name="a3_n2")    # A3 holds a supplementary code point (two units)
-        k = _signals("k", "valid", "last", unit=16, error=3)
+        k = stage_signals("k", "valid", "last", unit=16, error=3)
         # `adv` falls for the cycle after the sink refused a valid slot (and rises while the
         # skid register is empty: at the start, the sink may wait for `valid`); `take` is low
         # for the cycle after B took a supplementary code point (its trail goes out next).
-        adv = _Copies(m, "adv", lambda own: o.ready | ~Mux(own, b.valid, k.valid))
-        take = _Copies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & a3_n2),
+        adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, b.valid, k.valid))
+        take = EnableCopies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & a3_n2),
                        enable=adv.first)
         m.d.comb += self.i.ready.eq(take.new())
-        a1 = _stage(take, "a1", self._pieces())
-        a2 = _stage(take, "a2", self._flags(a1))
-        a3 = _stage(take, "a3", self._character(a2), n2=a3_n2)
+        a1 = shift_stage(take, "a1", self._pieces())
+        a2 = shift_stage(take, "a2", self._flags(a1))
+        a3 = shift_stage(take, "a3", self._character(a2), n2=a3_n2)
         t = [take.new() for _ in range(3)]
         adv.load([
             (b.valid, keep(t[0], a3.valid, b.n2)),

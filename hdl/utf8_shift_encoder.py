@@ -112,17 +112,17 @@ class Utf8ShiftEncoder(CheckedComponent):
         b_r01 = Signal(init=1, name="b_r01")
         # `adv` falls for the cycle after the sink refused a valid slot; `take` is set for the
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
-        adv = _Copies(m, "adv", lambda own: o.ready | (own & ~b_valid))
-        take = _Copies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
+        adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid))
+        take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
         i = self.i
         pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint)
         if self._encoding == "utf-8-sig":
             pieces = self._mark_state(m, take, pieces)
         else:
             m.d.comb += i.ready.eq(take.new())
-        a1 = _stage(take, "a1", pieces)
-        a2 = _stage(take, "a2", class_flags(a1, self._errors))
-        a3 = _stage(take, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
+        a1 = shift_stage(take, "a1", pieces)
+        a2 = shift_stage(take, "a2", class_flags(a1, self._errors))
+        a3 = shift_stage(take, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
         return m
 
@@ -160,7 +160,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         p1, p2 = a3.p1, a3.p2           # an error with strict is one beat: no payloads
         if self._errors not in _MARKERS:
             p1, p2 = p1 | a3.errq.replicate(6), keep(a3.errq, Const(0x3D, 6), p2)    # BF BD
-        b = _signals("b", "last", s=8, q1=6, q2=6, q3=6, error=2)
+        b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=2)
         b.rem = Signal(4, init=1, name="b_rem")
         t0, t1, t2 = take.new(), take.new(), take.new()
         adv.load([
@@ -177,7 +177,7 @@ class Utf8ShiftEncoder(CheckedComponent):
             (b.q2, keep(t2, p2, b.q3)),
             (b.q3, a3.p3),
         ])
-        k = _signals("k", "valid", "last", data=8, error=2)
+        k = stage_signals("k", "valid", "last", data=8, error=2)
         b_last = b.rem[0] & b.last
         adv.load([(k.valid, b_valid), (k.data, b.s), (k.error, b.error), (k.last, b_last)])
         slot, o = adv.first, self.o
@@ -270,7 +270,7 @@ def character(a2, errors):
 SHIFT_CE_FANOUT = 24
 
 
-class _Copies:
+class EnableCopies:
     """A control flip-flop in copies (``name``, ``name_ce1``, ...), each computed by
     ``next(own value)`` (which keeps synthesis from merging them) and loaded when ``enable``
     (a flip-flop) is high. All start at 0 (the iCE40's power-up state: a flip-flop that drives
@@ -313,7 +313,7 @@ class _Stage:
     """The registers of one stage, as attributes."""
 
 
-def _stage(take, stage, values, ones=(), **given):
+def shift_stage(take, stage, values, ones=(), **given):
     """The registers ``{stage}_{name}`` of ``values`` (``{name: value}``; ``given``: registers
     made by the caller; ``ones``: those that start at 1), loaded when ``take``; returns them
     as a :class:`_Stage`."""
@@ -329,7 +329,7 @@ def _stage(take, stage, values, ones=(), **given):
     return regs
 
 
-def _signals(stage, *flags, **fields):
+def stage_signals(stage, *flags, **fields):
     """A :class:`_Stage` of one-bit registers ``flags`` and registers ``fields``
     (``name=width``), each named ``{stage}_{name}``."""
     regs = _Stage()

@@ -8,7 +8,7 @@ from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .decoder import check_lanes
-from .decoder_lane import (_control, _mux_tree, _neighbours, kind_of, lane_stages, stage_a,
+from .decoder_lane import (lane_control, mux_tree, lane_neighbours, kind_of, lane_stages, stage_a,
                            stage_align, stage_b, stage_c)
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, byte_beat_layout
@@ -53,12 +53,12 @@ def stage_errors(pipe, c):
     lead covers; ``trunc``: a prefix cut short by ``last``) and how far back its first byte is
     (``oback``: 0, or 0..2 for a cut prefix the byte belongs to); ``byte`` (the lane holds one).
     """
-    prev, = _neighbours(pipe, "vh", c,
+    prev, = lane_neighbours(pipe, "vh", c,
                         [{"pend0": lane.pend0, "sc": lane.sc, "anyc": lane.anyc}
                          for lane in c.lanes],
                         lambda parts: {"pend": parts["pend0"] | parts["sc"],
                                        "sc": parts["sc"], "anyc": parts["anyc"]})
-    stage = _control(pipe, "v", c)
+    stage = lane_control(pipe, "v", c)
     lane, regs = c.lanes[0], stage.lanes[0]
     nv = lane.nv
     trunc = lane.vl & (lane.pend0 | lane.sc)
@@ -98,7 +98,7 @@ def _constant_of(index, values):
     """``values[index]`` (a list of integers, as long as ``index`` has values) as a lookup table
     per bit (an addition of a constant would become a carry chain)."""
     width = max(max(values).bit_length(), 1)
-    return Cat(*(_mux_tree(index, [Const(value >> bit & 1, 1) for value in values])
+    return Cat(*(mux_tree(index, [Const(value >> bit & 1, 1) for value in values])
                  for bit in range(width)))
 
 

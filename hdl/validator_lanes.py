@@ -40,7 +40,7 @@ from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Mux, Value
 
-from .decoder_lane import (CLASSIFIER, UTF8_TABLES, _lead_code, _lead_code_terms, _lookup,
+from .decoder_lane import (CLASSIFIER, UTF8_TABLES, lane_lead_code, lead_code_terms, table_lookup,
                            kind_of)
 from .error_kind import ErrorKind
 from .pipeline import any_of
@@ -173,7 +173,7 @@ def stage_a(pipe, payload, valid, lanes):
     count = payload.count
     width = len(count)
     a = Beat([SimpleNamespace(
-                 nv=pipe.control(f"a{k}_nv", ~valid | ~_lookup(
+                 nv=pipe.control(f"a{k}_nv", ~valid | ~table_lookup(
                      count, [int(value > k) for value in range(1 << width)])),
                  p=CLASSIFIER.registers(pipe, f"a{k}", payload.data[8 * k:8 * k + 8]))
               for k in range(lanes)],
@@ -189,13 +189,13 @@ def stage_b1(pipe, a):
     tables, b = UTF8_TABLES, mark_latest(pipe, "b1", a, next_beat(pipe, "b1", a))
     for k, (lane, regs) in enumerate(zip(a.lanes, b.lanes)):
         member = lambda set_name: CLASSIFIER.member(lane.p, set_name)
-        terms = _lead_code_terms(lane, tables)
+        terms = lead_code_terms(lane, tables)
         regs.lead = pipe.data(f"b1{k}_lead", member("lead2") | member("lead34"))
         regs.q = pipe.data(f"b1{k}_q", Cat(member("q0"), member("q1")), 2)
         regs.startkind = pipe.data(f"b1{k}_startkind", any_of(
             Mux(member(set_name), START_KINDS.index(kind), 0)
             for set_name, kind in tables.start_error_sets), code_width(START_KINDS))
-        codes = {f"code{length}": _lead_code(terms, length, tables) for length in (2, 3, 4)}
+        codes = {f"code{length}": lane_lead_code(terms, length, tables) for length in (2, 3, 4)}
         regs.codes = {length: pipe.data(f"b1{k}_code{length}", codes[f"code{length}"],
                                         tables.code_width(length))
                       for length in (2, 3, 4)}
