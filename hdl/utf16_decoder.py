@@ -102,14 +102,8 @@ class Utf16Decoder(PolicyStage):
                            keep(merged, Const(ErrorKind.TRUNCATED, 3), h.kind))),
             (s.last, keep(h.wait & y.vends, y.last, h.last)),
         ])
-        adv.load([(k.valid, s.valid), (k.cp, s.cp), (k.error, s.error), (k.last, s.last)])
-        slot = adv.first
-        m.d.comb += [
-            o.valid.eq(Mux(slot, s.valid, k.valid)),
-            o.p.codepoint.eq(Mux(slot, s.cp, k.cp)),
-            o.p.error.eq(Mux(slot, s.error, k.error)),
-            o.p.last.eq(Mux(slot, s.last, k.last)),
-        ]
+        adv.drive([(o.valid, s.valid, k.valid), (o.p.codepoint, s.cp, k.cp),
+                   (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)])
         return m
 
     def _pieces(self):

@@ -124,14 +124,8 @@ class Utf16Encoder(PolicyStage):
             (b.s[10:], keep(t[1], a3.first[10:], Const(0b110111, 6))),   # a trail's top bits
             (b.q, keep(t[2], a3.trail, b.q)),
         ])
-        adv.load([(k.valid, b.valid), (k.unit, b.s), (k.error, b.error), (k.last, b.last)])
-        slot = adv.first
-        m.d.comb += [
-            o.valid.eq(Mux(slot, b.valid, k.valid)),
-            o.p.unit.eq(Mux(slot, b.s, k.unit)),
-            o.p.error.eq(Mux(slot, b.error, k.error)),
-            o.p.last.eq(Mux(slot, b.last, k.last)),
-        ]
+        adv.drive([(o.valid, b.valid, k.valid), (o.p.unit, b.s, k.unit),
+                   (o.p.error, b.error, k.error), (o.p.last, b.last, k.last)])
         return m
 
     def _pieces(self):

@@ -179,14 +179,9 @@ class Utf8ShiftEncoder(CheckedComponent):
         ])
         k = stage_signals("k", "valid", "last", data=8, error=2)
         b_last = b.rem[0] & b.last
-        adv.load([(k.valid, b_valid), (k.data, b.s), (k.error, b.error), (k.last, b_last)])
-        slot, o = adv.first, self.o
-        m.d.comb += [
-            o.valid.eq(Mux(slot, b_valid, k.valid)),
-            o.p.data.eq(Mux(slot, b.s, k.data)),
-            o.p.error.eq(Cat(Mux(slot, b.error, k.error), 0)),
-            o.p.last.eq(Mux(slot, b_last, k.last)),
-        ]
+        o = self.o
+        adv.drive([(o.valid, b_valid, k.valid), (o.p.data, b.s, k.data),
+                   (o.p.error, b.error, k.error), (o.p.last, b_last, k.last)])
 
 
 def unit_pieces(valid, last, u):
@@ -307,6 +302,14 @@ class EnableCopies:
                 with self.m.If(self.copy):
                     self.m.d.sync += register[bit].eq(value[bit])
                 self.room -= 1
+
+    def drive(self, outputs):
+        """The output port behind a skid register: each ``(output, slot, skid)``, ``skid`` takes
+        ``slot`` in the cycles in which the first copy is high, and ``output`` is ``slot`` then
+        (a fresh output) and ``skid`` otherwise (the output the sink refused): one 2:1
+        multiplexer of flip-flops."""
+        self.load([(skid, slot) for _, slot, skid in outputs])
+        self.m.d.comb += [output.eq(Mux(self.first, slot, skid)) for output, slot, skid in outputs]
 
 
 class _Stage:
