@@ -1,11 +1,13 @@
 """The ``utf-16`` encoder's mark: the code unit U+FEFF written before every message."""
 
-from amaranth.hdl import Cat, Module, Mux
+from amaranth.hdl import Const, Module, Mux, Signal
 
 from .component import StreamStage
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout
-from .pipeline import Pipeline
+from .pipeline import keep
+from .utf16_units import drive_units
+from .utf8_shift_encoder import EnableCopies, stage_signals
 
 
 __all__ = ["BYTE_ORDER_MARK", "Utf16BomWriter"]
@@ -40,8 +42,11 @@ class Utf16BomWriter(StreamStage):
     A beat is valid on ``o`` :attr:`LATENCY` = 1 cycle after its transfer (the output slot).
     One beat per cycle; the mark is written in the cycle after the first beat of a message is
     offered, while ``i.ready`` stays low, then the message's beats follow with no idle cycle.
-    ``i.ready`` is one LUT of flip-flops; ``o.valid`` and ``o.payload`` one LUT (output slot or
-    skid register) of flip-flops. LUT depth: one level.
+    Every register is loaded when ``adv`` (a flip-flop in copies, low for the cycle after the
+    sink refused a beat). ``i.ready`` is one LUT of two flip-flops (``adv`` and ``passing``,
+    set while the message's beats pass); LUT depth: one (every register bit is one LUT of at
+    most four flip-flops; ``o`` is a 2:1 multiplexer of slot and skid register; nothing depends
+    on ``o.ready`` in the same cycle but ``adv``).
     """
 
     #: Cycles from the transfer of a beat to its being valid on ``o``.
@@ -51,17 +56,18 @@ class Utf16BomWriter(StreamStage):
 
     def elaborate(self, platform):
         m = Module()
-        pipe = Pipeline(m, flush_steps=1)
-        # `passing`: the message's beats pass (clear: its mark goes next).
-        passing = pipe.register("passing")
-        m.d.comb += self.i.ready.eq(pipe.adv & passing & ~pipe.flushing)
-        p = self.i.p
-        offered = self.i.valid
-        with m.If(pipe.enable()):
-            m.d.sync += passing.eq(Mux(offered, ~(passing & p.last), passing) & ~pipe.flushing)
-        s_valid = pipe.fact("s_valid", offered, pipe.flushing)
-        s_unit  = pipe.data("s_unit", Mux(passing, p.unit, BYTE_ORDER_MARK), 16)
-        s_error = pipe.data("s_error", Mux(passing, p.error, ErrorKind.NONE), ErrorKind)
-        s_last  = pipe.data("s_last", passing & p.last)
-        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_error, s_last))
+        s, k = (stage_signals(stage, "valid", "last", unit=16, error=3) for stage in "sk")
+        adv = EnableCopies(m, "adv", lambda own: self.o.ready | ~Mux(own, s.valid, k.valid))
+        passing = Signal(name="passing")    # the message's beats pass (clear: its mark next)
+        m.d.comb += self.i.ready.eq(adv.new() & passing)
+        p, offered = self.i.p, self.i.valid
+        adv.load([
+            (passing, keep(offered, ~(passing & p.last), passing)),
+            (s.valid, offered),
+            # (`keep`, not `Mux`: a constant under a condition would be a set/reset)
+            (s.unit, keep(passing, p.unit, Const(BYTE_ORDER_MARK, 16))),
+            (s.error, keep(passing, p.error.as_value(), Const(ErrorKind.NONE, 3))),
+            (s.last, passing & p.last),
+        ])
+        drive_units(self.o, adv, s, k)
         return m
