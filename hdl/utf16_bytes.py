@@ -32,6 +32,8 @@ class Utf16Bytes(ByteOrderStage):
     Stages, each loaded under a clock enable that is a flip-flop (as in
     :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder`)::
 
+        A0  the input beat as it is (each input bit goes to one flip-flop and nothing else:
+            after another core's output multiplexer, one LUT level still)
         A1  the unit, and pieces of it: ``vok`` (valid, no error), ``z0``..``z3`` (a nibble
             of the unit is zero)
         A2  the unit, ``y1`` and ``y2`` (two bytes: ``y1 | y2``), ``lz`` (``last`` unless
@@ -40,9 +42,9 @@ class Utf16Bytes(ByteOrderStage):
             that is not a marker beat), the first byte's ``last``
         B   the output slot and the second byte behind it; K the skid register
 
-    A1..A3 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low
+    A0..A3 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low
     for the cycle after B took a unit of two bytes (its second byte moves up then) and after
-    the sink refused a byte. The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 4
+    the sink refused a byte. The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 5
     cycles after its transfer. One byte per cycle with no idle cycle while the source has a
     unit and the sink is ready: a unit is taken every second cycle, a marker beat in one; a
     refusal costs one idle cycle more, never a byte. LUT depth: one (every register bit is one
@@ -51,7 +53,7 @@ class Utf16Bytes(ByteOrderStage):
     """
 
     #: Cycles from the transfer of a unit to its first byte being valid on ``o``.
-    LATENCY = 4
+    LATENCY = 5
 
     #: Payload layouts of ``i`` and ``o``.
     LAYOUTS = (CodeUnitLayout, EncodedByteLayout)
@@ -69,7 +71,10 @@ class Utf16Bytes(ByteOrderStage):
         take = EnableCopies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & a3_n2),
                             enable=adv.first)
         m.d.comb += self.i.ready.eq(take.new())
-        a1 = shift_stage(take, "a1", self._pieces())
+        i = self.i
+        a0 = shift_stage(take, "a0", {"valid": i.valid, "last": i.p.last, "unit": i.p.unit,
+                                      "error": i.p.error.as_value()})
+        a1 = shift_stage(take, "a1", self._pieces(a0))
         a2 = shift_stage(take, "a2", self._flags(a1))
         a3 = shift_stage(take, "a3", {
             "valid": a2.valid, "last": a2.last, "error": a2.error, "n2": a2.y1 | a2.y2,
@@ -90,13 +95,14 @@ class Utf16Bytes(ByteOrderStage):
                    (o.p.error, b.error, k.error), (o.p.last, b.last, k.last)])
         return m
 
-    def _pieces(self):
-        """A1, the input unit, and ``vok`` (a valid beat without error: two bytes) and ``z0``..
-        ``z3`` (unit[4n + 3:4n] zero), each a function of at most four input bits."""
-        i, u = self.i, self.i.p.unit
+    @staticmethod
+    def _pieces(a0):
+        """A1, from A0: the unit, and ``vok`` (a valid beat without error: two bytes) and
+        ``z0``..``z3`` (unit[4n + 3:4n] zero), each a function of at most four bits."""
+        u = a0.unit
         return {
-            "valid": i.valid, "last": i.p.last, "unit": u, "error": i.p.error.as_value(),
-            "vok": i.valid & (i.p.error == ErrorKind.NONE),
+            "valid": a0.valid, "last": a0.last, "unit": u, "error": a0.error,
+            "vok": a0.valid & (a0.error == ErrorKind.NONE),
             **{f"z{n}": u[4 * n:4 * n + 4] == 0 for n in range(4)},
         }
 
