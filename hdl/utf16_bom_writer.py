@@ -3,11 +3,10 @@
 from amaranth.hdl import Const, Module, Mux, Signal
 
 from .component import StreamStage
-from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout
 from .pipeline import keep
 from .utf16_units import drive_units
-from .utf8_shift_encoder import EnableCopies, stage_signals
+from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
 __all__ = ["BYTE_ORDER_MARK", "Utf16BomWriter"]
@@ -39,35 +38,57 @@ class Utf16BomWriter(StreamStage):
 
     Latency and throughput
     ----------------------
-    A beat is valid on ``o`` :attr:`LATENCY` = 1 cycle after its transfer (the output slot).
-    One beat per cycle; the mark is written in the cycle after the first beat of a message is
-    offered, while ``i.ready`` stays low, then the message's beats follow with no idle cycle.
-    Every register is loaded when ``adv`` (a flip-flop in copies, low for the cycle after the
-    sink refused a beat). ``i.ready`` is one LUT of two flip-flops (``adv`` and ``passing``,
-    set while the message's beats pass); LUT depth: one (every register bit is one LUT of at
-    most four flip-flops; ``o`` is a 2:1 multiplexer of slot and skid register; nothing depends
-    on ``o.ready`` in the same cycle but ``adv``).
+    Stages, each loaded under a clock enable that is a flip-flop (as in
+    :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`)::
+
+        A0  the input beat as it is (each input bit goes to one flip-flop and nothing else:
+            after the encoder's output multiplexer, one LUT level still), and ``opens``: the
+            latest valid beat before it ended a message (its beat opens one)
+        B   the output slot (the mark, or A0's beat) and the beat behind the mark; K the skid
+            register
+
+    A0 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low for
+    the cycle after B took a message's first beat (it goes out after the mark) and after the
+    sink refused a beat. A beat is valid on ``o`` 2 cycles after its transfer, or 3 behind a
+    mark (and a message's first beat a cycle after its mark, which is 2 or 3 cycles after the
+    beat's transfer: :attr:`LATENCY` = 3 at most). One beat per cycle with no idle cycle while
+    the source has a beat and the sink is ready: the input waits a cycle per message; a refusal
+    costs one idle cycle more (and so does a cycle without a beat after a message's end). LUT depth: one (every register bit is
+    one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of slot and skid register;
+    nothing depends on ``o.ready`` in the same cycle but ``adv`` and ``take``).
     """
 
-    #: Cycles from the transfer of a beat to its being valid on ``o``.
-    LATENCY = 1
+    #: Cycles from the transfer of a beat to its being valid on ``o``, at most (a message's
+    #: first beat: to its mark).
+    LATENCY = 3
 
     LAYOUTS = (CodeUnitLayout, CodeUnitLayout)
 
     def elaborate(self, platform):
         m = Module()
-        s, k = (stage_signals(stage, "valid", "last", unit=16, error=3) for stage in "sk")
-        adv = EnableCopies(m, "adv", lambda own: self.o.ready | ~Mux(own, s.valid, k.valid))
-        passing = Signal(name="passing")    # the message's beats pass (clear: its mark next)
-        m.d.comb += self.i.ready.eq(adv.new() & passing)
-        p, offered = self.i.p, self.i.valid
+        o = self.o
+        b = stage_signals("b", "valid", "n2", "last", unit=16, error=3)
+        q = stage_signals("q", "last", unit=16, error=3)
+        k = stage_signals("k", "valid", "last", unit=16, error=3)
+        opens = Signal(name="a0_opens", init=1)
+        adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, b.valid, k.valid))
+        take = EnableCopies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & opens),
+                            enable=adv.first)
+        i = self.i
+        m.d.comb += i.ready.eq(take.new())
+        a0 = shift_stage(take, "a0", {"valid": i.valid, "last": i.p.last, "unit": i.p.unit,
+                                      "error": i.p.error.as_value()})
+        take.load([(opens, keep(a0.valid, a0.last, opens))])
+        t = [take.new() for _ in range(2)]
+        mark = opens & a0.valid
         adv.load([
-            (passing, keep(offered, ~(passing & p.last), passing)),
-            (s.valid, offered),
+            (b.valid, keep(t[0], a0.valid, b.n2)),
+            (b.n2, t[0] & mark),
             # (`keep`, not `Mux`: a constant under a condition would be a set/reset)
-            (s.unit, keep(passing, p.unit, Const(BYTE_ORDER_MARK, 16))),
-            (s.error, keep(passing, p.error.as_value(), Const(ErrorKind.NONE, 3))),
-            (s.last, passing & p.last),
+            (b.unit, keep(t[1], keep(opens, Const(BYTE_ORDER_MARK, 16), a0.unit), q.unit)),
+            (b.error, keep(t[0], a0.error & ~opens.replicate(3), q.error)),
+            (b.last, keep(t[0], a0.last & ~opens, q.last)),
         ])
-        drive_units(self.o, adv, s, k)
+        take.load([(q.unit, a0.unit), (q.error, a0.error), (q.last, a0.last)])
+        drive_units(o, adv, b, k)
         return m
