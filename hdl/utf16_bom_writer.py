@@ -1,12 +1,12 @@
 """The ``utf-16`` encoder's mark: the code unit U+FEFF written before every message."""
 
-from amaranth.hdl import Const, Module, Mux, Signal
+from amaranth.hdl import Const, Module, Signal
 
 from .component import StreamStage
 from .layouts import CodeUnitLayout
 from .pipeline import keep
-from .utf16_units import drive_units
-from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
+from .utf16_units import drive_units, slot_controls, unit_register
+from .utf8_shift_encoder import stage_signals
 
 
 __all__ = ["BYTE_ORDER_MARK", "Utf16BomWriter"]
@@ -71,13 +71,9 @@ class Utf16BomWriter(StreamStage):
         q = stage_signals("q", "last", unit=16, error=3)
         k = stage_signals("k", "valid", "last", unit=16, error=3)
         opens = Signal(name="a0_opens", init=1)
-        adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, b.valid, k.valid))
-        take = EnableCopies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & opens),
-                            enable=adv.first)
-        i = self.i
-        m.d.comb += i.ready.eq(take.new())
-        a0 = shift_stage(take, "a0", {"valid": i.valid, "last": i.p.last, "unit": i.p.unit,
-                                      "error": i.p.error.as_value()})
+        adv, take = slot_controls(m, o, b.valid, k.valid, opens)
+        m.d.comb += self.i.ready.eq(take.new())
+        a0 = unit_register(take, "a0", self.i)
         take.load([(opens, keep(a0.valid, a0.last, opens))])
         t = [take.new() for _ in range(2)]
         mark = opens & a0.valid

@@ -1,12 +1,12 @@
 """UTF-16 byte order stage, encoding side: UTF-16 code units in, UTF-16LE/BE bytes out."""
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Module, Signal
 
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, EncodedByteLayout
 from .pipeline import keep
-from .utf16_units import ByteOrderStage
-from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
+from .utf16_units import ByteOrderStage, slot_controls, unit_register
+from .utf8_shift_encoder import stage_signals, shift_stage
 
 
 __all__ = ["Utf16Bytes"]
@@ -64,16 +64,9 @@ class Utf16Bytes(ByteOrderStage):
         b = stage_signals("b", "valid", "n2", "last", "qlast", s=8, q=8, error=3)
         k = stage_signals("k", "valid", "last", data=8, error=3)
         a3_n2 = Signal(name="a3_n2")    # A3 holds a unit of two bytes
-        # `adv` falls for the cycle after the sink refused a valid slot (and rises while the
-        # skid register is empty: at the start, the sink may wait for `valid`); `take` is low
-        # for the cycle after B took a unit of two bytes (its second byte goes out next).
-        adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, b.valid, k.valid))
-        take = EnableCopies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & a3_n2),
-                            enable=adv.first)
+        adv, take = slot_controls(m, o, b.valid, k.valid, a3_n2)
         m.d.comb += self.i.ready.eq(take.new())
-        i = self.i
-        a0 = shift_stage(take, "a0", {"valid": i.valid, "last": i.p.last, "unit": i.p.unit,
-                                      "error": i.p.error.as_value()})
+        a0 = unit_register(take, "a0", self.i)
         a1 = shift_stage(take, "a1", self._pieces(a0))
         a2 = shift_stage(take, "a2", self._flags(a1))
         a3 = shift_stage(take, "a3", {

@@ -6,6 +6,7 @@ from .component import PolicyStage
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, CodepointLayout
 from .pipeline import keep
+from .utf16_units import unit_register
 from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
@@ -82,9 +83,7 @@ class Utf16Decoder(PolicyStage):
         # slot; it rises while the skid register is empty (the sink may wait for `valid`).
         adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, s.valid, k.valid))
         m.d.comb += self.i.ready.eq(adv.new())
-        i = self.i
-        w = shift_stage(adv, "w", {"valid": i.valid, "unit": i.p.unit, "last": i.p.last,
-                                   "error": i.p.error.as_value()})
+        w = unit_register(adv, "w", self.i)
         x = shift_stage(adv, "x", self._pieces(w))
         y = shift_stage(adv, "y", self._flags(x))
         h = stage_signals("h", "valid", "wait", "last", alone=16, lead=11, kind=3)

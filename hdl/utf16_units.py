@@ -6,7 +6,7 @@ from .component import StreamStage
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import keep
-from .utf8_shift_encoder import EnableCopies, stage_signals
+from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
 __all__ = ["BYTE_ORDERS", "SCHEMES", "UTF16_SCHEMES", "check_byteorder", "ByteOrderStage", "Utf16Units"]
@@ -115,3 +115,28 @@ def drive_units(o, adv, s, k):
     """The code unit stream ``o`` from the output slot ``s`` and the skid register ``k``."""
     adv.drive([(o.valid, s.valid, k.valid), (o.p.unit, s.unit, k.unit),
                (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)])
+
+
+def unit_register(copies, stage, port):
+    """The first stage of a core whose input is a code unit stream ``port``: its beat as it is
+    (``valid``, ``last``, ``unit``, ``error``), loaded when ``copies``
+    (:class:`~utf8_gateware.hdl.utf8_shift_encoder.EnableCopies`). Each input bit goes to one
+    flip-flop and nothing else, so that after another core's output multiplexer (slot or skid
+    register) the join is still one LUT level."""
+    return shift_stage(copies, stage, {"valid": port.valid, "last": port.p.last,
+                                       "unit": port.p.unit, "error": port.p.error.as_value()})
+
+
+def slot_controls(m, o, b_valid, k_valid, two):
+    """``adv`` and ``take`` (:class:`~utf8_gateware.hdl.utf8_shift_encoder.EnableCopies`) of a
+    core whose output slot B takes a beat of the stage before it, which gives one output, or
+    two (``two``, a flip-flop of that stage: the second follows from B's own register), as in
+    :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder`. ``adv`` falls for the cycle after
+    the sink on ``o`` refused a valid slot (and rises while the skid register, whose ``valid``
+    is ``k_valid``, is empty: the sink may wait for ``valid``); ``take`` (the stages' clock
+    enable, and ``i.ready``) is low for that cycle too, and for the cycle after B took a beat
+    of two outputs."""
+    adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, b_valid, k_valid))
+    take = EnableCopies(m, "take", lambda own: (o.ready | ~b_valid) & ~(own & two),
+                        enable=adv.first)
+    return adv, take
