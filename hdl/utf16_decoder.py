@@ -1,6 +1,6 @@
 """Streaming UTF-16 decoder: code units in, code points out (the surrogate-joining stage)."""
 
-from amaranth.hdl import Cat, Const, Module, Mux
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
 from .component import PolicyStage
 from .error_kind import ErrorKind
@@ -97,14 +97,18 @@ class Utf16Decoder(PolicyStage):
               (("last", y.last), ("alone", y.alone), ("lead", Cat(y.lo10[:6], y.plus1)),
                ("kind", y.kind))),
         ])
-        pair = h.wait & y.vtrail
-        merged = h.wait & y.vends & ~y.vtrail           # a lead and a TRUNCATED beat (replace)
+        # A copy of `h.wait` for S (59 loads on one net were a long route; computed from its
+        # own value, so that synthesis keeps both).
+        wait = Signal(name="h_wait_s")
+        adv.load([(wait, y.vwaits | (wait & ~y.valid))])
+        pair = wait & y.vtrail
+        merged = wait & y.vends & ~y.vtrail             # a lead and a TRUNCATED beat (replace)
         adv.load([
             (s.valid, h.valid & shift),
             (s.cp, keep(pair, Cat(y.lo10, h.lead), Cat(h.alone, Const(0, 5)))),
             (s.error, keep(pair, Const(ErrorKind.NONE, 3),
                            keep(merged, Const(ErrorKind.TRUNCATED, 3), h.kind))),
-            (s.last, keep(h.wait & y.vends, y.last, h.last)),
+            (s.last, keep(wait & y.vends, y.last, h.last)),
         ])
         adv.drive([(o.valid, s.valid, k.valid), (o.p.codepoint, s.cp, k.cp),
                    (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)])
