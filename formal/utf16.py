@@ -31,7 +31,7 @@ class Utf16RoundTrip(Elaboratable):
     """UTF-16 encoder (``replace``) then decoder (``replace``) is the identity on scalar values;
     the encoder flags no error; everything is out ``drain`` cycles after the last input with the
     sink ready."""
-    def __init__(self, drain=8):
+    def __init__(self, drain=Utf16Encoder.LATENCY + Utf16Decoder.LATENCY):
         self.drain = drain
 
     def elaborate(self, platform):

@@ -97,7 +97,7 @@ class TextEncoder(EncodingStage):
     def latency(encoding="utf-8", errors=None, *, carry_error=False):
         """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
         if encoding in UTF16_SCHEMES:
-            return Utf16Encoder.LATENCY + Utf16Bytes.LATENCY + \
+            return Utf16Encoder.latency(carry_error) + Utf16Bytes.LATENCY + \
                 (Utf16BomWriter.LATENCY if encoding == "utf-16" else 0)
         return Utf8Encoder.latency(encoding, errors, carry_error=carry_error)
 

@@ -9,9 +9,11 @@ from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
 from .decoder_family import output_layout
 from .text_decoder import DECODINGS, TextDecoder
 from .text_encoder import CARRYING, ENCODINGS, TextEncoder
+from .utf16_units import UTF16_SCHEMES
 
 
-__all__ = ["TRANSCODE_ERRORS", "transcode_policies", "carry_register", "Transcoder"]
+__all__ = ["TRANSCODE_ERRORS", "transcode_policies", "carry_register", "carry_through",
+           "Transcoder"]
 
 
 def transcode_policies(source, target):
@@ -53,6 +55,20 @@ def carry_register(m, decoded, units):
     ]
 
 
+def carry_through(m, decoded, units):
+    """A decoder's output stream ``decoded`` straight into an encoder's input stream ``units``
+    (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`) whose first stage is a register of
+    its input as it is (the UTF-16 encoder with ``carry_error``): that register is the one
+    :func:`carry_register` would add, with a registered ``ready``."""
+    m.d.comb += [
+        units.valid      .eq(decoded.valid),
+        units.p.codepoint.eq(decoded.p.codepoint),
+        units.p.error    .eq(decoded.p.error),
+        units.p.last     .eq(decoded.p.last),
+        decoded.ready    .eq(units.ready),
+    ]
+
+
 class Transcoder(StreamStage):
     """Bytes of ``source_encoding`` (``source`` below) in, bytes of ``target_encoding``
     (``target``) out: the decoder of ``source``
@@ -76,7 +92,8 @@ class Transcoder(StreamStage):
     Latency and throughput
     ----------------------
     The first byte written for a decoded item is valid on ``o`` :attr:`LATENCY` cycles after the
-    input byte that completes it, at most (the decoder's latency, the register, the encoder's).
+    input byte that completes it, at most (the decoder's latency, the register, the encoder's;
+    into UTF-16 the register is the UTF-16 encoder's first stage: :func:`carry_through`).
     One byte a cycle on each side where the characters' lengths in both encodings match; where
     they differ, the slower side sets the pace (UTF-8 to UTF-16LE: two output bytes per
     character, 1 to 4 input bytes).
@@ -117,6 +134,9 @@ class Transcoder(StreamStage):
     def LATENCY(self):
         """Cycles from the input byte that completes a decoded item to the first byte written for
         it, at most."""
+        if self._target in UTF16_SCHEMES:     # the register is the encoder's first stage
+            return (TextDecoder.latency(self._source, self._errors) +
+                    TextEncoder.latency(self._target, carry_error=True))
         return (TextDecoder.latency(self._source, self._errors) + 1 +
                 TextEncoder.latency(self._target))
 
@@ -124,7 +144,8 @@ class Transcoder(StreamStage):
         m = Module()
         m.submodules.decoder = decoder = TextDecoder(self._source, self._errors)
         m.submodules.encoder = encoder = TextEncoder(self._target, self._errors, carry_error=True)
-        carry_register(m, decoder.o, encoder.i)
+        (carry_through if self._target in UTF16_SCHEMES else carry_register)(m, decoder.o,
+                                                                              encoder.i)
         wiring.connect(m, wiring.flipped(self.i), decoder.i)
         wiring.connect(m, encoder.o, wiring.flipped(self.o))
         return m

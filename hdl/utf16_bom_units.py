@@ -1,11 +1,12 @@
 """The byte stage of ``utf-16`` decoding: the byte order read from each message's mark."""
 
-from amaranth.hdl import Cat, Module, Mux
+from amaranth.hdl import Cat, Module, Mux, Signal
 
 from .component import StreamStage
-from .error_kind import ErrorKind
 from .layouts import ByteLayout, CodeUnitLayout
-from .pipeline import Pipeline, keep
+from .pipeline import keep
+from .utf16_units import unit_slot
+from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
 __all__ = ["Utf16BomUnits"]
@@ -36,55 +37,66 @@ class Utf16BomUnits(StreamStage):
 
     Latency and throughput
     ----------------------
-    One byte is taken every cycle (``i.ready`` falls only while the sink stalls); a code unit is
-    valid on ``o`` :attr:`LATENCY` = 2 cycles after the transfer of its second byte (the input
-    register, with the byte's FE and FF tests; the output slot). ``i.ready`` is one LUT of two
-    flip-flops, ``o.valid`` and ``o.payload`` one LUT (output slot or skid register) of
-    flip-flops. LUT depth: two levels from the port into the input register (the byte tests),
-    one into each unit bit of the output slot (the held byte, the new byte, the order, whether a
-    byte is held), two into its ``valid`` (the mark test).
+    Stages, all loaded when ``adv`` (a flip-flop, and ``i.ready``; low for the cycle after the
+    sink refused a unit) is set, each under a clock enable that is a copy of it::
+
+        A1  the byte, and pieces of it (``hf``: its high nibble is F; ``le``, ``lf``: its low
+            nibble is E, F); the state before it: ``have`` (a unit's first byte is held),
+            ``start`` (the next unit is its message's first)
+        A2  the byte, whether it is a unit's second byte, and the mark tests: FE or FF as the
+            first byte of a message's first unit, or as a valid second byte
+        S   the output slot, from A2 and the held first byte, the order (``little``, set by
+            FF FE and cleared at each message's end) and the mark awaited; K the skid register
+
+    One byte is taken every cycle; a code unit is valid on ``o`` :attr:`LATENCY` = 3 cycles
+    after the transfer of its second byte. A mark leaves the slot with ``mark`` set: ``o.valid``
+    is low for it. LUT depth: one (every register bit is one LUT of at most four flip-flops;
+    ``o`` is a 2:1 multiplexer of slot and skid register, ``o.valid`` also of the slot's mark;
+    nothing depends on ``o.ready`` in the same cycle but ``adv``).
     """
 
     #: Cycles from the transfer of a unit's second byte to the unit being valid on ``o``.
-    LATENCY = 2
+    LATENCY = 3
 
     LAYOUTS = (ByteLayout, CodeUnitLayout)
 
     def elaborate(self, platform):
         m = Module()
-        pipe = Pipeline(m, flush_steps=2)
-        m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
+        s = stage_signals("s", "valid", "last", "mark", unit=16, error=3)
+        k = stage_signals("k", "valid", "last", unit=16, error=3)
+        # `adv` counts a slot that holds a mark as valid: a refusal then costs one idle cycle.
+        adv = EnableCopies(m, "adv", lambda own: self.o.ready | ~Mux(own, s.valid, k.valid))
+        m.d.comb += self.i.ready.eq(adv.new())
         p = self.i.p
-
-        # -- the input register: the byte, and whether it is FE or FF ---------------------------
-        a_valid = pipe.fact("a_valid", self.i.valid, pipe.flushing)
-        a_d = pipe.data("a_d", p.data, 8)
-        a_last = pipe.data("a_last", p.last)
-        a_fe, a_ff = (pipe.data(f"a_{n:x}", p.data == n) for n in (0xFE, 0xFF))
-
-        # -- the state: the first byte of a unit while the second is awaited; whether the next
-        # unit is its message's first; the message's order; the mark the second byte would end.
-        have, first = pipe.register("have"), pipe.register("first", 8)
-        start, little = pipe.register("start"), pipe.register("little")
-        want_fe, want_ff = pipe.register("want_fe"), pipe.register("want_ff")
-        ends = a_valid & (have | a_last)            # a unit or an odd trailing byte goes out
-        mark = (want_fe & a_fe) | (want_ff & a_ff)  # FF FE or FE FF, the message's first unit
-        opens = ~have & ~a_last & start            # the first byte of a message's first unit
-        with m.If(pipe.enable(13)):
-            m.d.sync += [
-                have.eq(keep(a_valid, ~have & ~a_last, have) & ~pipe.flushing),
-                first.eq(keep(~have, a_d, first)),
-                start.eq(keep(ends, a_last, start) | pipe.flushing),
-                little.eq(keep(ends, ~a_last & Mux(start, want_fe & a_fe, little), little) &
-                          ~pipe.flushing),
-                want_fe.eq(keep(a_valid, opens & a_ff, want_fe)),
-                want_ff.eq(keep(a_valid, opens & a_fe, want_ff)),
-            ]
-
-        unit = Mux(little, Cat(first, a_d), Cat(a_d, first))
-        s_valid = pipe.fact("s_valid", ends & ~(have & mark), pipe.flushing)
-        s_p = Cat(pipe.data("s_unit", unit & have.replicate(16), 16),
-                  pipe.data("s_error", Mux(have, ErrorKind.NONE, ErrorKind.TRUNCATED), 3),
-                  pipe.data("s_last", a_last))
-        pipe.drive_output(self.o, s_valid, s_p)
+        a1 = shift_stage(adv, "a1", {
+            "valid": self.i.valid, "last": p.last, "d": p.data,
+            "hf": p.data[4:] == 0xF, "le": p.data[:4] == 0xE, "lf": p.data[:4] == 0xF,
+        })
+        # the state before A1's byte
+        have, start = Signal(name="a1_have"), Signal(name="a1_start", init=1)
+        ends = a1.valid & (have | a1.last)      # a unit or an odd trailing byte goes to A2
+        adv.load([(have, keep(a1.valid, ~have & ~a1.last, have)),
+                  (start, keep(ends, a1.last, start))])
+        first = ~have & start                   # A1's byte is its message's first
+        a2 = shift_stage(adv, "a2", {
+            "valid": a1.valid, "last": a1.last, "d": a1.d, "have": have,
+            "vlast": a1.valid & a1.last,
+            "fe1": first & a1.hf & a1.le, "ff1": first & a1.hf & a1.lf,
+            "fe2": a1.valid & have & a1.hf & a1.le, "ff2": a1.valid & have & a1.hf & a1.lf,
+        })
+        # the held first byte, the mark its second byte would complete, the message's order
+        held = Signal(8, name="held")
+        want_fe, want_ff, little = Signal(name="want_fe"), Signal(name="want_ff"), \
+            Signal(name="little")
+        mark = (want_fe & a2.fe2) | (want_ff & a2.ff2)
+        adv.load([
+            (held, keep(a2.have, held, a2.d)),
+            (want_fe, keep(a2.have, want_fe, a2.ff1)),
+            (want_ff, keep(a2.have, want_ff, a2.fe1)),
+            (little, ~a2.vlast & (little | (want_fe & a2.fe2))),
+        ])
+        unit = Cat(*(Mux(little, lo, hi) for lo, hi in zip(Cat(held, a2.d), Cat(a2.d, held))))
+        adv.load([*unit_slot(s, a2.valid, a2.have, unit, a2.last), (s.mark, mark)])
+        adv.drive([(self.o.valid, s.valid & ~s.mark, k.valid), (self.o.p.unit, s.unit, k.unit),
+                   (self.o.p.error, s.error, k.error), (self.o.p.last, s.last, k.last)])
         return m

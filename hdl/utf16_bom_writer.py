@@ -1,11 +1,12 @@
 """The ``utf-16`` encoder's mark: the code unit U+FEFF written before every message."""
 
-from amaranth.hdl import Cat, Module, Mux
+from amaranth.hdl import Const, Module, Signal
 
 from .component import StreamStage
-from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout
-from .pipeline import Pipeline
+from .pipeline import keep
+from .utf16_units import drive_units, slot_controls, unit_register
+from .utf8_shift_encoder import stage_signals
 
 
 __all__ = ["BYTE_ORDER_MARK", "Utf16BomWriter"]
@@ -37,31 +38,53 @@ class Utf16BomWriter(StreamStage):
 
     Latency and throughput
     ----------------------
-    A beat is valid on ``o`` :attr:`LATENCY` = 1 cycle after its transfer (the output slot).
-    One beat per cycle; the mark is written in the cycle after the first beat of a message is
-    offered, while ``i.ready`` stays low, then the message's beats follow with no idle cycle.
-    ``i.ready`` is one LUT of flip-flops; ``o.valid`` and ``o.payload`` one LUT (output slot or
-    skid register) of flip-flops. LUT depth: one level.
+    Stages, each loaded under a clock enable that is a flip-flop (as in
+    :class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes`)::
+
+        A0  the input beat as it is (each input bit goes to one flip-flop and nothing else:
+            after the encoder's output multiplexer, one LUT level still), and ``opens``: the
+            latest valid beat before it ended a message (its beat opens one)
+        B   the output slot (the mark, or A0's beat) and the beat behind the mark; K the skid
+            register
+
+    A0 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low for
+    the cycle after B took a message's first beat (it goes out after the mark) and after the
+    sink refused a beat. A beat is valid on ``o`` 2 cycles after its transfer, or 3 behind a
+    mark (and a message's first beat a cycle after its mark, which is 2 or 3 cycles after the
+    beat's transfer: :attr:`LATENCY` = 3 at most). One beat per cycle with no idle cycle while
+    the source has a beat and the sink is ready: the input waits a cycle per message; a refusal
+    costs one idle cycle more (and so does a cycle without a beat after a message's end). LUT depth: one (every register bit is
+    one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of slot and skid register;
+    nothing depends on ``o.ready`` in the same cycle but ``adv`` and ``take``).
     """
 
-    #: Cycles from the transfer of a beat to its being valid on ``o``.
-    LATENCY = 1
+    #: Cycles from the transfer of a beat to its being valid on ``o``, at most (a message's
+    #: first beat: to its mark).
+    LATENCY = 3
 
     LAYOUTS = (CodeUnitLayout, CodeUnitLayout)
 
     def elaborate(self, platform):
         m = Module()
-        pipe = Pipeline(m, flush_steps=1)
-        # `passing`: the message's beats pass (clear: its mark goes next).
-        passing = pipe.register("passing")
-        m.d.comb += self.i.ready.eq(pipe.adv & passing & ~pipe.flushing)
-        p = self.i.p
-        offered = self.i.valid
-        with m.If(pipe.enable()):
-            m.d.sync += passing.eq(Mux(offered, ~(passing & p.last), passing) & ~pipe.flushing)
-        s_valid = pipe.fact("s_valid", offered, pipe.flushing)
-        s_unit  = pipe.data("s_unit", Mux(passing, p.unit, BYTE_ORDER_MARK), 16)
-        s_error = pipe.data("s_error", Mux(passing, p.error, ErrorKind.NONE), ErrorKind)
-        s_last  = pipe.data("s_last", passing & p.last)
-        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_error, s_last))
+        o = self.o
+        b = stage_signals("b", "valid", "n2", "last", unit=16, error=3)
+        q = stage_signals("q", "last", unit=16, error=3)
+        k = stage_signals("k", "valid", "last", unit=16, error=3)
+        opens = Signal(name="a0_opens", init=1)
+        adv, take = slot_controls(m, o, b.valid, k.valid, opens)
+        m.d.comb += self.i.ready.eq(take.new())
+        a0 = unit_register(take, "a0", self.i)
+        take.load([(opens, keep(a0.valid, a0.last, opens))])
+        t = [take.new() for _ in range(2)]
+        mark = opens & a0.valid
+        adv.load([
+            (b.valid, keep(t[0], a0.valid, b.n2)),
+            (b.n2, t[0] & mark),
+            # (`keep`, not `Mux`: a constant under a condition would be a set/reset)
+            (b.unit, keep(t[1], keep(opens, Const(BYTE_ORDER_MARK, 16), a0.unit), q.unit)),
+            (b.error, keep(t[0], a0.error & ~opens.replicate(3), q.error)),
+            (b.last, keep(t[0], a0.last & ~opens, q.last)),
+        ])
+        take.load([(q.unit, a0.unit), (q.error, a0.error), (q.last, a0.last)])
+        drive_units(o, adv, b, k)
         return m

@@ -1,11 +1,12 @@
 """UTF-16 byte order stage, encoding side: UTF-16 code units in, UTF-16LE/BE bytes out."""
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Module, Signal
 
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, EncodedByteLayout
-from .pipeline import Pipeline, keep
-from .utf16_units import ByteOrderStage
+from .pipeline import keep
+from .utf16_units import ByteOrderStage, slot_controls, unit_register
+from .utf8_shift_encoder import stage_signals, shift_stage
 
 
 __all__ = ["Utf16Bytes"]
@@ -28,48 +29,87 @@ class Utf16Bytes(ByteOrderStage):
 
     Latency and throughput
     ----------------------
-    One byte per cycle with no idle cycle: a unit is taken every second cycle (a marker beat in
-    one), when its predecessor's last byte goes to the output slot. The first byte of a unit is
-    valid on ``o`` :attr:`LATENCY` = 2 cycles after its transfer (the unit register, the output
-    slot). ``i.ready`` is one LUT of flip-flops,
-    ``o.valid`` and ``o.payload`` one LUT (output slot or skid register) of flip-flops.
+    Stages, each loaded under a clock enable that is a flip-flop (as in
+    :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder`)::
+
+        A0  the input beat as it is (each input bit goes to one flip-flop and nothing else:
+            after another core's output multiplexer, one LUT level still)
+        A1  the unit, and pieces of it: ``vok`` (valid, no error), ``z0``..``z3`` (a nibble
+            of the unit is zero)
+        A2  the unit, ``y1`` and ``y2`` (two bytes: ``y1 | y2``), ``lz`` (``last`` unless
+            ``y2``)
+        A3  the first and the second byte in ``byteorder``, ``n2`` (two bytes: a valid beat
+            that is not a marker beat), the first byte's ``last``
+        B   the output slot and the second byte behind it; K the skid register
+
+    A0..A3 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low
+    for the cycle after B took a unit of two bytes (its second byte moves up then) and after
+    the sink refused a byte. The first byte of a unit is valid on ``o`` :attr:`LATENCY` = 5
+    cycles after its transfer. One byte per cycle with no idle cycle while the source has a
+    unit and the sink is ready: a unit is taken every second cycle, a marker beat in one; a
+    refusal costs one idle cycle more, never a byte. LUT depth: one (every register bit is one
+    LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of slot and skid register;
+    nothing depends on ``o.ready`` in the same cycle but ``adv`` and ``take``).
     """
 
     #: Cycles from the transfer of a unit to its first byte being valid on ``o``.
-    LATENCY = 2
+    LATENCY = 5
 
     #: Payload layouts of ``i`` and ``o``.
     LAYOUTS = (CodeUnitLayout, EncodedByteLayout)
 
     def elaborate(self, platform):
         m = Module()
-        pipe = Pipeline(m, flush_steps=2)
-        # The slot holds a unit's first byte; its second goes next. The unit register is taken
-        # when its second byte (or its only beat) goes to the slot.
-        pending = Signal()
-        a_valid = Signal()
-        a_marker = Signal()
-        two = a_valid & ~a_marker
-        take = (pending | ~two) & ~pipe.flushing
-        m.d.comb += self.i.ready.eq(pipe.adv & take)
-
-        # The unit register holds through its LUT (`keep`): its clock enable stays a flip-flop.
-        a = Signal(CodeUnitLayout)
-        with m.If(pipe.enable(len(a.as_value()) + 2)):
-            m.d.sync += [
-                a_valid.eq(keep(take, self.i.valid, a_valid) & ~pipe.flushing),
-                a.as_value().eq(keep(take, self.i.payload.as_value(), a.as_value())),
-                a_marker.eq(keep(take, (self.i.p.error != ErrorKind.NONE) &
-                                       (self.i.p.unit == 0), a_marker)),
-            ]
-        low, high = a.unit[:8], a.unit[8:]
-        first, second = (low, high) if self._byteorder == "little" else (high, low)
-        with m.If(pipe.enable()):
-            m.d.sync += pending.eq(~pending & two & ~pipe.flushing)
-
-        s_valid = pipe.fact("s_valid", pending | a_valid, pipe.flushing)
-        s_p = Cat(pipe.data("s_data", Mux(pending, second, first), 8),
-                  pipe.data("s_error", Mux(pending, ErrorKind.NONE, a.error), 3),
-                  pipe.data("s_last", a.last & (pending | ~two)))
-        pipe.drive_output(self.o, s_valid, s_p)
+        o = self.o
+        b = stage_signals("b", "valid", "n2", "last", "qlast", s=8, q=8, error=3)
+        k = stage_signals("k", "valid", "last", data=8, error=3)
+        a3_n2 = Signal(name="a3_n2")    # A3 holds a unit of two bytes
+        adv, take = slot_controls(m, o, b.valid, k.valid, a3_n2)
+        m.d.comb += self.i.ready.eq(take.new())
+        a0 = unit_register(take, "a0", self.i)
+        a1 = shift_stage(take, "a1", self._pieces(a0))
+        a2 = shift_stage(take, "a2", self._flags(a1))
+        a3 = shift_stage(take, "a3", {
+            "valid": a2.valid, "last": a2.last, "error": a2.error, "n2": a2.y1 | a2.y2,
+            "last1": a2.lz & ~a2.y1,
+            **dict(zip(("first", "second"), (a2.unit[:8], a2.unit[8:])[::self._step()])),
+        }, n2=a3_n2)
+        t = [take.new() for _ in range(2)]
+        adv.load([
+            (b.valid, keep(t[0], a3.valid, b.n2)),
+            (b.n2, t[0] & a3.n2),
+            (b.last, keep(t[0], a3.last1, b.qlast)),
+            (b.qlast, keep(t[0], a3.last, b.qlast)),
+            (b.error, t[0].replicate(3) & a3.error),
+            (b.s, keep(t[1], a3.first, b.q)),
+            (b.q, keep(t[1], a3.second, b.q)),
+        ])
+        adv.drive([(o.valid, b.valid, k.valid), (o.p.data, b.s, k.data),
+                   (o.p.error, b.error, k.error), (o.p.last, b.last, k.last)])
         return m
+
+    @staticmethod
+    def _pieces(a0):
+        """A1, from A0: the unit, and ``vok`` (a valid beat without error: two bytes) and
+        ``z0``..``z3`` (unit[4n + 3:4n] zero), each a function of at most four bits."""
+        u = a0.unit
+        return {
+            "valid": a0.valid, "last": a0.last, "unit": u, "error": a0.error,
+            "vok": a0.valid & (a0.error == ErrorKind.NONE),
+            **{f"z{n}": u[4 * n:4 * n + 4] == 0 for n in range(4)},
+        }
+
+    def _step(self):
+        """1 if the low byte goes first (``little``), else -1."""
+        return 1 if self.byteorder == "little" else -1
+
+    @staticmethod
+    def _flags(a1):
+        """A2, from A1: the unit, and ``y1 | y2``, a beat of two bytes (valid, and no error or
+        a unit other than 0: not a marker beat), split in two functions of four bits; ``lz``,
+        ``last`` unless ``y2`` (the first byte's ``last`` is ``lz & ~y1``)."""
+        y2 = a1.valid & ~(a1.z2 & a1.z3)
+        return {
+            "valid": a1.valid, "last": a1.last, "unit": a1.unit, "error": a1.error,
+            "y1": a1.vok | (a1.valid & ~(a1.z0 & a1.z1)), "y2": y2, "lz": a1.last & ~y2,
+        }

@@ -1,11 +1,12 @@
 """Streaming UTF-16 decoder: code units in, code points out (the surrogate-joining stage)."""
 
-from amaranth.hdl import Cat, Const, Module, Mux
+from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
 from .component import PolicyStage
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, CodepointLayout
 from .pipeline import keep
+from .utf16_units import unit_register
 from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
@@ -50,7 +51,9 @@ class Utf16Decoder(PolicyStage):
     Stages, all loaded when ``adv`` (a flip-flop, and ``i.ready``; low for the cycle after the
     sink refused an output) is set, each under a clock enable that is a copy of it::
 
-        X  the unit, and pieces of it and its error (functions of four input bits)
+        W  the input unit as it is (each input bit goes to one flip-flop and nothing else:
+           after another core's output multiplexer, one LUT level still)
+        X  the unit, and pieces of it and its error (functions of four bits)
         Y  the unit's flags (a valid trail, lead or ending beat) and its output alone
         H  the held unit: shifted in every step, but while a lead waits for the next unit
         S  the output slot: H's unit alone, or joined with Y's; K the skid register
@@ -59,14 +62,14 @@ class Utf16Decoder(PolicyStage):
     most one code point comes out per cycle, with no idle cycle but where a pair gives one
     output for two units. A unit that cannot begin a pair (not a lead surrogate, or the last of
     its message) goes out at once: the output for a unit is valid on ``o`` at most
-    :attr:`LATENCY` = 4 cycles after its transfer, a pair's 3 cycles after its trail's. LUT
+    :attr:`LATENCY` = 5 cycles after its transfer, a pair's 4 cycles after its trail's. LUT
     depth: one (every register bit is one LUT of at most four flip-flops; ``o`` is a 2:1
     multiplexer of slot and skid register; nothing depends on ``o.ready`` in the same cycle but
     ``adv``).
     """
 
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
-    LATENCY = 4
+    LATENCY = 5
 
     POLICIES = UTF16_DECODE_ERRORS
     LAYOUTS = (CodeUnitLayout, CodepointLayout)
@@ -80,7 +83,8 @@ class Utf16Decoder(PolicyStage):
         # slot; it rises while the skid register is empty (the sink may wait for `valid`).
         adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, s.valid, k.valid))
         m.d.comb += self.i.ready.eq(adv.new())
-        x = shift_stage(adv, "x", self._pieces())
+        w = unit_register(adv, "w", self.i)
+        x = shift_stage(adv, "x", self._pieces(w))
         y = shift_stage(adv, "y", self._flags(x))
         h = stage_signals("h", "valid", "wait", "last", alone=16, lead=11, kind=3)
         # H shifts but while it holds a lead that waits and Y is a bubble; Y ends a held lead's
@@ -93,31 +97,36 @@ class Utf16Decoder(PolicyStage):
               (("last", y.last), ("alone", y.alone), ("lead", Cat(y.lo10[:6], y.plus1)),
                ("kind", y.kind))),
         ])
-        pair = h.wait & y.vtrail
-        merged = h.wait & y.vends & ~y.vtrail           # a lead and a TRUNCATED beat (replace)
+        # A copy of `h.wait` for S (59 loads on one net were a long route; computed from its
+        # own value, so that synthesis keeps both).
+        wait = Signal(name="h_wait_s")
+        adv.load([(wait, y.vwaits | (wait & ~y.valid))])
+        pair = wait & y.vtrail
+        merged = wait & y.vends & ~y.vtrail             # a lead and a TRUNCATED beat (replace)
         adv.load([
             (s.valid, h.valid & shift),
             (s.cp, keep(pair, Cat(y.lo10, h.lead), Cat(h.alone, Const(0, 5)))),
             (s.error, keep(pair, Const(ErrorKind.NONE, 3),
                            keep(merged, Const(ErrorKind.TRUNCATED, 3), h.kind))),
-            (s.last, keep(h.wait & y.vends, y.last, h.last)),
+            (s.last, keep(wait & y.vends, y.last, h.last)),
         ])
         adv.drive([(o.valid, s.valid, k.valid), (o.p.codepoint, s.cp, k.cp),
                    (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)])
         return m
 
-    def _pieces(self):
-        """X, the input unit: the unit, and pieces of it and its error, each a function of at
-        most four input bits (``hi4``: unit[15:12] == 1101; ``bt``, ``bl``: a valid beat with
-        unit[11:10] 11 (trail), 10 (lead, not last); ``ok``: no error; ``vtrunc``: a valid
-        TRUNCATED beat)."""
-        i, u = self.i, self.i.p.unit
+    @staticmethod
+    def _pieces(w):
+        """X, from W (the input unit): the unit, and pieces of it and its error, each a
+        function of at most four bits (``hi4``: unit[15:12] == 1101; ``bt``, ``bl``: a valid
+        beat with unit[11:10] 11 (trail), 10 (lead, not last); ``ok``: no error; ``vtrunc``: a
+        valid TRUNCATED beat)."""
+        u = w.unit
         return {
-            "valid": i.valid, "unit": u, "last": i.p.last, "error": i.p.error.as_value(),
-            "hi4": u[12:16] == 0b1101, "bt": i.valid & u[11] & u[10],
-            "bl": i.valid & u[11] & ~u[10] & ~i.p.last,
-            "ok": i.p.error == ErrorKind.NONE,
-            "vtrunc": i.valid & (i.p.error == ErrorKind.TRUNCATED),
+            "valid": w.valid, "unit": u, "last": w.last, "error": w.error,
+            "hi4": u[12:16] == 0b1101, "bt": w.valid & u[11] & u[10],
+            "bl": w.valid & u[11] & ~u[10] & ~w.last,
+            "ok": w.error == ErrorKind.NONE,
+            "vtrunc": w.valid & (w.error == ErrorKind.TRUNCATED),
         }
 
     def _flags(self, x):

@@ -60,6 +60,9 @@ class Utf16Encoder(PolicyStage):
     Stages, each loaded under a clock enable that is a flip-flop (as in
     :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`)::
 
+        A0  with ``carry_error`` only: the input as it is (each input bit goes to one
+            flip-flop and nothing else: after a decoder's output multiplexer in a transcoder,
+            the join stays one LUT)
         A1  the code point's low 16 bits, the lead's plane bits, flags of four-bit groups
         A2  the class flags and the first unit of a scalar (BMP unit or lead surrogate)
         A3  the first unit after the error policy, the error kind, ``n2`` (a pair)
@@ -68,7 +71,7 @@ class Utf16Encoder(PolicyStage):
     A1..A3 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low
     for the cycle after B took a surrogate pair (its trail moves up then) and after the sink
     refused a unit. The first code unit of a code point is valid on ``o`` :attr:`LATENCY` = 4
-    cycles after its transfer on ``i``. One code unit per cycle with no idle cycle while the
+    cycles after its transfer on ``i`` (5 with ``carry_error``: :meth:`latency`). One code unit per cycle with no idle cycle while the
     source has a code point and the sink is ready: a supplementary code point takes two cycles,
     every other one cycle; a refusal costs one idle cycle more, never a unit. LUT depth: one
     (every register bit is one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of
@@ -88,8 +91,14 @@ class Utf16Encoder(PolicyStage):
 
     def __init__(self, errors="replace", *, carry_error=False):
         self._carry_error = carry_error
+        self.LATENCY = self.latency(carry_error)
         self.LAYOUTS = (CarriedUnitLayout if carry_error else UnitLayout, CodeUnitLayout)
         super().__init__(errors)
+
+    @staticmethod
+    def latency(carry_error=False):
+        """:attr:`LATENCY` of an encoder with ``carry_error``, without building one."""
+        return Utf16Encoder.LATENCY + carry_error
 
     @property
     def carry_error(self):
@@ -110,7 +119,7 @@ class Utf16Encoder(PolicyStage):
         take = EnableCopies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & a3_n2),
                        enable=adv.first)
         m.d.comb += self.i.ready.eq(take.new())
-        a1 = shift_stage(take, "a1", self._pieces())
+        a1 = shift_stage(take, "a1", self._pieces(self._input(take)))
         a2 = shift_stage(take, "a2", self._flags(a1))
         a3 = shift_stage(take, "a3", self._character(a2), n2=a3_n2)
         t = [take.new() for _ in range(3)]
@@ -128,19 +137,28 @@ class Utf16Encoder(PolicyStage):
                    (o.p.error, b.error, k.error), (o.p.last, b.last, k.last)])
         return m
 
-    def _pieces(self):
-        """A1, the input code point ``u``: its low 16 bits, the lead surrogate's plane bits, and
-        flags of groups of at most four bits of ``u``."""
-        i, u = self.i, self.i.p.codepoint
+    def _input(self, take):
+        """The input beat (``valid``, ``codepoint``, ``last``, ``error``): the port's, or with
+        ``carry_error`` A0's registers (the port's beat as it is, loaded when ``take``)."""
+        i = self.i
+        values = {"valid": i.valid, "codepoint": i.p.codepoint, "last": i.p.last}
+        if not self._carry_error:
+            return values
+        return vars(shift_stage(take, "a0", {**values, "error": i.p.error.as_value()}))
+
+    def _pieces(self, beat):
+        """A1, the input code point ``u`` of ``beat``: its low 16 bits, the lead surrogate's
+        plane bits, and flags of groups of at most four bits of ``u``."""
+        u = beat["codepoint"]
         values = {
-            "valid": i.valid, "last": i.p.last, "low": u[:16],
+            "valid": beat["valid"], "last": beat["last"], "low": u[:16],
             # (u - 0x10000) >> 16, bit by bit (no carry chain)
             "plane": plane_minus_one(u),
             "g31": u[28:32] == 0, "g27": u[24:28] == 0, "z23": u[21:24] == 0, "u20": u[20],
             "nz19": u[16:20] != 0, "hi1101": u[12:16] == 0b1101,
         }
         if self._carry_error:
-            values["error"] = i.p.error.as_value()
+            values["error"] = beat["error"]
         return values
 
     def _flags(self, a1):

@@ -1,11 +1,12 @@
 """UTF-16 byte order stage: bytes in, UTF-16 code units out."""
 
-from amaranth.hdl import Cat, Module, Mux
+from amaranth.hdl import Cat, Module, Mux, Signal
 
 from .component import StreamStage
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, CodeUnitLayout
-from .pipeline import Pipeline, keep
+from .pipeline import keep
+from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
 __all__ = ["BYTE_ORDERS", "SCHEMES", "UTF16_SCHEMES", "check_byteorder", "ByteOrderStage", "Utf16Units"]
@@ -65,12 +66,13 @@ class Utf16Units(ByteOrderStage):
 
     Latency and throughput
     ----------------------
-    One byte is taken every cycle (``i.ready`` falls only while the sink stalls); a code unit is
-    valid on ``o`` :attr:`LATENCY` = 1 cycle after the transfer of its second byte (the output
-    slot; the first byte waits in a register). ``i.ready`` is one LUT of two flip-flops,
-    ``o.valid`` and ``o.payload`` one LUT (output slot or skid register) of flip-flops. LUT
-    depth: one level (each output bit is a function of the held byte, the new byte and two
-    flags).
+    One byte is taken every cycle (``i.ready`` is ``adv``, a flip-flop, low for the cycle after
+    the sink refused a unit); a code unit is valid on ``o`` :attr:`LATENCY` = 1 cycle after the
+    transfer of its second byte (the output slot; the first byte waits in a register). LUT
+    depth: one (every register bit is one LUT of at most four flip-flops: each output bit a
+    function of the held byte, the new byte and whether a byte is held; every clock enable is
+    a copy of ``adv``; ``o`` is a 2:1 multiplexer of slot and skid register; nothing depends on
+    ``o.ready`` in the same cycle but ``adv``).
     """
 
     #: Cycles from the transfer of a unit's second byte to the unit being valid on ``o``.
@@ -81,24 +83,60 @@ class Utf16Units(ByteOrderStage):
 
     def elaborate(self, platform):
         m = Module()
-        pipe = Pipeline(m, flush_steps=1)
-        m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
+        s, k = (stage_signals(stage, "valid", "last", unit=16, error=3) for stage in "sk")
+        have = Signal(name="have")              # the first byte of a unit waits in `first`
+        first = Signal(8, name="first")
+        adv = EnableCopies(m, "adv", lambda own: self.o.ready | ~Mux(own, s.valid, k.valid))
+        m.d.comb += self.i.ready.eq(adv.new())
         x = self.i.p
-        take = self.i.valid & ~pipe.flushing
-
-        # The first byte of a unit, while the second is awaited.
-        have = pipe.register("have")
-        first = pipe.register("first", 8)
-        with m.If(pipe.enable(9)):
-            m.d.sync += [
-                have.eq(Mux(take, ~have & ~x.last, have) & ~pipe.flushing),
-                first.eq(keep(~have, x.data, first)),
-            ]
-
         unit = Cat(first, x.data) if self._byteorder == "little" else Cat(x.data, first)
-        s_valid = pipe.fact("s_valid", take & (have | x.last), pipe.flushing)
-        s_p = Cat(pipe.data("s_unit", unit & have.replicate(16), 16),
-                  pipe.data("s_error", Mux(have, ErrorKind.NONE, ErrorKind.TRUNCATED), 3),
-                  pipe.data("s_last", x.last))
-        pipe.drive_output(self.o, s_valid, s_p)
+        adv.load([
+            (have, keep(self.i.valid, ~have & ~x.last, have)),
+            (first, keep(have, first, x.data)),
+            *unit_slot(s, self.i.valid, have, unit, x.last),
+        ])
+        drive_units(self.o, adv, s, k)
         return m
+
+
+def unit_slot(s, valid, have, unit, last):
+    """The loads of the output slot ``s`` of a byte stage: a unit (``have``: a byte was held,
+    ``unit`` the held and the new byte) or the marker beat of an odd trailing byte, each bit
+    one LUT of at most four bits."""
+    return [
+        (s.valid, valid & (have | last)),
+        (s.unit, unit & have.replicate(16)),
+        (s.error, Mux(have, ErrorKind.NONE, ErrorKind.TRUNCATED)),
+        (s.last, last),
+    ]
+
+
+def drive_units(o, adv, s, k):
+    """The code unit stream ``o`` from the output slot ``s`` and the skid register ``k``."""
+    adv.drive([(o.valid, s.valid, k.valid), (o.p.unit, s.unit, k.unit),
+               (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)])
+
+
+def unit_register(copies, stage, port):
+    """The first stage of a core whose input is a code unit stream ``port``: its beat as it is
+    (``valid``, ``last``, ``unit``, ``error``), loaded when ``copies``
+    (:class:`~utf8_gateware.hdl.utf8_shift_encoder.EnableCopies`). Each input bit goes to one
+    flip-flop and nothing else, so that after another core's output multiplexer (slot or skid
+    register) the join is still one LUT level."""
+    return shift_stage(copies, stage, {"valid": port.valid, "last": port.p.last,
+                                       "unit": port.p.unit, "error": port.p.error.as_value()})
+
+
+def slot_controls(m, o, b_valid, k_valid, two):
+    """``adv`` and ``take`` (:class:`~utf8_gateware.hdl.utf8_shift_encoder.EnableCopies`) of a
+    core whose output slot B takes a beat of the stage before it, which gives one output, or
+    two (``two``, a flip-flop of that stage: the second follows from B's own register), as in
+    :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder`. ``adv`` falls for the cycle after
+    the sink on ``o`` refused a valid slot (and rises while the skid register, whose ``valid``
+    is ``k_valid``, is empty: the sink may wait for ``valid``); ``take`` (the stages' clock
+    enable, and ``i.ready``) is low for that cycle too, and for the cycle after B took a beat
+    of two outputs."""
+    adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, b_valid, k_valid))
+    take = EnableCopies(m, "take", lambda own: (o.ready | ~b_valid) & ~(own & two),
+                        enable=adv.first)
+    return adv, take

@@ -52,6 +52,6 @@ class _Unflagged(wiring.Component):
 def test_mutant_is_caught(tmp_path):
     """The joining proof fails for a decoder that passes lone surrogates unflagged."""
     result = formal.run_sby(JoiningProperties("surrogatepass", _Unflagged), name="mutant",
-                            mode="bmc", depth=6, workdir=tmp_path)
+                            mode="bmc", depth=Utf16Decoder.LATENCY + 2, workdir=tmp_path)
     assert result.status == "FAIL", result.summary()
     assert any("scalar" in failure for failure in result.failed), result.summary()

@@ -66,15 +66,22 @@ def test_after_encoder(errors, byteorder):
 
 
 def test_pace():
-    """One byte every cycle: a unit goes in every second cycle."""
+    """One byte every cycle: a unit goes in every second cycle, a marker beat (a unit of one
+    beat) in one, and the first byte is out :attr:`LATENCY` cycles after the unit."""
     units = [{"unit": unit, "error": ErrorKind.NONE, "last": 0} for unit in range(0x41, 0x81)]
+    for index in (3, 4, 9, 20, 21, 22, 40):        # marker beats, alone and in runs
+        units[index] = {"unit": 0, "error": ErrorKind.TOO_LARGE, "last": index == 22}
+    units[30]["error"] = ErrorKind.SURROGATE       # a flagged unit is two bytes
     units[-1]["last"] = 1
     run = run_stream(Utf16Bytes("big"), units)
-    assert [int(p.data) for p in run.outputs] == \
-        [byte for unit in range(0x41, 0x81) for byte in (0, unit)]
+    beats = [[(0, unit["error"])] if unit["unit"] == 0 else
+             [(unit["unit"] >> 8, unit["error"]), (unit["unit"] & 0xFF, ErrorKind.NONE)]
+             for unit in units]
+    assert [(int(p.data), ErrorKind(p.error)) for p in run.outputs] == \
+        [beat for unit in beats for beat in unit]
     first = run.in_cycles[0]
     assert run.out_cycles == list(range(first + Utf16Bytes.LATENCY,
-                                        first + Utf16Bytes.LATENCY + 2 * len(units)))
+                                        first + Utf16Bytes.LATENCY + len(run.outputs)))
 
 
 def test_parameters():
