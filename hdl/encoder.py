@@ -1,8 +1,8 @@
 """Streaming UTF-8 encoders: UTF-32 code units in, bytes of the UTF-8 family out.
 
 :class:`Utf8ByteEncoder` is the byte pipeline (one code unit to its bytes);
-:class:`Utf8Encoder` is the public core: for ``utf-8`` with ``replace`` or ``strict`` (no
-``carry_error``), and for ``utf-8-sig`` with those policies (the mark a state of its first
+:class:`Utf8Encoder` is the public core: for ``utf-8`` with ``replace``, ``strict`` or
+``surrogatepass`` (``carry_error`` or not), and for ``utf-8-sig`` with those policies (the mark a state of its first
 stage), :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level between
 flip-flops), for every other encoding but ``wtf-8`` the byte pipeline itself (the mark of
 ``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are states of its
@@ -53,7 +53,7 @@ class Utf8ByteEncoder(CheckedComponent):
 
     :class:`Utf8Encoder` is this pipeline (see its documentation for ports, latency,
     throughput and timing), but for ``"wtf-8"``, where it is the byte stage behind the joiner,
-    and for ``"utf-8"`` with ``"replace"`` or ``"strict"`` (no ``carry_error``), where it is
+    and for ``"utf-8"`` with ``"replace"`` or ``"strict"`` (``carry_error`` or not), where it is
     :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`; with the byte rules of
     ``encoding``:
 
@@ -443,8 +443,7 @@ class Utf8Encoder(Utf8ByteEncoder):
         The byte pipeline (:class:`Utf8ByteEncoder`) alone; everything below about latency and
         timing is about it, and about the next two.
     ``"utf-8-sig"``
-        The shift encoder (``"replace"``, ``"strict"``, ``"surrogatepass"``, no
-        ``carry_error``) or the byte
+        The shift encoder (``"replace"``, ``"strict"``, ``"surrogatepass"``) or the byte
         pipeline, whose first stage takes U+FEFF (EF BB BF) before the first unit of every
         message (three more cycles per message, no other logic in the paths).
     ``"cesu-8"``, ``"mutf-8"``
@@ -472,8 +471,8 @@ class Utf8Encoder(Utf8ByteEncoder):
     Two cores
     ---------
     ``"utf-8"`` and ``"utf-8-sig"`` with ``"replace"``, ``"strict"`` or ``"surrogatepass"``
-    and without ``carry_error`` are :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`: one
-    LUT level between flip-flops (three unit stages, an output shift register; see its
+    (with ``carry_error`` or not) are
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`: one LUT level between flip-flops (three unit stages, an output shift register; see its
     documentation), with ``LATENCY`` 4 (3 for ``"utf-8-sig"``: to the mark's first byte) and
     ``DRAIN`` 21 (``"utf-8"``) of the instance. Everything else is the byte pipeline
     (:class:`Utf8ByteEncoder`, two LUT levels), which the rest of this text is about.
@@ -549,7 +548,8 @@ class Utf8Encoder(Utf8ByteEncoder):
         if self._encoding in OWN_CORES:
             return in_a_row([OWN_CORES[self._encoding](self._errors)], self)
         if _shifts(self._encoding, self._errors, self._carry_error):
-            return in_a_row([Utf8ShiftEncoder(self._errors, encoding=self._encoding)], self)
+            return in_a_row([Utf8ShiftEncoder(self._errors, encoding=self._encoding,
+                                              carry_error=self._carry_error)], self)
         if self._encoding != "wtf-8":
             return super().elaborate(platform)
         m = Module()
@@ -566,7 +566,7 @@ def _shifts(encoding, errors, carry_error):
     """Whether :class:`Utf8Encoder` with these parameters is
     :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level between
     flip-flops) instead of the byte pipeline."""
-    return encoding in SHIFT_ENCODINGS and errors in SHIFT_ERRORS and not carry_error
+    return encoding in SHIFT_ENCODINGS and errors in SHIFT_ERRORS
 
 
 #: What each encoding adds to the core's latency: the joiner's (``wtf-8``); the mark

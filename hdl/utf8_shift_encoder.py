@@ -7,7 +7,7 @@ from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .error_kind import check_policy
-from .layouts import EncodedByteLayout, UnitLayout
+from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import keep
 
 
@@ -36,7 +36,11 @@ class Utf8ShiftEncoder(CheckedComponent):
     (surrogates written as 3 bytes, a too large value a marker beat; see it for the ports,
     the error policies and the output beats, which are the same). ``"utf-8-sig"`` writes
     U+FEFF (EF BB BF) before the first unit of every message: A1 takes it as a unit
-    (:meth:`_mark_state`).
+    (:meth:`_mark_state`). ``carry_error``: the input's error kind rides through A1..A3
+    (``carried``) to the first beat of its unit (unless the unit is itself invalid; the mark
+    carries none), and the unit stages also move while A3 holds a bubble
+    (:class:`SqueezeEnables`: a LUT of two flip-flops in front of their clock enables), so that
+    a decoder in front keeps the output at one byte per cycle.
 
     Stages (each loaded under a clock enable that is a flip-flop)::
 
@@ -73,17 +77,20 @@ class Utf8ShiftEncoder(CheckedComponent):
     """
 
     @classmethod
-    def check_parameters(cls, errors="replace", *, encoding="utf-8"):
+    def check_parameters(cls, errors="replace", *, encoding="utf-8", carry_error=False):
         check_policy(errors, SHIFT_ERRORS)
         if encoding not in SHIFT_ENCODINGS:
             raise ValueError(f"encoding must be one of {', '.join(map(repr, SHIFT_ENCODINGS))}, "
                              f"not {encoding!r}")
+        if not isinstance(carry_error, bool):
+            raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
 
-    def __init__(self, errors="replace", *, encoding="utf-8"):
+    def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
         self._errors = errors
         self._encoding = encoding
+        self._carry_error = carry_error
         super().__init__({
-            "i": In(stream.Signature(UnitLayout)),
+            "i": In(stream.Signature(CarriedUnitLayout if carry_error else UnitLayout)),
             "o": Out(stream.Signature(EncodedByteLayout)),
         })
 
@@ -104,6 +111,11 @@ class Utf8ShiftEncoder(CheckedComponent):
         """The encoding (one of :data:`SHIFT_ENCODINGS`)."""
         return self._encoding
 
+    @property
+    def carry_error(self):
+        """Whether the input carries an error kind for the first output beat of its unit."""
+        return self._carry_error
+
     def elaborate(self, platform):
         m = Module()
         o = self.o
@@ -114,15 +126,20 @@ class Utf8ShiftEncoder(CheckedComponent):
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid))
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
+        # The unit stages move when B takes, and with carry_error also while A3 holds a bubble.
+        move = SqueezeEnables(m, take) if self._carry_error else take
         i = self.i
-        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint)
+        carried = i.p.error.as_value() if self._carry_error else None
+        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint, carried)
         if self._encoding == "utf-8-sig":
-            pieces = self._mark_state(m, take, pieces)
+            pieces = self._mark_state(m, move, pieces)
         else:
-            m.d.comb += i.ready.eq(take.new())
-        a1 = shift_stage(take, "a1", pieces)
-        a2 = shift_stage(take, "a2", class_flags(a1, self._errors))
-        a3 = shift_stage(take, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
+            m.d.comb += i.ready.eq(move.new())
+        a1 = shift_stage(move, "a1", pieces)
+        a2 = shift_stage(move, "a2", class_flags(a1, self._errors))
+        a3 = shift_stage(move, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
+        if self._carry_error:
+            move.load_copies(a2.valid)
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
         return m
 
@@ -142,12 +159,17 @@ class Utf8ShiftEncoder(CheckedComponent):
         m.d.sync += [boot.eq(1), pulse.eq(~boot)]         # `pulse`: high in cycle 1 only
         with m.If(pulse):                                   # `pulse`: mk's synchronous set
             m.d.sync += mk.eq(1)
-        with m.Else():
-            # Cleared when A1 takes the mark (a unit was offered), set when it takes a unit
-            # with `last`.
-            m.d.sync += mk.eq(keep(t, Mux(mk, ~i.valid, i.valid & i.p.last), mk))
+        # Cleared when A1 takes the mark (a unit was offered), set when it takes a unit with
+        # `last` (with carry_error under the stages' enable, a LUT: the enable has two inputs).
+        following = Mux(mk, ~i.valid, i.valid & i.p.last)
+        if isinstance(take, SqueezeEnables):
+            with m.Elif(t):
+                m.d.sync += mk.eq(following)
+        else:
+            with m.Else():
+                m.d.sync += mk.eq(keep(t, following, mk))
         m.d.comb += i.ready.eq(t & ~mk)
-        mark = unit_pieces(1, 0, Const(MARK, 32))
+        mark = unit_pieces(1, 0, Const(MARK, 32), 0 if self._carry_error else None)
         return {name: value if name == "valid" else Mux(mk, mark[name], value)
                 for name, value in pieces.items()}
 
@@ -160,7 +182,13 @@ class Utf8ShiftEncoder(CheckedComponent):
         p1, p2 = a3.p1, a3.p2           # an error with strict is one beat: no payloads
         if self._errors not in _MARKERS:
             p1, p2 = p1 | a3.errq.replicate(6), keep(a3.errq, Const(0x3D, 6), p2)    # BF BD
-        b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=2)
+        # The first beat's error kind: SURROGATE (010) or TOO_LARGE (011) for an invalid unit,
+        # else NONE, or with carry_error the carried kind (each bit one LUT of t0, err, large
+        # and the carried bit).
+        kind = Cat(a3.large, err)
+        if self._carry_error:
+            kind = keep(err, Cat(a3.large, 1, 0), a3.carried)
+        b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=len(kind))
         b.rem = Signal(4, init=1, name="b_rem")
         t0, t1, t2 = take.new(), take.new(), take.new()
         adv.load([
@@ -169,7 +197,7 @@ class Utf8ShiftEncoder(CheckedComponent):
             (b_r01, keep(t0, a3.n12, b_r01 | b.rem[2])),
             (b_valid, keep(t0, a3.valid, b_valid & ~b.rem[0])),
             (b.last, keep(t0, a3.last, b.last)),
-            (b.error, t0.replicate(2) & Cat(a3.large, err)),
+            (b.error, t0.replicate(len(kind)) & kind),
             (b.s[:6], keep(t1, lead[:6], b.q1)),
             (b.s[6], t1 & lead[6]),                             # 10 on a continuation byte
             (b.s[7], ~t1 | lead[7]),
@@ -177,24 +205,30 @@ class Utf8ShiftEncoder(CheckedComponent):
             (b.q2, keep(t2, p2, b.q3)),
             (b.q3, a3.p3),
         ])
-        k = stage_signals("k", "valid", "last", data=8, error=2)
+        k = stage_signals("k", "valid", "last", data=8, error=len(kind))
         b_last = b.rem[0] & b.last
         o = self.o
         adv.drive([(o.valid, b_valid, k.valid), (o.p.data, b.s, k.data),
                    (o.p.error, b.error, k.error), (o.p.last, b_last, k.last)])
 
 
-def unit_pieces(valid, last, u):
+def unit_pieces(valid, last, u, carried=None):
     """A1, the unit ``u`` (``valid``, ``last``): u[20:0] and pieces of the unit, each a
     function of four of its bits: ``zh``, ``zm``, ``zt`` (u[31:28], u[27:24], u[23:21] zero),
     ``p16``, ``p12``, ``p7`` (u[19:16], u[15:12], u[10:7] zero), ``s12`` (u[15:12] == 1101:
-    with u[11] the top of a surrogate). Returns ``{register: value}``, as the next two."""
+    with u[11] the top of a surrogate); ``carried``, the error kind of ``carry_error`` (if not
+    ``None``). Returns ``{register: value}``, as the next two."""
     return {
         "valid": valid, "last": last, "u": u[:21],
         "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
         "p16": u[16:20] == 0, "p12": u[12:16] == 0, "s12": u[12:16] == 0b1101,
-        "p7": u[7:11] == 0,
+        "p7": u[7:11] == 0, **_carried(carried),
     }
+
+
+def _carried(kind):
+    """The carried error kind as a register of a unit stage (none without ``carry_error``)."""
+    return {} if kind is None else {"carried": kind}
 
 
 def class_flags(a1, errors):
@@ -225,7 +259,7 @@ def class_flags(a1, errors):
         "lo": Cat(keep(p7, u[0:5], u[6:11]), ~p7 | u[6], ~p7 | u[7]),
         "pa": keep(bmp, u[6:12], u[12:18]),
         "p2": keep(bmp, u[0:6], u[6:12]),
-        "p0": u[0:6],
+        "p0": u[0:6], **_carried(getattr(a1, "carried", None)),
     }
 
 
@@ -250,6 +284,7 @@ def character(a2, errors):
         "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0,
         "n1": n1, "n12": n12, "n2": z21v & x & ~lw, "n3": n3, "n4": z21v & r4,
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
+        **_carried(getattr(a2, "carried", None)),
     }
     if errors not in _MARKERS:
         # A copy of ``err`` for the payloads BF BD (fewer loads a net; set for a bubble,
@@ -310,6 +345,45 @@ class EnableCopies:
         multiplexer of flip-flops."""
         self.load([(skid, slot) for _, slot, skid in outputs])
         self.m.d.comb += [output.eq(Mux(self.first, slot, skid)) for output, slot, skid in outputs]
+
+
+class SqueezeEnables:
+    """The clock enables of the unit stages that squeeze out bubbles: a copy of ``take``, or A3
+    empty (``a3_empty``, a flip-flop in copies), one LUT of two flip-flops per group of at
+    most :data:`SHIFT_CE_FANOUT` flip-flops. So while B writes a character of several bytes, a
+    bubble in A3 is replaced by the unit behind it, and a source that offers a unit every n
+    cycles from its start (a decoder in front) loses no output cycle to the bubbles that
+    entered the stages before B was busy. ``a3_empty`` starts at 0 (the iCE40's power-up
+    state): the stages stay put until the first ``take``, as without squeezing."""
+
+    def __init__(self, m, take):
+        self.m, self.take = m, take
+        self.copies = []                # (take copy, a3_empty copy)
+        self.room, self.enable = 0, None
+
+    def new(self):
+        """One more enable: a copy of ``take`` or of ``a3_empty``."""
+        n = len(self.copies)
+        empty = Signal(name="a3_empty" if not n else f"a3_empty_ce{n}")
+        self.copies.append((self.take.new(), empty))
+        return self.copies[-1][0] | empty
+
+    def load(self, pairs):
+        """As :meth:`EnableCopies.load`."""
+        for register, value in pairs:
+            register, value = Value.cast(register), Value.cast(value)
+            for bit in range(len(register)):
+                if not self.room:
+                    self.enable, self.room = self.new(), SHIFT_CE_FANOUT
+                with self.m.If(self.enable):
+                    self.m.d.sync += register[bit].eq(value[bit])
+                self.room -= 1
+
+    def load_copies(self, a2_valid):
+        """Each copy of ``a3_empty`` takes ``~a2_valid`` under its own enable."""
+        for t, empty in self.copies:
+            with self.m.If(t | empty):
+                self.m.d.sync += empty.eq(~a2_valid)
 
 
 class _Stage:

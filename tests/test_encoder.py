@@ -234,4 +234,5 @@ def test_parameters():
                                          "'cesu-8'$"):
         Utf8ShiftEncoder(encoding="cesu-8")
     assert [Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS] == [4, 4, 3]
-    assert Utf8Encoder("replace", carry_error=True).LATENCY == 3      # the byte pipeline
+    assert Utf8Encoder("replace", carry_error=True).LATENCY == 4      # the shift encoder too
+    assert Utf8Encoder("surrogateescape", carry_error=True).LATENCY == 3  # the byte pipeline
