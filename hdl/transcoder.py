@@ -118,7 +118,7 @@ class Transcoder(StreamStage):
         """Cycles from the input byte that completes a decoded item to the first byte written for
         it, at most."""
         return (TextDecoder.latency(self._source, self._errors) + 1 +
-                TextEncoder.latency(self._target))
+                TextEncoder.latency(self._target, self._errors, carry_error=True))
 
     def elaborate(self, platform):
         m = Module()
