@@ -15,7 +15,7 @@ __all__ = ["SHIFT_ENCODINGS", "SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces",
            "character"]
 
 #: The error policies :class:`Utf8ShiftEncoder` offers.
-SHIFT_ERRORS = ("replace", "strict", "surrogatepass")
+SHIFT_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 #: The policies whose invalid unit is one marker beat (else EF BF BD).
 _MARKERS = ("strict", "surrogatepass")
@@ -130,7 +130,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         move = SqueezeEnables(m, take) if self._carry_error else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
-        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint, carried)
+        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint, carried, self._errors)
         if self._encoding == "utf-8-sig":
             pieces = self._mark_state(m, move, pieces)
         else:
@@ -169,7 +169,8 @@ class Utf8ShiftEncoder(CheckedComponent):
             with m.Else():
                 m.d.sync += mk.eq(keep(t, following, mk))
         m.d.comb += i.ready.eq(t & ~mk)
-        mark = unit_pieces(1, 0, Const(MARK, 32), 0 if self._carry_error else None)
+        mark = unit_pieces(1, 0, Const(MARK, 32), 0 if self._carry_error else None,
+                           self._errors)
         return {name: value if name == "valid" else Mux(mk, mark[name], value)
                 for name, value in pieces.items()}
 
@@ -192,7 +193,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         b.rem = Signal(4, init=1, name="b_rem")
         t0, t1, t2 = take.new(), take.new(), take.new()
         adv.load([
-            (b.rem, keep(t0, Cat(a3.n1, a3.n2, a3.n3, a3.n4),
+            (b.rem, keep(t0, Cat(a3.n1, a3.n2, getattr(a3, "n3", ~a3.n12 & ~a3.n4), a3.n4),
                          Cat(b.rem[0] | b.rem[1], b.rem[2:4], 0))),
             (b_r01, keep(t0, a3.n12, b_r01 | b.rem[2])),
             (b_valid, keep(t0, a3.valid, b_valid & ~b.rem[0])),
@@ -212,17 +213,21 @@ class Utf8ShiftEncoder(CheckedComponent):
                    (o.p.error, b.error, k.error), (o.p.last, b_last, k.last)])
 
 
-def unit_pieces(valid, last, u, carried=None):
+def unit_pieces(valid, last, u, carried=None, errors=None):
     """A1, the unit ``u`` (``valid``, ``last``): u[20:0] and pieces of the unit, each a
     function of four of its bits: ``zh``, ``zm``, ``zt`` (u[31:28], u[27:24], u[23:21] zero),
     ``p16``, ``p12``, ``p7`` (u[19:16], u[15:12], u[10:7] zero), ``s12`` (u[15:12] == 1101:
-    with u[11] the top of a surrogate); ``carried``, the error kind of ``carry_error`` (if not
-    ``None``). Returns ``{register: value}``, as the next two."""
+    with u[11] the top of a surrogate); with ``errors="surrogateescape"`` also ``z20``
+    (u[23:20] zero) and ``e7`` (u[10:7] == 1001: with ``s12`` and u[11] an escape,
+    U+DC80..U+DCFF); ``carried``, the error kind of ``carry_error`` (if not ``None``).
+    Returns ``{register: value}``, as the next two."""
+    escape = {"z20": u[20:24] == 0, "e7": u[7:11] == 0b1001} if errors == "surrogateescape" \
+        else {}
     return {
         "valid": valid, "last": last, "u": u[:21],
         "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
         "p16": u[16:20] == 0, "p12": u[12:16] == 0, "s12": u[12:16] == 0b1101,
-        "p7": u[7:11] == 0, **_carried(carried),
+        "p7": u[7:11] == 0, **escape, **_carried(carried),
     }
 
 
@@ -246,6 +251,8 @@ def class_flags(a1, errors):
     """
     u, p16, p7 = a1.u, a1.p16, a1.p7
     bmp = ~u[20] & p16
+    if errors == "surrogateescape":
+        return _escape_flags(a1, bmp)
     return {
         "valid": a1.valid, "last": a1.last,
         "z21v": a1.valid & a1.zh & a1.zm & a1.zt,
@@ -263,11 +270,53 @@ def class_flags(a1, errors):
     }
 
 
+def _escape_flags(a1, bmp):
+    """A2 with ``errors="surrogateescape"``: an escape U+DC80..U+DCFF is one byte, u[7:0], as
+    C1's lead byte. So ``x`` (C1, C2 or an escape, but for u[31:16]) and ``lw`` (C1 or an
+    escape, if ``x``) take u[11] in, and the flags that would need five pieces are split:
+    ``z21`` (u[31:21] zero, not ``valid``), ``zb`` (u[31:16] zero), ``x`` (if ``zb``: C1, C2
+    or an escape), ``ns`` (if ``zb``: a surrogate that is no escape), ``hi`` gets bit 4
+    (``r4 | big``: C4's 1 in the lead byte), ``lo`` is C1's (and an escape's) if ``lw``."""
+    u, p16, u11 = a1.u, a1.p16, a1.u[11]
+    lw = a1.p7 | u11
+    return {
+        "valid": a1.valid, "last": a1.last,
+        "z21": a1.zh & a1.zm & a1.zt, "zb": a1.zh & a1.zm & a1.z20 & p16,
+        "x": keep(u11, a1.s12 & a1.e7, a1.p12), "lw": lw,
+        "r4": ~(u[20] ^ p16), "big": u[20] & ~p16, "ns": a1.s12 & u11 & ~a1.e7,
+        "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15], u[20] | ~p16),
+        "lo": Cat(keep(lw, u[0:5], u[6:11]), ~lw | u[6], ~lw | u[7]),
+        "pa": keep(bmp, u[6:12], u[12:18]),
+        "p2": keep(bmp, u[0:6], u[6:12]),
+        "p0": u[0:6], **_carried(getattr(a1, "carried", None)),
+    }
+
+
+def _escape_character(a2):
+    """A3 with ``errors="surrogateescape"`` (see :func:`character`): ``n3`` is left to B
+    (``~n12 & ~n4``), and ``err`` is not ``valid``-gated (a bubble's ``err`` is never used:
+    its beat is not valid)."""
+    valid, x, lw = a2.valid, a2.zb & a2.x, a2.lw
+    err = ~a2.z21 | a2.big | (a2.zb & a2.ns)
+    return {
+        "valid": valid, "last": a2.last,
+        "lead": Cat(keep(x, a2.lo[:5], a2.hi), ~x | (lw & a2.p0[5]),
+                    a2.lo[5:7] | (~x).replicate(2)),
+        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0,
+        "n1": ~valid | (x & lw), "n12": ~valid | x, "n2": valid & x & ~lw,
+        "n4": valid & a2.z21 & a2.r4,
+        "err": err, "large": valid & (~a2.z21 | a2.big), "errq": err,
+        **_carried(getattr(a2, "carried", None)),
+    }
+
+
 def character(a2, errors):
     """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
     ``large`` (TOO_LARGE); ``errq`` with ``replace``."""
+    if errors == "surrogateescape":
+        return _escape_character(a2)
     valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
     if errors in _MARKERS:                 # an error is one beat, the marker
         n1 = ~z21v | bs | (x & lw)
