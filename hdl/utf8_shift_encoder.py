@@ -21,7 +21,11 @@ SHIFT_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 _MARKERS = ("strict", "surrogatepass")
 
 #: The encodings :class:`Utf8ShiftEncoder` writes.
-SHIFT_ENCODINGS = ("utf-8", "utf-8-sig")
+SHIFT_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8")
+
+#: The encodings that write a supplementary code point as its surrogate pair: two 3-byte
+#: halves, six bytes that B shifts out (:meth:`Utf8ShiftEncoder._output_stage`).
+SPLIT_ENCODINGS = ("cesu-8", "mutf-8")
 
 #: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
 MARK = 0xFEFF
@@ -78,10 +82,10 @@ class Utf8ShiftEncoder(CheckedComponent):
 
     @classmethod
     def check_parameters(cls, errors="replace", *, encoding="utf-8", carry_error=False):
-        check_policy(errors, SHIFT_ERRORS)
         if encoding not in SHIFT_ENCODINGS:
             raise ValueError(f"encoding must be one of {', '.join(map(repr, SHIFT_ENCODINGS))}, "
                              f"not {encoding!r}")
+        check_policy(errors, ("replace", "strict") if encoding == "mutf-8" else SHIFT_ERRORS)
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
 
@@ -130,14 +134,16 @@ class Utf8ShiftEncoder(CheckedComponent):
         move = SqueezeEnables(m, take) if self._carry_error else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
-        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint, carried, self._errors)
+        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint, carried, self._errors,
+                             self._encoding)
         if self._encoding == "utf-8-sig":
             pieces = self._mark_state(m, move, pieces)
         else:
             m.d.comb += i.ready.eq(move.new())
         a1 = shift_stage(move, "a1", pieces)
-        a2 = shift_stage(move, "a2", class_flags(a1, self._errors))
-        a3 = shift_stage(move, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
+        a2 = shift_stage(move, "a2", class_flags(a1, self._errors, self._encoding))
+        a3 = shift_stage(move, "a3", character(a2, self._errors, self._encoding), ones=("n12",),
+                         n1=a3_n1)  # a bubble
         if self._carry_error:
             move.load_copies(a2.valid)
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
@@ -190,11 +196,13 @@ class Utf8ShiftEncoder(CheckedComponent):
         if self._carry_error:
             kind = keep(err, Cat(a3.large, 1, 0), a3.carried)
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=len(kind))
-        b.rem = Signal(4, init=1, name="b_rem")
+        split = self._encoding in SPLIT_ENCODINGS
+        b.rem = Signal(6 if split else 4, init=1, name="b_rem")
         t0, t1, t2 = take.new(), take.new(), take.new()
-        adv.load([
-            (b.rem, keep(t0, Cat(a3.n1, a3.n2, getattr(a3, "n3", ~a3.n12 & ~a3.n4), a3.n4),
-                         Cat(b.rem[0] | b.rem[1], b.rem[2:4], 0))),
+        n3 = getattr(a3, "n3", ~a3.n12 & ~a3.n4)
+        counts = Cat(a3.n1, a3.n2, n3, 0, 0, a3.n4) if split else Cat(a3.n1, a3.n2, n3, a3.n4)
+        pairs = [
+            (b.rem, keep(t0, counts, Cat(b.rem[0] | b.rem[1], b.rem[2:], 0))),
             (b_r01, keep(t0, a3.n12, b_r01 | b.rem[2])),
             (b_valid, keep(t0, a3.valid, b_valid & ~b.rem[0])),
             (b.last, keep(t0, a3.last, b.last)),
@@ -205,7 +213,22 @@ class Utf8ShiftEncoder(CheckedComponent):
             (b.q1, keep(t2, p1, b.q2)),
             (b.q2, keep(t2, p2, b.q3)),
             (b.q3, a3.p3),
-        ])
+        ]
+        if split:
+            # Six bytes: ED 1010wwww 10xxxxxx, ED 1011xxxx 10xxxxxx. q3 holds the trail half's
+            # ED (its low bits; b_f1..b_f3 mark the payload slot that is a lead byte: 11 on
+            # top when it reaches s), q4 and q5 its payloads; the last of the chain takes A3's
+            # payload in every cycle (it moves on the cycle after the take).
+            f = stage_signals("b", "f1", "f2", "f3")
+            b.q4, b.q5 = Signal(6, name="b_q4"), Signal(6, name="b_q5")
+            pairs[6] = (b.s[6], keep(t1, lead[6], f.f1))
+            pairs[10:] = [
+                (b.q3, keep(t2, Const(0xED & 0x3F, 6), b.q4)),
+                (b.q4, keep(t2, Cat(a3.p4, 1, 1), b.q5)),
+                (b.q5, a3.p3),
+                (f.f1, ~t2 & f.f2), (f.f2, ~t2 & f.f3), (f.f3, t2),
+            ]
+        adv.load(pairs)
         k = stage_signals("k", "valid", "last", data=8, error=len(kind))
         b_last = b.rem[0] & b.last
         o = self.o
@@ -213,16 +236,23 @@ class Utf8ShiftEncoder(CheckedComponent):
                    (o.p.error, b.error, k.error), (o.p.last, b_last, k.last)])
 
 
-def unit_pieces(valid, last, u, carried=None, errors=None):
+def unit_pieces(valid, last, u, carried=None, errors=None, encoding="utf-8"):
     """A1, the unit ``u`` (``valid``, ``last``): u[20:0] and pieces of the unit, each a
     function of four of its bits: ``zh``, ``zm``, ``zt`` (u[31:28], u[27:24], u[23:21] zero),
     ``p16``, ``p12``, ``p7`` (u[19:16], u[15:12], u[10:7] zero), ``s12`` (u[15:12] == 1101:
     with u[11] the top of a surrogate); with ``errors="surrogateescape"`` also ``z20``
     (u[23:20] zero) and ``e7`` (u[10:7] == 1001: with ``s12`` and u[11] an escape,
-    U+DC80..U+DCFF); ``carried``, the error kind of ``carry_error`` (if not ``None``).
-    Returns ``{register: value}``, as the next two."""
+    U+DC80..U+DCFF); for ``cesu-8`` and ``mutf-8`` ``w`` (the plane minus one: the lead
+    surrogate's bits 9..6), for ``mutf-8`` ``lz``, ``mz`` (u[3:0], u[6:4] zero: U+0000 is
+    C2); ``carried``, the error kind of ``carry_error`` (if not ``None``). Returns
+    ``{register: value}``, as the next two."""
     escape = {"z20": u[20:24] == 0, "e7": u[7:11] == 0b1001} if errors == "surrogateescape" \
         else {}
+    if encoding in SPLIT_ENCODINGS:
+        from .utf16_encoder import plane_minus_one      # (it imports this module's helpers)
+        escape["w"] = plane_minus_one(u)
+    if encoding == "mutf-8":
+        escape.update(lz=u[0:4] == 0, mz=u[4:7] == 0)
     return {
         "valid": valid, "last": last, "u": u[:21],
         "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
@@ -236,7 +266,7 @@ def _carried(kind):
     return {} if kind is None else {"carried": kind}
 
 
-def class_flags(a1, errors):
+def class_flags(a1, errors, encoding="utf-8"):
     """A2, from A1's registers ``a1``: the class flags and the byte candidates.
 
     Flags: ``z21v`` (valid and u[31:21] zero), ``x`` (C1 or C2: u[20:11] zero), ``lw``
@@ -248,29 +278,50 @@ def class_flags(a1, errors):
     (``bmp``) or C4; ``lo``, its bits 0..4, 6, 7 of C1 (``lw``) or C2; ``pa``, the first
     payload of C3 (u[11:6]) or C4 (u[17:12]); ``p2``, the second payload of C3 (u[5:0])
     or C4 (u[11:6]); ``p0``: u[5:0] (the payload of C2, the third of C4).
+
+    ``cesu-8``, ``mutf-8``: C4 is the surrogate pair: ``hi`` ED's bits, ``pa`` 10 w,
+    ``p2`` u[15:10], ``p4`` u[9:6] (the trail half's first payload, 11 u[9:6]); ``mutf-8``
+    writes every surrogate (``bs`` as with ``surrogatepass``), and U+0000 as C2 (C0 80:
+    ``lw`` also needs u[6:0] nonzero; ``lo`` picks by u[10:7] still, the same for U+0000).
     """
     u, p16, p7 = a1.u, a1.p16, a1.p7
     bmp = ~u[20] & p16
+    split = encoding in SPLIT_ENCODINGS
     if errors == "surrogateescape":
-        return _escape_flags(a1, bmp)
+        return _escape_flags(a1, bmp, split)
+    lw = p7 & ~(a1.lz & a1.mz) if encoding == "mutf-8" else p7
+    writes = errors == "surrogatepass" or encoding == "mutf-8"
     return {
         "valid": a1.valid, "last": a1.last,
         "z21v": a1.valid & a1.zh & a1.zm & a1.zt,
-        "x": bmp & a1.p12 & ~u[11], "lw": p7,
+        "x": bmp & a1.p12 & ~u[11], "lw": lw,
         "r4": ~(u[20] ^ p16), "big": u[20] & ~p16,
-        "bs": (u[20] & ~p16) if errors == "surrogatepass" else
-              keep(u[20], ~p16, p16 & a1.s12 & u[11]),
+        "bs": (u[20] & ~p16) if writes else keep(u[20], ~p16, p16 & a1.s12 & u[11]),
         # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..3 (bit 4: C4, ``r4 | big``)
-        "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15]),
+        "hi": _hi(u, bmp, split),
         # 0 u[6:0] (C1) or 110 u[10:6] (C2), bits 0..4, 6, 7 (bit 5: ``lw & u[5]``)
-        "lo": Cat(keep(p7, u[0:5], u[6:11]), ~p7 | u[6], ~p7 | u[7]),
-        "pa": keep(bmp, u[6:12], u[12:18]),
-        "p2": keep(bmp, u[0:6], u[6:12]),
+        "lo": Cat(keep(p7, u[0:5], u[6:11]), ~lw | u[6], ~lw | u[7]),
+        **_payloads(a1, bmp, split),
         "p0": u[0:6], **_carried(getattr(a1, "carried", None)),
     }
 
 
-def _escape_flags(a1, bmp):
+def _hi(u, bmp, split):
+    """The lead byte's bits 0..3 of C3 (``bmp``) or C4 (of ED, the lead half, if ``split``)."""
+    return Cat(keep(bmp, u[12:15], Const(0b101, 3) if split else u[18:21]),
+               keep(bmp, u[15], 1) if split else bmp & u[15])
+
+
+def _payloads(a1, bmp, split):
+    """The payload candidates ``pa``, ``p2`` (and ``p4`` if ``split``) of C3 or C4."""
+    u = a1.u
+    if not split:
+        return {"pa": keep(bmp, u[6:12], u[12:18]), "p2": keep(bmp, u[0:6], u[6:12])}
+    return {"pa": keep(bmp, u[6:12], Cat(a1.w, 0, 1)), "p2": keep(bmp, u[0:6], u[10:16]),
+            "p4": u[6:10]}
+
+
+def _escape_flags(a1, bmp, split):
     """A2 with ``errors="surrogateescape"``: an escape U+DC80..U+DCFF is one byte, u[7:0], as
     C1's lead byte. So ``x`` (C1, C2 or an escape, but for u[31:16]) and ``lw`` (C1 or an
     escape, if ``x``) take u[11] in, and the flags that would need five pieces are split:
@@ -284,15 +335,14 @@ def _escape_flags(a1, bmp):
         "z21": a1.zh & a1.zm & a1.zt, "zb": a1.zh & a1.zm & a1.z20 & p16,
         "x": keep(u11, a1.s12 & a1.e7, a1.p12), "lw": lw,
         "r4": ~(u[20] ^ p16), "big": u[20] & ~p16, "ns": a1.s12 & u11 & ~a1.e7,
-        "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15], u[20] | ~p16),
+        "hi": Cat(_hi(u, bmp, split), 0 if split else u[20] | ~p16),
         "lo": Cat(keep(lw, u[0:5], u[6:11]), ~lw | u[6], ~lw | u[7]),
-        "pa": keep(bmp, u[6:12], u[12:18]),
-        "p2": keep(bmp, u[0:6], u[6:12]),
+        **_payloads(a1, bmp, split),
         "p0": u[0:6], **_carried(getattr(a1, "carried", None)),
     }
 
 
-def _escape_character(a2):
+def _escape_character(a2, split):
     """A3 with ``errors="surrogateescape"`` (see :func:`character`): ``n3`` is left to B
     (``~n12 & ~n4``), and ``err`` is not ``valid``-gated (a bubble's ``err`` is never used:
     its beat is not valid)."""
@@ -302,7 +352,7 @@ def _escape_character(a2):
         "valid": valid, "last": a2.last,
         "lead": Cat(keep(x, a2.lo[:5], a2.hi), ~x | (lw & a2.p0[5]),
                     a2.lo[5:7] | (~x).replicate(2)),
-        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0,
+        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
         "n1": ~valid | (x & lw), "n12": ~valid | x, "n2": valid & x & ~lw,
         "n4": valid & a2.z21 & a2.r4,
         "err": err, "large": valid & (~a2.z21 | a2.big), "errq": err,
@@ -310,13 +360,19 @@ def _escape_character(a2):
     }
 
 
-def character(a2, errors):
+def _p4(a2, split):
+    """A3's ``p4`` (the trail half's u[9:6]) if ``split``."""
+    return {"p4": a2.p4} if split else {}
+
+
+def character(a2, errors, encoding="utf-8"):
     """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
     ``large`` (TOO_LARGE); ``errq`` with ``replace``."""
+    split = encoding in SPLIT_ENCODINGS
     if errors == "surrogateescape":
-        return _escape_character(a2)
+        return _escape_character(a2, split)
     valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
     if errors in _MARKERS:                 # an error is one beat, the marker
         n1 = ~z21v | bs | (x & lw)
@@ -328,9 +384,11 @@ def character(a2, errors):
         n3 = valid & ~(z21v & (x | r4))
     values = {
         "valid": valid, "last": a2.last,
-        "lead": Cat(keep(x, a2.lo[:4], a2.hi), keep(x, a2.lo[4], r4 | a2.big),
+        # bit 4: C4's 1 (ED's 0 if ``split``; an error's is B's)
+        "lead": Cat(keep(x, a2.lo[:4], a2.hi), x & a2.lo[4] if split else
+                    keep(x, a2.lo[4], r4 | a2.big),
                     ~x | (lw & a2.p0[5]), a2.lo[5:7] | (~x).replicate(2)),
-        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0,
+        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
         "n1": n1, "n12": n12, "n2": z21v & x & ~lw, "n3": n3, "n4": z21v & r4,
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
         **_carried(getattr(a2, "carried", None)),
