@@ -230,9 +230,11 @@ def test_parameters():
     # The shift encoder takes only its own policies.
     with pytest.raises(ValueError, match="errors must be one of 'replace', 'strict'"):
         Utf8ShiftEncoder("ignore")
-    with pytest.raises(ValueError, match="^encoding must be one of 'utf-8', 'utf-8-sig', not "
-                                         "'cesu-8'$"):
-        Utf8ShiftEncoder(encoding="cesu-8")
+    with pytest.raises(ValueError, match="^encoding must be one of 'utf-8', 'utf-8-sig', "
+                                         "'cesu-8', 'mutf-8', not 'wtf-8'$"):
+        Utf8ShiftEncoder(encoding="wtf-8")
+    with pytest.raises(ValueError, match="errors must be one of 'replace', 'strict'"):
+        Utf8ShiftEncoder("surrogatepass", encoding="mutf-8")
     assert [Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS] == [4, 4, 4]
     assert Utf8Encoder("surrogateescape", carry_error=True).LATENCY == 4  # the shift encoder too
-    assert Utf8Encoder("replace", encoding="cesu-8").LATENCY == 3         # the byte pipeline
+    assert Utf8Encoder("replace", encoding="cesu-8").LATENCY == 4         # the shift encoder too
