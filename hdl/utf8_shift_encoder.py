@@ -9,6 +9,7 @@ from .component import CheckedComponent
 from .error_kind import check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import keep
+from .wtf8_pair_join import CarriedJoinedUnitLayout, JoinedUnitLayout
 
 
 __all__ = ["SHIFT_ENCODINGS", "SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags",
@@ -21,11 +22,15 @@ SHIFT_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 _MARKERS = ("strict", "surrogatepass")
 
 #: The encodings :class:`Utf8ShiftEncoder` writes.
-SHIFT_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8")
+SHIFT_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
 
 #: The encodings that write a supplementary code point as its surrogate pair: two 3-byte
 #: halves, six bytes that B shifts out (:meth:`Utf8ShiftEncoder._output_stage`).
 SPLIT_ENCODINGS = ("cesu-8", "mutf-8")
+
+#: The encodings that write every surrogate as 3 bytes (no error; WTF-8's are lone: the joiner
+#: in front joins pairs).
+_WRITES_SURROGATES = ("mutf-8", "wtf-8")
 
 #: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
 MARK = 0xFEFF
@@ -35,12 +40,16 @@ class Utf8ShiftEncoder(CheckedComponent):
     """Streaming UTF-8 encoder (UTF-32 units in, bytes out) whose every flip-flop is fed by one
     LUT of flip-flops, and whose clock enables are flip-flops.
 
-    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for ``encoding`` ``"utf-8"``
-    and ``"utf-8-sig"`` with ``errors`` ``"replace"``, ``"strict"`` or ``"surrogatepass"``
-    (surrogates written as 3 bytes, a too large value a marker beat; see it for the ports,
-    the error policies and the output beats, which are the same). ``"utf-8-sig"`` writes
-    U+FEFF (EF BB BF) before the first unit of every message: A1 takes it as a unit
-    (:meth:`_mark_state`). ``carry_error``: the input's error kind rides through A1..A3
+    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for every encoding of
+    :data:`SHIFT_ENCODINGS` (``"wtf-8"``: behind
+    :class:`~utf8_gateware.hdl.wtf8_pair_join.Wtf8PairJoiner`, whose
+    :data:`~utf8_gateware.hdl.wtf8_pair_join.JoinedUnitLayout` it then takes) and every policy
+    (see it for the ports, the error policies and the output beats, which are the same).
+    ``"utf-8-sig"`` writes U+FEFF (EF BB BF) before the first unit of every message: A1 takes
+    it as a unit (:meth:`_mark_state`). ``"cesu-8"`` and ``"mutf-8"`` write a supplementary code
+    point as six bytes, its surrogate pair (B holds them all); ``"mutf-8"`` and ``"wtf-8"``
+    write every surrogate; ``"surrogateescape"`` writes an escape as C1's one byte
+    (:func:`class_flags`). ``carry_error``: the input's error kind rides through A1..A3
     (``carried``) to the first beat of its unit (unless the unit is itself invalid; the mark
     carries none), and the unit stages also move while A3 holds a bubble
     (:class:`SqueezeEnables`: a LUT of two flip-flops in front of their clock enables), so that
@@ -56,10 +65,10 @@ class Utf8ShiftEncoder(CheckedComponent):
         A3  the character: its lead byte before errors, its continuation payloads (first,
             second, third), its byte count (one-hot ``n1``..``n4``), its error
         B   the output shift register: the current byte ``b_s`` (the output slot) and the
-            continuation payloads ``b_q1``..``b_q3`` behind it; it takes A3's character (EF or
-            the marker 00 as lead byte, BF BD as payloads for an error) when ``take``, else
-            shifts by one byte; ``b_rem`` (one-hot) counts the bytes left, the current one
-            included
+            continuation payloads ``b_q1``..``b_q3`` behind it (..``b_q5`` for a pair); it
+            takes A3's character (EF or the marker 00 as lead byte, BF BD as payloads for an
+            error) when ``take``, else shifts by one byte; ``b_rem`` (one-hot) counts the
+            bytes left, the current one included
         K   the skid register: the output slot's beat, offered while ``adv`` is low
 
     The stages A1..A3 and B's load move together in the cycles in which ``take`` is high: a
@@ -71,10 +80,11 @@ class Utf8ShiftEncoder(CheckedComponent):
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
-    transfer of a message's first unit); an n-byte character takes n cycles, with no idle cycle between
-    characters while the source has a unit and the sink is ready. The stages hold a bubble for
-    a cycle in which ``take`` was high and the source had no unit (one idle cycle on ``o`` when
-    it reaches B); ``take`` starts low, and after the sink refused a byte it is low for a cycle.
+    transfer of a message's first unit); an n-byte character takes n cycles, with no idle
+    cycle between characters while the source has a unit and the sink is ready. Without
+    ``carry_error`` the stages hold a bubble for a cycle in which ``take`` was high and the
+    source had no unit (one idle cycle on ``o`` when it reaches B); ``take`` starts low, and
+    after the sink refused a byte it is low for a cycle.
 
     LUT depth: one (every register bit is one LUT of at most four flip-flops, or a flip-flop;
     the ports are one LUT of flip-flops: a 2:1 multiplexer of slot and skid register).
@@ -85,7 +95,8 @@ class Utf8ShiftEncoder(CheckedComponent):
         if encoding not in SHIFT_ENCODINGS:
             raise ValueError(f"encoding must be one of {', '.join(map(repr, SHIFT_ENCODINGS))}, "
                              f"not {encoding!r}")
-        check_policy(errors, ("replace", "strict") if encoding == "mutf-8" else SHIFT_ERRORS)
+        check_policy(errors, ("replace", "strict") if encoding in _WRITES_SURROGATES
+                     else SHIFT_ERRORS)
         if not isinstance(carry_error, bool):
             raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
 
@@ -93,8 +104,12 @@ class Utf8ShiftEncoder(CheckedComponent):
         self._errors = errors
         self._encoding = encoding
         self._carry_error = carry_error
+        if encoding == "wtf-8":
+            layout = CarriedJoinedUnitLayout if carry_error else JoinedUnitLayout
+        else:
+            layout = CarriedUnitLayout if carry_error else UnitLayout
         super().__init__({
-            "i": In(stream.Signature(CarriedUnitLayout if carry_error else UnitLayout)),
+            "i": In(stream.Signature(layout)),
             "o": Out(stream.Signature(EncodedByteLayout)),
         })
 
@@ -134,8 +149,10 @@ class Utf8ShiftEncoder(CheckedComponent):
         move = SqueezeEnables(m, take) if self._carry_error else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
-        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint, carried, self._errors,
-                             self._encoding)
+        u = i.p.codepoint
+        if self._encoding == "wtf-8":       # the joiner's output: u[20:0] and u[31:21] != 0
+            u = Cat(u, i.p.large.replicate(11))
+        pieces = unit_pieces(i.valid, i.p.last, u, carried, self._errors, self._encoding)
         if self._encoding == "utf-8-sig":
             pieces = self._mark_state(m, move, pieces)
         else:
@@ -281,7 +298,7 @@ def class_flags(a1, errors, encoding="utf-8"):
 
     ``cesu-8``, ``mutf-8``: C4 is the surrogate pair: ``hi`` ED's bits, ``pa`` 10 w,
     ``p2`` u[15:10], ``p4`` u[9:6] (the trail half's first payload, 11 u[9:6]); ``mutf-8``
-    writes every surrogate (``bs`` as with ``surrogatepass``), and U+0000 as C2 (C0 80:
+    (and ``wtf-8``) writes every surrogate (``bs`` as with ``surrogatepass``), and U+0000 as C2 (C0 80:
     ``lw`` also needs u[6:0] nonzero; ``lo`` picks by u[10:7] still, the same for U+0000).
     """
     u, p16, p7 = a1.u, a1.p16, a1.p7
@@ -290,7 +307,7 @@ def class_flags(a1, errors, encoding="utf-8"):
     if errors == "surrogateescape":
         return _escape_flags(a1, bmp, split)
     lw = p7 & ~(a1.lz & a1.mz) if encoding == "mutf-8" else p7
-    writes = errors == "surrogatepass" or encoding == "mutf-8"
+    writes = errors == "surrogatepass" or encoding in _WRITES_SURROGATES
     return {
         "valid": a1.valid, "last": a1.last,
         "z21v": a1.valid & a1.zh & a1.zm & a1.zt,
