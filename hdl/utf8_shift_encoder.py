@@ -53,7 +53,8 @@ class Utf8ShiftEncoder(CheckedComponent):
     (``carried``) to the first beat of its unit (unless the unit is itself invalid; the mark
     carries none), and the unit stages also move while A3 holds a bubble
     (:class:`SqueezeEnables`: a LUT of two flip-flops in front of their clock enables), so that
-    a decoder in front keeps the output at one byte per cycle.
+    a decoder in front keeps the output at one byte per cycle; so does ``"wtf-8"``, whose
+    joiner gives one output for the two units of a pair.
 
     Stages (each loaded under a clock enable that is a flip-flop)::
 
@@ -82,7 +83,7 @@ class Utf8ShiftEncoder(CheckedComponent):
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
     transfer of a message's first unit); an n-byte character takes n cycles, with no idle
     cycle between characters while the source has a unit and the sink is ready. Without
-    ``carry_error`` the stages hold a bubble for a cycle in which ``take`` was high and the
+    squeezing (no ``carry_error``, not ``"wtf-8"``) the stages hold a bubble for a cycle in which ``take`` was high and the
     source had no unit (one idle cycle on ``o`` when it reaches B); ``take`` starts low, and
     after the sink refused a byte it is low for a cycle.
 
@@ -145,8 +146,10 @@ class Utf8ShiftEncoder(CheckedComponent):
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid))
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
-        # The unit stages move when B takes, and with carry_error also while A3 holds a bubble.
-        move = SqueezeEnables(m, take) if self._carry_error else take
+        # The unit stages move when B takes, and behind a source with gaps (a decoder with
+        # carry_error, the joiner of wtf-8) also while A3 holds a bubble.
+        squeeze = self._carry_error or self._encoding == "wtf-8"
+        move = SqueezeEnables(m, take) if squeeze else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
         u = i.p.codepoint
@@ -161,7 +164,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         a2 = shift_stage(move, "a2", class_flags(a1, self._errors, self._encoding))
         a3 = shift_stage(move, "a3", character(a2, self._errors, self._encoding), ones=("n12",),
                          n1=a3_n1)  # a bubble
-        if self._carry_error:
+        if squeeze:
             move.load_copies(a2.valid)
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
         return m

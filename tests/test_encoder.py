@@ -231,8 +231,8 @@ def test_parameters():
     with pytest.raises(ValueError, match="errors must be one of 'replace', 'strict'"):
         Utf8ShiftEncoder("ignore")
     with pytest.raises(ValueError, match="^encoding must be one of 'utf-8', 'utf-8-sig', "
-                                         "'cesu-8', 'mutf-8', not 'wtf-8'$"):
-        Utf8ShiftEncoder(encoding="wtf-8")
+                                         "'cesu-8', 'mutf-8', 'wtf-8', not 'utf-8-rfc2279'$"):
+        Utf8ShiftEncoder(encoding="utf-8-rfc2279")
     with pytest.raises(ValueError, match="errors must be one of 'replace', 'strict'"):
         Utf8ShiftEncoder("surrogatepass", encoding="mutf-8")
     assert [Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS] == [4, 4, 4]
