@@ -148,9 +148,8 @@ class Utf8ShiftEncoder(CheckedComponent):
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
         # carry_error, the joiner of wtf-8) also while A3 holds a bubble.
-        squeeze = SqueezeEnables(m, take) if self._carry_error or self._encoding == "wtf-8" \
-            else None
-        moves = [squeeze.stage(k) if squeeze else take for k in (1, 2, 3)]
+        squeeze = self._carry_error or self._encoding == "wtf-8"
+        move = SqueezeEnables(m, take) if squeeze else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
         u = i.p.codepoint
@@ -158,15 +157,15 @@ class Utf8ShiftEncoder(CheckedComponent):
             u = Cat(u, i.p.large.replicate(11))
         pieces = unit_pieces(i.valid, i.p.last, u, carried, self._errors, self._encoding)
         if self._encoding == "utf-8-sig":
-            pieces = self._mark_state(m, moves[0], pieces)
+            pieces = self._mark_state(m, move, pieces)
         else:
-            m.d.comb += i.ready.eq(moves[0].new())
-        a1 = shift_stage(moves[0], "a1", pieces)
-        a2 = shift_stage(moves[1], "a2", class_flags(a1, self._errors, self._encoding))
-        a3 = shift_stage(moves[2], "a3", character(a2, self._errors, self._encoding),
-                         ones=("n12",), n1=a3_n1)  # a bubble
+            m.d.comb += i.ready.eq(move.new())
+        a1 = shift_stage(move, "a1", pieces)
+        a2 = shift_stage(move, "a2", class_flags(a1, self._errors, self._encoding))
+        a3 = shift_stage(move, "a3", character(a2, self._errors, self._encoding), ones=("n12",),
+                         n1=a3_n1)  # a bubble
         if squeeze:
-            squeeze.load_copies([i.valid, a1.valid, a2.valid])
+            move.load_copies(a2.valid)
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
         return m
 
@@ -189,7 +188,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         # Cleared when A1 takes the mark (a unit was offered), set when it takes a unit with
         # `last` (with carry_error under the stages' enable, a LUT: the enable has two inputs).
         following = Mux(mk, ~i.valid, i.valid & i.p.last)
-        if isinstance(take, _SqueezeStage):
+        if isinstance(take, SqueezeEnables):
             with m.Elif(t):
                 m.d.sync += mk.eq(following)
         else:
@@ -476,61 +475,42 @@ class EnableCopies:
 
 
 class SqueezeEnables:
-    """The clock enables of the unit stages that squeeze out bubbles: stage Ak moves when
-    ``take`` is high or one of Ak..A3 is empty (``ak_empty``, flip-flops in copies), one LUT of
-    at most four flip-flops per group of at most :data:`SHIFT_CE_FANOUT` flip-flops (each
-    group has copies of its own). So a bubble that entered the stages is replaced by the unit
-    behind it while B writes, and a source with gaps (a decoder in front, the joiner) loses an
-    output cycle only where B would wait for a unit the source has not offered yet. The
-    ``ak_empty`` start at 0 (the iCE40's power-up state): the stages stay put until the first
-    ``take``, as without squeezing. :meth:`stage` gives stage k's enables (``new``, ``load``
-    as :class:`EnableCopies`)."""
+    """The clock enables of the unit stages that squeeze out bubbles: a copy of ``take``, or A3
+    empty (``a3_empty``, a flip-flop in copies), one LUT of two flip-flops per group of at
+    most :data:`SHIFT_CE_FANOUT` flip-flops. So while B writes a character of several bytes, a
+    bubble in A3 is replaced by the unit behind it, and a source that offers a unit every n
+    cycles from its start (a decoder in front) loses no output cycle to the bubbles that
+    entered the stages before B was busy. ``a3_empty`` starts at 0 (the iCE40's power-up
+    state): the stages stay put until the first ``take``, as without squeezing."""
 
     def __init__(self, m, take):
         self.m, self.take = m, take
-        self.groups = []                # (k, take copy, copies of ak_empty..a3_empty)
-
-    def stage(self, k):
-        """The enables of stage Ak (k = 1, 2, 3; A1's is also ``i.ready``)."""
-        return _SqueezeStage(self, k)
-
-    def new(self, k):
-        """One more enable of stage Ak."""
-        n = len(self.groups)
-        empties = [Signal(name=f"a{j}_empty_ce{n}") for j in range(k, 4)]
-        self.groups.append((k, self.take.new(), empties))
-        return self.groups[-1][1] | Cat(*empties).any()
-
-    def load_copies(self, valids):
-        """Each copy of ``aj_empty`` takes ``~valids[j - 1]`` (what Aj loads: the input's
-        ``valid``, A1's, A2's) under its group's enable of Aj."""
-        for k, t, empties in self.groups:
-            for j, empty in zip(range(k, 4), empties):
-                with self.m.If(t | Cat(*empties[j - k:]).any()):
-                    self.m.d.sync += empty.eq(~valids[j - 1])
-
-
-class _SqueezeStage:
-    """The enables of one stage of :class:`SqueezeEnables`."""
-
-    def __init__(self, squeeze, k):
-        self.squeeze, self.k = squeeze, k
+        self.copies = []                # (take copy, a3_empty copy)
         self.room, self.enable = 0, None
 
     def new(self):
-        return self.squeeze.new(self.k)
+        """One more enable: a copy of ``take`` or of ``a3_empty``."""
+        n = len(self.copies)
+        empty = Signal(name="a3_empty" if not n else f"a3_empty_ce{n}")
+        self.copies.append((self.take.new(), empty))
+        return self.copies[-1][0] | empty
 
     def load(self, pairs):
         """As :meth:`EnableCopies.load`."""
-        m = self.squeeze.m
         for register, value in pairs:
             register, value = Value.cast(register), Value.cast(value)
             for bit in range(len(register)):
                 if not self.room:
                     self.enable, self.room = self.new(), SHIFT_CE_FANOUT
-                with m.If(self.enable):
-                    m.d.sync += register[bit].eq(value[bit])
+                with self.m.If(self.enable):
+                    self.m.d.sync += register[bit].eq(value[bit])
                 self.room -= 1
+
+    def load_copies(self, a2_valid):
+        """Each copy of ``a3_empty`` takes ``~a2_valid`` under its own enable."""
+        for t, empty in self.copies:
+            with self.m.If(t | empty):
+                self.m.d.sync += empty.eq(~a2_valid)
 
 
 class _Stage:
