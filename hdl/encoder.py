@@ -104,8 +104,8 @@ class Utf8Encoder(CheckedComponent):
     Every invalid unit is one error on the first beat of its own output (a split or joined pair
     is never one), so error indices are those of the reference model.
 
-    Core, latency and throughput
-    ----------------------------
+    Latency and throughput
+    ----------------------
     Every encoding but ``"utf-8-rfc2279"`` is
     :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (``"wtf-8"``: behind the
     joiner), one LUT level between flip-flops (three unit stages, an output shift register and
