@@ -29,11 +29,10 @@ from amaranth.hdl import Array, Assert, Const, Cover, Elaboratable, Module, Sign
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ENCODE_ERRORS, ErrorKind
-from utf8_gateware.hdl.utf8_shift_encoder import SHIFT_ERRORS
 from .checks import (DecoderEquivalence, EncoderEquivalence, Proof, Scoreboard, StreamRules,
                      Together, _bits, assert_stream_rules, drive_sink, drive_source, track_ascii)
 from .decoder_invariants import DecoderInvariants, SpecPlaces, assert_flush_passed
-from .invariants import EncoderInvariants, PipelineInvariants, Probe
+from .invariants import PipelineInvariants, Probe
 from .shift_encoder_invariants import ShiftEncoderInvariants
 from .spec_roundtrip import SpecBytesRoundTrip, SpecUnitsRoundTrip
 
@@ -106,11 +105,11 @@ class TrackingScoreboard(Scoreboard):
 class EncoderEquivalenceForever(EncoderEquivalence):
     """:class:`~utf8_gateware.formal.checks.EncoderEquivalence` for all time, by k-induction:
     with a :class:`TrackingScoreboard` (the encoder holds at most ``capacity`` beats) and
-    :class:`~utf8_gateware.formal.invariants.EncoderInvariants` (``factory(errors)`` makes the
-    core)."""
+    :class:`~utf8_gateware.formal.shift_encoder_invariants.ShiftEncoderInvariants`
+    (``factory(errors)`` makes the core)."""
     def __init__(self, errors, factory=Utf8Encoder, *, capacity=None):
         if capacity is None:        # the beats the encoder can hold
-            capacity = 17 if errors in SHIFT_ERRORS else 10
+            capacity = 17
         super().__init__(errors, scoreboard=partial(TrackingScoreboard, capacity=capacity))
         self.core_factory = factory
 
@@ -119,10 +118,8 @@ class EncoderEquivalenceForever(EncoderEquivalence):
         probe = Probe(core)
         self.factory = lambda errors: probe.core
         m = super().elaborate(platform)
-        # Utf8Encoder is the shift encoder for these policies, else the byte pipeline.
-        invariants = ShiftEncoderInvariants if self.errors in SHIFT_ERRORS else EncoderInvariants
-        m.submodules.invariants = invariants(probe, core, self.checkers["scoreboard"],
-                                             self.checkers["quiet"].count)
+        m.submodules.invariants = ShiftEncoderInvariants(
+            probe, core, self.checkers["scoreboard"], self.checkers["quiet"].count)
         return m
 
 
@@ -243,7 +240,7 @@ def _unbounded_proofs():
         Proof(f"encoder-forever-{short.get(errors, errors)}",
               f"Utf8Encoder({errors}) == SpecEncoder({errors}) for all time: the same beats "
               f"under any input and backpressure, 5, bounded liveness (invariants: "
-              f"formal/invariants.py EncoderInvariants)",
+              f"formal/shift_encoder_invariants.py)",
               "prove", 2, 10, lambda errors=errors: EncoderEquivalenceForever(errors), cost=10)
         for errors in ENCODE_ERRORS] + [
         Proof("decoder-rules-forever",

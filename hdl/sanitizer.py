@@ -47,9 +47,10 @@ class Utf8Sanitizer(PolicyStage):
 
     Latency and throughput
     ----------------------
-    A decoder output goes through a register (the adapter) into the encoder: the first byte
-    produced for it is valid on ``o`` 4 cycles after the decoder output, at most 10 cycles with
-    ``"replace"`` and 12 with ``"surrogateescape"`` after the input byte that determines it.
+    A decoder output goes through a register (the adapter) into the encoder
+    (:class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`): the first byte produced
+    for it is valid on ``o`` 5 cycles after the decoder output, at most 11 cycles with
+    ``"replace"`` and 13 with ``"surrogateescape"`` after the input byte that determines it.
     Text whose characters all have the same length flows at one byte per cycle (the decoder
     takes a byte every cycle, the encoder emits an n-byte character in n cycles). Where the
     length changes from one character to the next, the decoder may offer a character before the

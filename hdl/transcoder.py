@@ -138,7 +138,7 @@ class Transcoder(StreamStage):
             return (TextDecoder.latency(self._source, self._errors) +
                     TextEncoder.latency(self._target, carry_error=True))
         return (TextDecoder.latency(self._source, self._errors) + 1 +
-                TextEncoder.latency(self._target))
+                TextEncoder.latency(self._target, self._errors, carry_error=True))
 
     def elaborate(self, platform):
         m = Module()

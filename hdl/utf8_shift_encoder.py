@@ -7,21 +7,30 @@ from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent
 from .error_kind import check_policy
-from .layouts import EncodedByteLayout, UnitLayout
+from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import keep
+from .wtf8_pair_join import CarriedJoinedUnitLayout, JoinedUnitLayout
 
 
 __all__ = ["SHIFT_ENCODINGS", "SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags",
            "character"]
 
 #: The error policies :class:`Utf8ShiftEncoder` offers.
-SHIFT_ERRORS = ("replace", "strict", "surrogatepass")
+SHIFT_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
 
 #: The policies whose invalid unit is one marker beat (else EF BF BD).
 _MARKERS = ("strict", "surrogatepass")
 
 #: The encodings :class:`Utf8ShiftEncoder` writes.
-SHIFT_ENCODINGS = ("utf-8", "utf-8-sig")
+SHIFT_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
+
+#: The encodings that write a supplementary code point as its surrogate pair: two 3-byte
+#: halves, six bytes that B shifts out (:meth:`Utf8ShiftEncoder._output_stage`).
+SPLIT_ENCODINGS = ("cesu-8", "mutf-8")
+
+#: The encodings that write every surrogate as 3 bytes (no error; WTF-8's are lone: the joiner
+#: in front joins pairs).
+_WRITES_SURROGATES = ("mutf-8", "wtf-8")
 
 #: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
 MARK = 0xFEFF
@@ -31,12 +40,21 @@ class Utf8ShiftEncoder(CheckedComponent):
     """Streaming UTF-8 encoder (UTF-32 units in, bytes out) whose every flip-flop is fed by one
     LUT of flip-flops, and whose clock enables are flip-flops.
 
-    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for ``encoding`` ``"utf-8"``
-    and ``"utf-8-sig"`` with ``errors`` ``"replace"``, ``"strict"`` or ``"surrogatepass"``
-    (surrogates written as 3 bytes, a too large value a marker beat; see it for the ports,
-    the error policies and the output beats, which are the same). ``"utf-8-sig"`` writes
-    U+FEFF (EF BB BF) before the first unit of every message: A1 takes it as a unit
-    (:meth:`_mark_state`).
+    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for every encoding of
+    :data:`SHIFT_ENCODINGS` (``"wtf-8"``: behind
+    :class:`~utf8_gateware.hdl.wtf8_pair_join.Wtf8PairJoiner`, whose
+    :data:`~utf8_gateware.hdl.wtf8_pair_join.JoinedUnitLayout` it then takes) and every policy
+    (see it for the ports, the error policies and the output beats, which are the same).
+    ``"utf-8-sig"`` writes U+FEFF (EF BB BF) before the first unit of every message: A1 takes
+    it as a unit (:meth:`_mark_state`). ``"cesu-8"`` and ``"mutf-8"`` write a supplementary code
+    point as six bytes, its surrogate pair (B holds them all); ``"mutf-8"`` and ``"wtf-8"``
+    write every surrogate; ``"surrogateescape"`` writes an escape as C1's one byte
+    (:func:`class_flags`). ``carry_error``: the input's error kind rides through A1..A3
+    (``carried``) to the first beat of its unit (unless the unit is itself invalid; the mark
+    carries none), and the unit stages also move while A3 holds a bubble
+    (:class:`SqueezeEnables`: a LUT of two flip-flops in front of their clock enables), so that
+    a decoder in front keeps the output at one byte per cycle; so does ``"wtf-8"``, whose
+    joiner gives one output for the two units of a pair.
 
     Stages (each loaded under a clock enable that is a flip-flop)::
 
@@ -48,10 +66,10 @@ class Utf8ShiftEncoder(CheckedComponent):
         A3  the character: its lead byte before errors, its continuation payloads (first,
             second, third), its byte count (one-hot ``n1``..``n4``), its error
         B   the output shift register: the current byte ``b_s`` (the output slot) and the
-            continuation payloads ``b_q1``..``b_q3`` behind it; it takes A3's character (EF or
-            the marker 00 as lead byte, BF BD as payloads for an error) when ``take``, else
-            shifts by one byte; ``b_rem`` (one-hot) counts the bytes left, the current one
-            included
+            continuation payloads ``b_q1``..``b_q3`` behind it (..``b_q5`` for a pair); it
+            takes A3's character (EF or the marker 00 as lead byte, BF BD as payloads for an
+            error) when ``take``, else shifts by one byte; ``b_rem`` (one-hot) counts the
+            bytes left, the current one included
         K   the skid register: the output slot's beat, offered while ``adv`` is low
 
     The stages A1..A3 and B's load move together in the cycles in which ``take`` is high: a
@@ -63,27 +81,36 @@ class Utf8ShiftEncoder(CheckedComponent):
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
-    transfer of a message's first unit); an n-byte character takes n cycles, with no idle cycle between
-    characters while the source has a unit and the sink is ready. The stages hold a bubble for
-    a cycle in which ``take`` was high and the source had no unit (one idle cycle on ``o`` when
-    it reaches B); ``take`` starts low, and after the sink refused a byte it is low for a cycle.
+    transfer of a message's first unit); an n-byte character takes n cycles, with no idle
+    cycle between characters while the source has a unit and the sink is ready. Without
+    squeezing (no ``carry_error``, not ``"wtf-8"``) the stages hold a bubble for a cycle in which ``take`` was high and the
+    source had no unit (one idle cycle on ``o`` when it reaches B); ``take`` starts low, and
+    after the sink refused a byte it is low for a cycle.
 
     LUT depth: one (every register bit is one LUT of at most four flip-flops, or a flip-flop;
     the ports are one LUT of flip-flops: a 2:1 multiplexer of slot and skid register).
     """
 
     @classmethod
-    def check_parameters(cls, errors="replace", *, encoding="utf-8"):
-        check_policy(errors, SHIFT_ERRORS)
+    def check_parameters(cls, errors="replace", *, encoding="utf-8", carry_error=False):
         if encoding not in SHIFT_ENCODINGS:
             raise ValueError(f"encoding must be one of {', '.join(map(repr, SHIFT_ENCODINGS))}, "
                              f"not {encoding!r}")
+        check_policy(errors, ("replace", "strict") if encoding in _WRITES_SURROGATES
+                     else SHIFT_ERRORS)
+        if not isinstance(carry_error, bool):
+            raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
 
-    def __init__(self, errors="replace", *, encoding="utf-8"):
+    def __init__(self, errors="replace", *, encoding="utf-8", carry_error=False):
         self._errors = errors
         self._encoding = encoding
+        self._carry_error = carry_error
+        if encoding == "wtf-8":
+            layout = CarriedJoinedUnitLayout if carry_error else JoinedUnitLayout
+        else:
+            layout = CarriedUnitLayout if carry_error else UnitLayout
         super().__init__({
-            "i": In(stream.Signature(UnitLayout)),
+            "i": In(stream.Signature(layout)),
             "o": Out(stream.Signature(EncodedByteLayout)),
         })
 
@@ -104,6 +131,11 @@ class Utf8ShiftEncoder(CheckedComponent):
         """The encoding (one of :data:`SHIFT_ENCODINGS`)."""
         return self._encoding
 
+    @property
+    def carry_error(self):
+        """Whether the input carries an error kind for the first output beat of its unit."""
+        return self._carry_error
+
     def elaborate(self, platform):
         m = Module()
         o = self.o
@@ -114,15 +146,26 @@ class Utf8ShiftEncoder(CheckedComponent):
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid))
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
+        # The unit stages move when B takes, and behind a source with gaps (a decoder with
+        # carry_error, the joiner of wtf-8) also while A3 holds a bubble.
+        squeeze = self._carry_error or self._encoding == "wtf-8"
+        move = SqueezeEnables(m, take) if squeeze else take
         i = self.i
-        pieces = unit_pieces(i.valid, i.p.last, i.p.codepoint)
+        carried = i.p.error.as_value() if self._carry_error else None
+        u = i.p.codepoint
+        if self._encoding == "wtf-8":       # the joiner's output: u[20:0] and u[31:21] != 0
+            u = Cat(u, i.p.large.replicate(11))
+        pieces = unit_pieces(i.valid, i.p.last, u, carried, self._errors, self._encoding)
         if self._encoding == "utf-8-sig":
-            pieces = self._mark_state(m, take, pieces)
+            pieces = self._mark_state(m, move, pieces)
         else:
-            m.d.comb += i.ready.eq(take.new())
-        a1 = shift_stage(take, "a1", pieces)
-        a2 = shift_stage(take, "a2", class_flags(a1, self._errors))
-        a3 = shift_stage(take, "a3", character(a2, self._errors), ones=("n12",), n1=a3_n1)  # a bubble
+            m.d.comb += i.ready.eq(move.new())
+        a1 = shift_stage(move, "a1", pieces)
+        a2 = shift_stage(move, "a2", class_flags(a1, self._errors, self._encoding))
+        a3 = shift_stage(move, "a3", character(a2, self._errors, self._encoding), ones=("n12",),
+                         n1=a3_n1)  # a bubble
+        if squeeze:
+            move.load_copies(a2.valid)
         self._output_stage(m, adv, take, a3, b_valid, b_r01)
         return m
 
@@ -142,12 +185,18 @@ class Utf8ShiftEncoder(CheckedComponent):
         m.d.sync += [boot.eq(1), pulse.eq(~boot)]         # `pulse`: high in cycle 1 only
         with m.If(pulse):                                   # `pulse`: mk's synchronous set
             m.d.sync += mk.eq(1)
-        with m.Else():
-            # Cleared when A1 takes the mark (a unit was offered), set when it takes a unit
-            # with `last`.
-            m.d.sync += mk.eq(keep(t, Mux(mk, ~i.valid, i.valid & i.p.last), mk))
+        # Cleared when A1 takes the mark (a unit was offered), set when it takes a unit with
+        # `last` (with carry_error under the stages' enable, a LUT: the enable has two inputs).
+        following = Mux(mk, ~i.valid, i.valid & i.p.last)
+        if isinstance(take, SqueezeEnables):
+            with m.Elif(t):
+                m.d.sync += mk.eq(following)
+        else:
+            with m.Else():
+                m.d.sync += mk.eq(keep(t, following, mk))
         m.d.comb += i.ready.eq(t & ~mk)
-        mark = unit_pieces(1, 0, Const(MARK, 32))
+        mark = unit_pieces(1, 0, Const(MARK, 32), 0 if self._carry_error else None,
+                           self._errors)
         return {name: value if name == "valid" else Mux(mk, mark[name], value)
                 for name, value in pieces.items()}
 
@@ -160,44 +209,84 @@ class Utf8ShiftEncoder(CheckedComponent):
         p1, p2 = a3.p1, a3.p2           # an error with strict is one beat: no payloads
         if self._errors not in _MARKERS:
             p1, p2 = p1 | a3.errq.replicate(6), keep(a3.errq, Const(0x3D, 6), p2)    # BF BD
-        b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=2)
-        b.rem = Signal(4, init=1, name="b_rem")
+        # The first beat's error kind: SURROGATE (010) or TOO_LARGE (011) for an invalid unit,
+        # else NONE, or with carry_error the carried kind (each bit one LUT of t0, err, large
+        # and the carried bit).
+        kind = Cat(a3.large, err)
+        if self._carry_error:
+            kind = keep(err, Cat(a3.large, 1, 0), a3.carried)
+        b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=len(kind))
+        split = self._encoding in SPLIT_ENCODINGS
+        b.rem = Signal(6 if split else 4, init=1, name="b_rem")
         t0, t1, t2 = take.new(), take.new(), take.new()
-        adv.load([
-            (b.rem, keep(t0, Cat(a3.n1, a3.n2, a3.n3, a3.n4),
-                         Cat(b.rem[0] | b.rem[1], b.rem[2:4], 0))),
+        n3 = getattr(a3, "n3", ~a3.n12 & ~a3.n4)
+        counts = Cat(a3.n1, a3.n2, n3, 0, 0, a3.n4) if split else Cat(a3.n1, a3.n2, n3, a3.n4)
+        pairs = [
+            (b.rem, keep(t0, counts, Cat(b.rem[0] | b.rem[1], b.rem[2:], 0))),
             (b_r01, keep(t0, a3.n12, b_r01 | b.rem[2])),
             (b_valid, keep(t0, a3.valid, b_valid & ~b.rem[0])),
             (b.last, keep(t0, a3.last, b.last)),
-            (b.error, t0.replicate(2) & Cat(a3.large, err)),
+            (b.error, t0.replicate(len(kind)) & kind),
             (b.s[:6], keep(t1, lead[:6], b.q1)),
             (b.s[6], t1 & lead[6]),                             # 10 on a continuation byte
             (b.s[7], ~t1 | lead[7]),
             (b.q1, keep(t2, p1, b.q2)),
             (b.q2, keep(t2, p2, b.q3)),
             (b.q3, a3.p3),
-        ])
-        k = stage_signals("k", "valid", "last", data=8, error=2)
+        ]
+        if split:
+            # Six bytes: ED 1010wwww 10xxxxxx, ED 1011xxxx 10xxxxxx. q3 holds the trail half's
+            # ED (its low bits; b_f1..b_f3 mark the payload slot that is a lead byte: 11 on
+            # top when it reaches s), q4 and q5 its payloads; the last of the chain takes A3's
+            # payload in every cycle (it moves on the cycle after the take).
+            f = stage_signals("b", "f1", "f2", "f3")
+            b.q4, b.q5 = Signal(6, name="b_q4"), Signal(6, name="b_q5")
+            pairs[6] = (b.s[6], keep(t1, lead[6], f.f1))
+            pairs[10:] = [
+                (b.q3, keep(t2, Const(0xED & 0x3F, 6), b.q4)),
+                (b.q4, keep(t2, Cat(a3.p4, 1, 1), b.q5)),
+                (b.q5, a3.p3),
+                (f.f1, ~t2 & f.f2), (f.f2, ~t2 & f.f3), (f.f3, t2),
+            ]
+        adv.load(pairs)
+        k = stage_signals("k", "valid", "last", data=8, error=len(kind))
         b_last = b.rem[0] & b.last
         o = self.o
         adv.drive([(o.valid, b_valid, k.valid), (o.p.data, b.s, k.data),
                    (o.p.error, b.error, k.error), (o.p.last, b_last, k.last)])
 
 
-def unit_pieces(valid, last, u):
+def unit_pieces(valid, last, u, carried=None, errors=None, encoding="utf-8"):
     """A1, the unit ``u`` (``valid``, ``last``): u[20:0] and pieces of the unit, each a
     function of four of its bits: ``zh``, ``zm``, ``zt`` (u[31:28], u[27:24], u[23:21] zero),
     ``p16``, ``p12``, ``p7`` (u[19:16], u[15:12], u[10:7] zero), ``s12`` (u[15:12] == 1101:
-    with u[11] the top of a surrogate). Returns ``{register: value}``, as the next two."""
+    with u[11] the top of a surrogate); with ``errors="surrogateescape"`` also ``z20``
+    (u[23:20] zero) and ``e7`` (u[10:7] == 1001: with ``s12`` and u[11] an escape,
+    U+DC80..U+DCFF); for ``cesu-8`` and ``mutf-8`` ``w`` (the plane minus one: the lead
+    surrogate's bits 9..6), for ``mutf-8`` ``lz``, ``mz`` (u[3:0], u[6:4] zero: U+0000 is
+    C2); ``carried``, the error kind of ``carry_error`` (if not ``None``). Returns
+    ``{register: value}``, as the next two."""
+    escape = {"z20": u[20:24] == 0, "e7": u[7:11] == 0b1001} if errors == "surrogateescape" \
+        else {}
+    if encoding in SPLIT_ENCODINGS:
+        from .utf16_encoder import plane_minus_one      # (it imports this module's helpers)
+        escape["w"] = plane_minus_one(u)
+    if encoding == "mutf-8":
+        escape.update(lz=u[0:4] == 0, mz=u[4:7] == 0)
     return {
         "valid": valid, "last": last, "u": u[:21],
         "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
         "p16": u[16:20] == 0, "p12": u[12:16] == 0, "s12": u[12:16] == 0b1101,
-        "p7": u[7:11] == 0,
+        "p7": u[7:11] == 0, **escape, **_carried(carried),
     }
 
 
-def class_flags(a1, errors):
+def _carried(kind):
+    """The carried error kind as a register of a unit stage (none without ``carry_error``)."""
+    return {} if kind is None else {"carried": kind}
+
+
+def class_flags(a1, errors, encoding="utf-8"):
     """A2, from A1's registers ``a1``: the class flags and the byte candidates.
 
     Flags: ``z21v`` (valid and u[31:21] zero), ``x`` (C1 or C2: u[20:11] zero), ``lw``
@@ -209,31 +298,101 @@ def class_flags(a1, errors):
     (``bmp``) or C4; ``lo``, its bits 0..4, 6, 7 of C1 (``lw``) or C2; ``pa``, the first
     payload of C3 (u[11:6]) or C4 (u[17:12]); ``p2``, the second payload of C3 (u[5:0])
     or C4 (u[11:6]); ``p0``: u[5:0] (the payload of C2, the third of C4).
+
+    ``cesu-8``, ``mutf-8``: C4 is the surrogate pair: ``hi`` ED's bits, ``pa`` 10 w,
+    ``p2`` u[15:10], ``p4`` u[9:6] (the trail half's first payload, 11 u[9:6]); ``mutf-8``
+    (and ``wtf-8``) writes every surrogate (``bs`` as with ``surrogatepass``), and U+0000 as C2 (C0 80:
+    ``lw`` also needs u[6:0] nonzero; ``lo`` picks by u[10:7] still, the same for U+0000).
     """
     u, p16, p7 = a1.u, a1.p16, a1.p7
     bmp = ~u[20] & p16
+    split = encoding in SPLIT_ENCODINGS
+    if errors == "surrogateescape":
+        return _escape_flags(a1, bmp, split)
+    lw = p7 & ~(a1.lz & a1.mz) if encoding == "mutf-8" else p7
+    writes = errors == "surrogatepass" or encoding in _WRITES_SURROGATES
     return {
         "valid": a1.valid, "last": a1.last,
         "z21v": a1.valid & a1.zh & a1.zm & a1.zt,
-        "x": bmp & a1.p12 & ~u[11], "lw": p7,
+        "x": bmp & a1.p12 & ~u[11], "lw": lw,
         "r4": ~(u[20] ^ p16), "big": u[20] & ~p16,
-        "bs": (u[20] & ~p16) if errors == "surrogatepass" else
-              keep(u[20], ~p16, p16 & a1.s12 & u[11]),
+        "bs": (u[20] & ~p16) if writes else keep(u[20], ~p16, p16 & a1.s12 & u[11]),
         # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..3 (bit 4: C4, ``r4 | big``)
-        "hi": Cat(keep(bmp, u[12:15], u[18:21]), bmp & u[15]),
+        "hi": _hi(u, bmp, split),
         # 0 u[6:0] (C1) or 110 u[10:6] (C2), bits 0..4, 6, 7 (bit 5: ``lw & u[5]``)
-        "lo": Cat(keep(p7, u[0:5], u[6:11]), ~p7 | u[6], ~p7 | u[7]),
-        "pa": keep(bmp, u[6:12], u[12:18]),
-        "p2": keep(bmp, u[0:6], u[6:12]),
-        "p0": u[0:6],
+        "lo": Cat(keep(p7, u[0:5], u[6:11]), ~lw | u[6], ~lw | u[7]),
+        **_payloads(a1, bmp, split),
+        "p0": u[0:6], **_carried(getattr(a1, "carried", None)),
     }
 
 
-def character(a2, errors):
+def _hi(u, bmp, split):
+    """The lead byte's bits 0..3 of C3 (``bmp``) or C4 (of ED, the lead half, if ``split``)."""
+    return Cat(keep(bmp, u[12:15], Const(0b101, 3) if split else u[18:21]),
+               keep(bmp, u[15], 1) if split else bmp & u[15])
+
+
+def _payloads(a1, bmp, split):
+    """The payload candidates ``pa``, ``p2`` (and ``p4`` if ``split``) of C3 or C4."""
+    u = a1.u
+    if not split:
+        return {"pa": keep(bmp, u[6:12], u[12:18]), "p2": keep(bmp, u[0:6], u[6:12])}
+    return {"pa": keep(bmp, u[6:12], Cat(a1.w, 0, 1)), "p2": keep(bmp, u[0:6], u[10:16]),
+            "p4": u[6:10]}
+
+
+def _escape_flags(a1, bmp, split):
+    """A2 with ``errors="surrogateescape"``: an escape U+DC80..U+DCFF is one byte, u[7:0], as
+    C1's lead byte. So ``x`` (C1, C2 or an escape, but for u[31:16]) and ``lw`` (C1 or an
+    escape, if ``x``) take u[11] in, and the flags that would need five pieces are split:
+    ``z21`` (u[31:21] zero, not ``valid``), ``zb`` (u[31:16] zero), ``x`` (if ``zb``: C1, C2
+    or an escape), ``ns`` (if ``zb``: a surrogate that is no escape), ``hi`` gets bit 4
+    (``r4 | big``: C4's 1 in the lead byte), ``lo`` is C1's (and an escape's) if ``lw``."""
+    u, p16, u11 = a1.u, a1.p16, a1.u[11]
+    lw = a1.p7 | u11
+    return {
+        "valid": a1.valid, "last": a1.last,
+        "z21": a1.zh & a1.zm & a1.zt, "zb": a1.zh & a1.zm & a1.z20 & p16,
+        "x": keep(u11, a1.s12 & a1.e7, a1.p12), "lw": lw,
+        "r4": ~(u[20] ^ p16), "big": u[20] & ~p16, "ns": a1.s12 & u11 & ~a1.e7,
+        "hi": Cat(_hi(u, bmp, split), 0 if split else u[20] | ~p16),
+        "lo": Cat(keep(lw, u[0:5], u[6:11]), ~lw | u[6], ~lw | u[7]),
+        **_payloads(a1, bmp, split),
+        "p0": u[0:6], **_carried(getattr(a1, "carried", None)),
+    }
+
+
+def _escape_character(a2, split):
+    """A3 with ``errors="surrogateescape"`` (see :func:`character`): ``n3`` is left to B
+    (``~n12 & ~n4``), and ``err`` is not ``valid``-gated (a bubble's ``err`` is never used:
+    its beat is not valid)."""
+    valid, x, lw = a2.valid, a2.zb & a2.x, a2.lw
+    err = ~a2.z21 | a2.big | (a2.zb & a2.ns)
+    return {
+        "valid": valid, "last": a2.last,
+        "lead": Cat(keep(x, a2.lo[:5], a2.hi), ~x | (lw & a2.p0[5]),
+                    a2.lo[5:7] | (~x).replicate(2)),
+        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
+        "n1": ~valid | (x & lw), "n12": ~valid | x, "n2": valid & x & ~lw,
+        "n4": valid & a2.z21 & a2.r4,
+        "err": err, "large": valid & (~a2.z21 | a2.big), "errq": err,
+        **_carried(getattr(a2, "carried", None)),
+    }
+
+
+def _p4(a2, split):
+    """A3's ``p4`` (the trail half's u[9:6]) if ``split``."""
+    return {"p4": a2.p4} if split else {}
+
+
+def character(a2, errors, encoding="utf-8"):
     """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
     ``large`` (TOO_LARGE); ``errq`` with ``replace``."""
+    split = encoding in SPLIT_ENCODINGS
+    if errors == "surrogateescape":
+        return _escape_character(a2, split)
     valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
     if errors in _MARKERS:                 # an error is one beat, the marker
         n1 = ~z21v | bs | (x & lw)
@@ -245,11 +404,14 @@ def character(a2, errors):
         n3 = valid & ~(z21v & (x | r4))
     values = {
         "valid": valid, "last": a2.last,
-        "lead": Cat(keep(x, a2.lo[:4], a2.hi), keep(x, a2.lo[4], r4 | a2.big),
+        # bit 4: C4's 1 (ED's 0 if ``split``; an error's is B's)
+        "lead": Cat(keep(x, a2.lo[:4], a2.hi), x & a2.lo[4] if split else
+                    keep(x, a2.lo[4], r4 | a2.big),
                     ~x | (lw & a2.p0[5]), a2.lo[5:7] | (~x).replicate(2)),
-        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0,
+        "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
         "n1": n1, "n12": n12, "n2": z21v & x & ~lw, "n3": n3, "n4": z21v & r4,
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
+        **_carried(getattr(a2, "carried", None)),
     }
     if errors not in _MARKERS:
         # A copy of ``err`` for the payloads BF BD (fewer loads a net; set for a bubble,
@@ -310,6 +472,45 @@ class EnableCopies:
         multiplexer of flip-flops."""
         self.load([(skid, slot) for _, slot, skid in outputs])
         self.m.d.comb += [output.eq(Mux(self.first, slot, skid)) for output, slot, skid in outputs]
+
+
+class SqueezeEnables:
+    """The clock enables of the unit stages that squeeze out bubbles: a copy of ``take``, or A3
+    empty (``a3_empty``, a flip-flop in copies), one LUT of two flip-flops per group of at
+    most :data:`SHIFT_CE_FANOUT` flip-flops. So while B writes a character of several bytes, a
+    bubble in A3 is replaced by the unit behind it, and a source that offers a unit every n
+    cycles from its start (a decoder in front) loses no output cycle to the bubbles that
+    entered the stages before B was busy. ``a3_empty`` starts at 0 (the iCE40's power-up
+    state): the stages stay put until the first ``take``, as without squeezing."""
+
+    def __init__(self, m, take):
+        self.m, self.take = m, take
+        self.copies = []                # (take copy, a3_empty copy)
+        self.room, self.enable = 0, None
+
+    def new(self):
+        """One more enable: a copy of ``take`` or of ``a3_empty``."""
+        n = len(self.copies)
+        empty = Signal(name="a3_empty" if not n else f"a3_empty_ce{n}")
+        self.copies.append((self.take.new(), empty))
+        return self.copies[-1][0] | empty
+
+    def load(self, pairs):
+        """As :meth:`EnableCopies.load`."""
+        for register, value in pairs:
+            register, value = Value.cast(register), Value.cast(value)
+            for bit in range(len(register)):
+                if not self.room:
+                    self.enable, self.room = self.new(), SHIFT_CE_FANOUT
+                with self.m.If(self.enable):
+                    self.m.d.sync += register[bit].eq(value[bit])
+                self.room -= 1
+
+    def load_copies(self, a2_valid):
+        """Each copy of ``a3_empty`` takes ``~a2_valid`` under its own enable."""
+        for t, empty in self.copies:
+            with self.m.If(t | empty):
+                self.m.d.sync += empty.eq(~a2_valid)
 
 
 class _Stage:

@@ -21,9 +21,9 @@ from utf8_gateware.sim.testbench import run_stream
 #: Cycles from a unit's transfer to its first byte, per error policy.
 LATENCY = {errors: Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS}
 
-#: Units the encoder takes ahead of the one whose bytes it writes: the unit register of the
-#: byte pipeline (surrogateescape), the three unit stages of the shift encoder.
-AHEAD = {"replace": 3, "strict": 3, "surrogateescape": 1}
+#: Units the encoder takes ahead of the one whose bytes it writes: the three unit stages of the
+#: shift encoder.
+AHEAD = {errors: 3 for errors in ENCODE_ERRORS}
 
 BOUNDARIES = [
     0x0, 0x1, 0x41, 0x7F, 0x80, 0x81, 0xFF, 0x100, 0x7FF, 0x800, 0x801, 0xFFF, 0x1000,
@@ -227,11 +227,14 @@ def test_parameters():
         Utf8Encoder(None)
     with pytest.raises(TypeError, match="errors must be a string"):
         Utf8Encoder(b"replace")
-    # The shift encoder (utf-8 replace/strict) takes only its own policies.
+    # The shift encoder takes only its own policies.
     with pytest.raises(ValueError, match="errors must be one of 'replace', 'strict'"):
-        Utf8ShiftEncoder("surrogateescape")
-    with pytest.raises(ValueError, match="^encoding must be one of 'utf-8', 'utf-8-sig', not "
-                                         "'cesu-8'$"):
-        Utf8ShiftEncoder(encoding="cesu-8")
-    assert [Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS] == [4, 4, 3]
-    assert Utf8Encoder("replace", carry_error=True).LATENCY == 3      # the byte pipeline
+        Utf8ShiftEncoder("ignore")
+    with pytest.raises(ValueError, match="^encoding must be one of 'utf-8', 'utf-8-sig', "
+                                         "'cesu-8', 'mutf-8', 'wtf-8', not 'utf-8-rfc2279'$"):
+        Utf8ShiftEncoder(encoding="utf-8-rfc2279")
+    with pytest.raises(ValueError, match="errors must be one of 'replace', 'strict'"):
+        Utf8ShiftEncoder("surrogatepass", encoding="mutf-8")
+    assert [Utf8Encoder(errors).LATENCY for errors in ENCODE_ERRORS] == [4, 4, 4]
+    assert Utf8Encoder("surrogateescape", carry_error=True).LATENCY == 4  # the shift encoder too
+    assert Utf8Encoder("replace", encoding="cesu-8").LATENCY == 4         # the shift encoder too

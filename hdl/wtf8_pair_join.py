@@ -1,5 +1,7 @@
-"""The joining stage of the WTF-8 encoder: a lead surrogate directly followed by a trail
-surrogate becomes the pair's supplementary code point; every other code unit passes unchanged."""
+"""The joining stage of the WTF-8 encoder (:class:`Wtf8PairJoiner`): a lead surrogate directly
+followed by a trail surrogate becomes the pair's supplementary code point; every other code unit
+passes unchanged. (The decoders' joiner, of CESU-8 and Modified UTF-8 bytes, is
+:class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`.)"""
 
 from amaranth.hdl import Cat, Module, Value
 from amaranth.lib import data
@@ -10,12 +12,12 @@ from .layouts import CarriedUnitLayout, UnitLayout
 from .pipeline import Pipeline, keep
 
 
-__all__ = ["JoinedUnitLayout", "CarriedJoinedUnitLayout", "SurrogateJoiner"]
+__all__ = ["JoinedUnitLayout", "CarriedJoinedUnitLayout", "Wtf8PairJoiner"]
 
 
-#: Output layout of :class:`SurrogateJoiner`, the input of the WTF-8 byte pipeline behind it: a
+#: Output layout of :class:`Wtf8PairJoiner`, the input of the WTF-8 shift encoder behind it: a
 #: code unit's low 21 bits, ``large`` for a unit with u[31:21] != 0 (so that neither the stage
-#: nor the byte pipeline carries the 11 bits that only say "too large"), and ``last``.
+#: nor the encoder carries the 11 bits that only say "too large"), and ``last``.
 JoinedUnitLayout = data.StructLayout({
     "codepoint": 21,
     "large":     1,
@@ -32,17 +34,18 @@ CarriedJoinedUnitLayout = data.StructLayout({
 })
 
 
-class SurrogateJoiner(StreamStage):
+class Wtf8PairJoiner(StreamStage):
     """Joins surrogate pairs of code units into supplementary code points (the WTF-8
     specification, "Encoding"; the reference model's ``StreamEncoder`` with ``join_pairs``).
 
     A unit D800..DBFF that is not the last of its message, directly followed by a unit
     DC00..DFFF, becomes one output: the pair's code point (The Unicode Standard 3.9, D91). Every
     other unit passes unchanged: lone surrogates, values of 0x110000 or more. It has no error
-    policy: the byte encoder after it (:class:`~utf8_gateware.hdl.encoder.Utf8ByteEncoder` with
-    ``encoding="wtf-8"``) writes every surrogate it sees (they are all lone) and reports too
-    large values. The boundary lies at code units, not bytes: the byte encoder needs no
-    look-back (a joined pair is its 4-byte class), and :class:`~utf8_gateware.hdl.utf16_decoder.
+    policy: the encoder after it
+    (:class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` with ``encoding="wtf-8"``)
+    writes every surrogate it sees (they are all lone) and reports too large values. The
+    boundary lies at code units, not bytes: the encoder needs no look-back (a joined pair is
+    its 4-byte class), and :class:`~utf8_gateware.hdl.utf16_decoder.
     Utf16Decoder` is not reused because its units are 16 bits wide and it flags lone
     surrogates; this stage takes any 32-bit value (and passes its low 21 bits and ``large``).
 
