@@ -148,11 +148,11 @@ class Datapath(wiring.Component):
         mid = mid_fifo.o
 
         unit_taken = Signal()
-        unit, unit_valid, unit_last, unit_short, asm_ready, partial = self._unit_assembler(
-            m, src, assembles, flag[Mode.FROM_UTF16], unit_taken)
+        unit, unit_valid, unit_last, unit_short, surrogate, asm_ready, partial = \
+            self._unit_assembler(m, src, assembles, flag[Mode.FROM_UTF16], unit_taken)
         if self._utf16:
             joined, joined_valid, joined_taken = self._surrogate_joiner(
-                m, unit, unit_valid, unit_last, unit_short, decoded.ready)
+                m, unit, unit_valid, unit_last, unit_short, surrogate, decoded.ready)
         else:                   # (the mode is refused: nothing to join)
             joined, joined_valid, joined_taken = Signal(CodepointLayout), Const(0), Const(0)
         with m.If(flag[Mode.FROM_UTF16]):
@@ -223,73 +223,71 @@ class Datapath(wiring.Component):
         ``short``) that the UTF-16 decoder turns into U+FFFD (``truncated``). ``taken``: the
         unit was taken. Returns the unit's registers ``(unit, valid, last, short)`` (a UTF-16
         code unit in ``unit[16:]``), whether it takes a byte (``ready``: a bubble per unit) and
-        a pulse: a partial UTF-32 unit was replaced."""
+        a pulse: a partial UTF-32 unit was replaced. ``surrogate``: the last byte taken was the
+        high byte of a surrogate (D8..DF), a register."""
         unit = Signal(32, name="unit")
         count = Signal(2, name="unit_count")
         valid = Signal(name="unit_valid")
         last = Signal(name="unit_last")
         short = Signal(name="unit_short")
         partial = Signal(name="unit_partial")
+        surrogate = Signal(name="unit_surrogate")
         ready = ~valid
         with m.If(taken):
             m.d.sync += valid.eq(0)
         m.d.sync += partial.eq(0)
         with m.If(src.valid & ready & enable):
             m.d.sync += count.eq(count + 1)
-            m.d.sync += unit.eq(Cat(unit[8:], src.payload.data))
+            m.d.sync += [unit.eq(Cat(unit[8:], src.payload.data)),
+                         surrogate.eq(src.payload.data[3:] == 0b11011)]
             with m.If(Mux(utf16, count[0], count == 3)):
                 m.d.sync += [valid.eq(1), last.eq(src.payload.last), short.eq(0)]
             with m.Elif(src.payload.last):
                 m.d.sync += [unit.eq(Mux(utf16, 0, 0xFFFD)), valid.eq(1), last.eq(1),
                              count.eq(0), short.eq(1), partial.eq(~utf16)]
-        return unit, valid, last, short, ready, partial
+        return unit, valid, last, short, surrogate, ready, partial
 
     @staticmethod
-    def _surrogate_joiner(m, unit, valid, last, short, ready):
+    def _surrogate_joiner(m, unit, valid, last, short, surrogate, ready):
         """``from-utf16``: the unit assembler's code units (``unit[16:]``, ``valid``, ``last``,
-        ``short``: the odd trailing byte's marker) -> code points, as
-        :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` with ``replace`` gives them: a
-        lead surrogate directly followed by a trail is one supplementary code point; any other
-        surrogate is lone (U+FFFD, ``surrogate``); the marker is U+FFFD (``truncated``), with a
-        lead directly before it (one maximal subpart, as CPython).
+        ``short``: the odd trailing byte's marker, ``surrogate``: the unit is one) -> code
+        points, as :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` with ``replace`` gives
+        them: a lead surrogate directly followed by a trail is one supplementary code point; any
+        other surrogate is lone (U+FFFD, ``surrogate``); the marker is U+FFFD (``truncated``),
+        with a lead directly before it (one maximal subpart, as CPython).
 
         A lead that is not its message's last unit is held in the assembler's register itself:
         the next two bytes shift it into ``unit[:16]``, beside the next unit. A held lead that
         is not followed by a trail goes out as U+FFFD first, and the unit is looked at again
         in the next cycle. ``ready``: the sink takes an item. Returns the item
-        (:data:`CodepointLayout`, combinational from registers), its ``valid`` and whether the
-        unit is taken (a pulse)."""
+        (:data:`CodepointLayout`, from registers through the selection), its ``valid`` and
+        whether the unit is taken (a pulse); every decision is a function of registers (the
+        unit's class is registered with its bytes)."""
         held = Signal(name="lead_held")     # unit[:16] holds a lead surrogate
         code = unit[16:]
-        is_lead = code[10:] == 0b110110
-        is_trail = code[10:] == 0b110111
+        is_trail = ~short & surrogate & code[10]
+        hold = valid & ~held & ~short & surrogate & ~code[10] & ~last   # a lead to hold
+        emit = valid & ~hold
         item = Signal(CodepointLayout, name="joined")
-        item_valid = Signal(name="joined_valid")
-        taken = Signal(name="joined_taken")
         m.d.comb += item.last.eq(last)
         with m.If(short):
-            m.d.comb += [item_valid.eq(1), item.codepoint.eq(0xFFFD),
-                         item.error.eq(ErrorKind.TRUNCATED)]
+            m.d.comb += [item.codepoint.eq(0xFFFD), item.error.eq(ErrorKind.TRUNCATED)]
         with m.Elif(held & is_trail):
             # 0x10000 + (lead - 0xD800) * 0x400 + (trail - 0xDC00)
-            m.d.comb += [item_valid.eq(1),
-                         item.codepoint.eq(Cat(code[:10], unit[:6], unit[6:10] + 1))]
-        with m.Elif(held):
-            m.d.comb += [item_valid.eq(1), item.codepoint.eq(0xFFFD),
-                         item.error.eq(ErrorKind.SURROGATE), item.last.eq(0)]
-        with m.Elif(is_lead & ~last):
-            m.d.comb += taken.eq(valid)        # held, nothing goes out yet
-            m.d.sync += held.eq(valid)
-        with m.Elif(is_lead | is_trail):
-            m.d.comb += [item_valid.eq(1), item.codepoint.eq(0xFFFD),
-                         item.error.eq(ErrorKind.SURROGATE)]
+            m.d.comb += item.codepoint.eq(Cat(code[:10], unit[:6], unit[6:10] + 1))
+        with m.Elif(held | surrogate):
+            m.d.comb += [item.codepoint.eq(0xFFFD), item.error.eq(ErrorKind.SURROGATE)]
+            with m.If(held):        # (the unit after it comes next)
+                m.d.comb += item.last.eq(0)
         with m.Else():
-            m.d.comb += [item_valid.eq(1), item.codepoint.eq(code)]
-        with m.If(valid & item_valid & ready):
+            m.d.comb += item.codepoint.eq(code)
+        with m.If(hold):
+            m.d.sync += held.eq(1)
+        with m.Elif(emit & ready):
             m.d.sync += held.eq(0)
-            # (a held lead that goes out alone leaves the unit to be looked at again)
-            m.d.comb += taken.eq(~held | short | is_trail)
-        return item, valid & item_valid, taken
+        # (a held lead that goes out alone leaves the unit to be looked at again)
+        taken = hold | (emit & ready & (~held | short | is_trail))
+        return item, emit, taken
 
     @staticmethod
     def _word_packer(m, mid, dst, enable, utf16):

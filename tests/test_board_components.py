@@ -737,7 +737,7 @@ def test_datapath_joins_random_surrogates(ending):
     units = [rng.choice(alphabet) for _ in range(80)]
     data = struct.pack(f"<{len(units)}H", *units) + ending
     want, want_codepoints, want_errors = expected_output(Mode.FROM_UTF16, data)
-    out, done, codepoints, errors = run_datapath(Datapath(), Mode.FROM_UTF16, data, settle=60,
+    out, done, codepoints, errors = run_datapath(Datapath(), Mode.FROM_UTF16, data, settle=200,
                                                  ready_chance=0.5)
     assert bytes(out) == want
     assert done == [len(want)]
