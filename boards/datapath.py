@@ -43,6 +43,9 @@ __all__ = ["Datapath"]
 
 N_ERRORS = len(ErrorKind) - 1      # every kind but NONE
 
+#: What the unit assembler knows of a UTF-16 code unit from its high byte.
+UnitClass = data.StructLayout({"surrogate": 1, "pairs": 1})
+
 
 def _default_decoder():
     from utf8_gateware.hdl.decoder import Utf8Decoder
@@ -148,11 +151,11 @@ class Datapath(wiring.Component):
         mid = mid_fifo.o
 
         unit_taken = Signal()
-        unit, unit_valid, unit_last, unit_short, surrogate, asm_ready, partial = \
+        unit, unit_valid, unit_last, unit_short, unit_class, asm_ready, partial = \
             self._unit_assembler(m, src, assembles, flag[Mode.FROM_UTF16], unit_taken)
         if self._utf16:
             joined, joined_valid, joined_taken = self._surrogate_joiner(
-                m, unit, unit_valid, unit_last, unit_short, surrogate, decoded.ready)
+                m, unit, unit_valid, unit_last, unit_short, unit_class, decoded.ready)
         else:                   # (the mode is refused: nothing to join)
             joined, joined_valid, joined_taken = Signal(CodepointLayout), Const(0), Const(0)
         with m.If(flag[Mode.FROM_UTF16]):
@@ -210,9 +213,9 @@ class Datapath(wiring.Component):
                 self.done.eq(out_done),
             ]
         with m.Elif(flag[Mode.VALIDATE]):
-            m.d.comb += self.done.eq(decoded.valid & decoded.ready & decoded.payload.last)
+            m.d.comb += self.done.eq(mid.valid & mid.payload.last)
 
-        self._counters(m, flag[Mode.ENCODE], enc, decoded, partial)
+        self._counters(m, flag[Mode.ENCODE], enc, mid, partial)
         return m
 
     @staticmethod
@@ -223,38 +226,42 @@ class Datapath(wiring.Component):
         ``short``) that the UTF-16 decoder turns into U+FFFD (``truncated``). ``taken``: the
         unit was taken. Returns the unit's registers ``(unit, valid, last, short)`` (a UTF-16
         code unit in ``unit[16:]``), whether it takes a byte (``ready``: a bubble per unit) and
-        a pulse: a partial UTF-32 unit was replaced. ``surrogate``: the last byte taken was the
-        high byte of a surrogate (D8..DF), a register."""
+        a pulse: a partial UTF-32 unit was replaced. ``unit_class`` (registers, from the
+        unit's high byte): ``surrogate`` (a UTF-16 code unit D800..DFFF), ``pairs`` (a lead
+        surrogate that is not its message's last unit)."""
         unit = Signal(32, name="unit")
         count = Signal(2, name="unit_count")
         valid = Signal(name="unit_valid")
         last = Signal(name="unit_last")
         short = Signal(name="unit_short")
         partial = Signal(name="unit_partial")
-        surrogate = Signal(name="unit_surrogate")
+        unit_class = Signal(UnitClass, name="unit_class")
         ready = ~valid
         with m.If(taken):
             m.d.sync += valid.eq(0)
         m.d.sync += partial.eq(0)
         with m.If(src.valid & ready & enable):
             m.d.sync += count.eq(count + 1)
+            high = src.payload.data[2:]     # of a UTF-16 unit: D8..DB lead, DC..DF trail
             m.d.sync += [unit.eq(Cat(unit[8:], src.payload.data)),
-                         surrogate.eq(src.payload.data[3:] == 0b11011)]
+                         unit_class.surrogate.eq(high[1:] == 0b11011),
+                         unit_class.pairs.eq((high == 0b110110) & ~src.payload.last)]
             with m.If(Mux(utf16, count[0], count == 3)):
                 m.d.sync += [valid.eq(1), last.eq(src.payload.last), short.eq(0)]
             with m.Elif(src.payload.last):
                 m.d.sync += [unit.eq(Mux(utf16, 0, 0xFFFD)), valid.eq(1), last.eq(1),
-                             count.eq(0), short.eq(1), partial.eq(~utf16)]
-        return unit, valid, last, short, surrogate, ready, partial
+                             count.eq(0), short.eq(1), partial.eq(~utf16), unit_class.eq(0)]
+        return unit, valid, last, short, unit_class, ready, partial
 
     @staticmethod
-    def _surrogate_joiner(m, unit, valid, last, short, surrogate, ready):
+    def _surrogate_joiner(m, unit, valid, last, short, unit_class, ready):
         """``from-utf16``: the unit assembler's code units (``unit[16:]``, ``valid``, ``last``,
-        ``short``: the odd trailing byte's marker, ``surrogate``: the unit is one) -> code
-        points, as :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` with ``replace`` gives
-        them: a lead surrogate directly followed by a trail is one supplementary code point; any
-        other surrogate is lone (U+FFFD, ``surrogate``); the marker is U+FFFD (``truncated``),
-        with a lead directly before it (one maximal subpart, as CPython).
+        ``short``: the odd trailing byte's marker, ``unit_class``: whether the unit is a
+        surrogate, a lead to pair) -> code points, as
+        :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` with ``replace`` gives them: a
+        lead surrogate directly followed by a trail is one supplementary code point; any other
+        surrogate is lone (U+FFFD, ``surrogate``); the marker is U+FFFD (``truncated``), with a
+        lead directly before it (one maximal subpart, as CPython).
 
         A lead that is not its message's last unit is held in the assembler's register itself:
         the next two bytes shift it into ``unit[:16]``, beside the next unit. A held lead that
@@ -265,29 +272,28 @@ class Datapath(wiring.Component):
         unit's class is registered with its bytes)."""
         held = Signal(name="lead_held")     # unit[:16] holds a lead surrogate
         code = unit[16:]
-        is_trail = ~short & surrogate & code[10]
-        hold = valid & ~held & ~short & surrogate & ~code[10] & ~last   # a lead to hold
-        emit = valid & ~hold
+        trail = unit_class.surrogate & code[10]
+        hold = ~held & unit_class.pairs     # a lead to hold: nothing goes out yet
         item = Signal(CodepointLayout, name="joined")
         m.d.comb += item.last.eq(last)
         with m.If(short):
             m.d.comb += [item.codepoint.eq(0xFFFD), item.error.eq(ErrorKind.TRUNCATED)]
-        with m.Elif(held & is_trail):
+        with m.Elif(held & trail):
             # 0x10000 + (lead - 0xD800) * 0x400 + (trail - 0xDC00)
             m.d.comb += item.codepoint.eq(Cat(code[:10], unit[:6], unit[6:10] + 1))
-        with m.Elif(held | surrogate):
+        with m.Elif(held | unit_class.surrogate):
             m.d.comb += [item.codepoint.eq(0xFFFD), item.error.eq(ErrorKind.SURROGATE)]
             with m.If(held):        # (the unit after it comes next)
                 m.d.comb += item.last.eq(0)
         with m.Else():
             m.d.comb += item.codepoint.eq(code)
-        with m.If(hold):
+        with m.If(valid & hold):
             m.d.sync += held.eq(1)
-        with m.Elif(emit & ready):
+        with m.Elif(valid & ready):
             m.d.sync += held.eq(0)
         # (a held lead that goes out alone leaves the unit to be looked at again)
-        taken = hold | (emit & ready & (~held | short | is_trail))
-        return item, emit, taken
+        taken = valid & Mux(held, ready & (short | trail), hold | ready)
+        return item, valid & ~hold, taken
 
     @staticmethod
     def _word_packer(m, mid, dst, enable, utf16):
@@ -333,9 +339,10 @@ class Datapath(wiring.Component):
 
     def _counters(self, m, is_encode, enc, decoded, partial):
         """Code points and errors per kind: the units ``enc`` takes and its errors (and the
-        ``partial`` units) in ``encode`` mode, else the ``decoded`` items and their kinds.
-        They count one cycle behind the transfers: registered events, so that the counters'
-        enables do not hang off the cores' ready paths."""
+        ``partial`` units) in ``encode`` mode, else the ``decoded`` items (as they leave the
+        FIFO: kinds from its register) and their kinds. They count one cycle behind the
+        transfers: registered events, so that the counters' enables do not hang off the cores'
+        ready paths or the surrogate joiner's decisions."""
         event = Signal()              # count one code point / code unit
         kinds = [kind for kind in ErrorKind if kind is not ErrorKind.NONE]
         # One registered flag per kind (not a registered kind compared afterwards), so that each
