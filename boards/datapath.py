@@ -229,7 +229,9 @@ class Datapath(wiring.Component):
         a pulse: a partial UTF-32 unit was replaced. ``unit_class`` (registers, from the
         unit's high byte): ``surrogate`` (a UTF-16 code unit D800..DFFF), ``pairs`` (a lead
         surrogate that is not its message's last unit)."""
-        unit = Signal(32, name="unit")
+        # (Data registers without reset: each is loaded before it is read, and a clear that
+        # must reach a register whatever its enable would otherwise take LUTs in its path.)
+        unit = Signal(32, name="unit", reset_less=True)
         count = Signal(2, name="unit_count")
         valid = Signal(name="unit_valid")
         last = Signal(name="unit_last")
@@ -306,7 +308,7 @@ class Datapath(wiring.Component):
         A code point for UTF-16 is loaded as it is and formed in the next cycle from the
         register (a supplementary one becomes its surrogate pair): the FIFO's read multiplexer,
         the plane test and the pair's arithmetic in one cycle missed 48 MHz (40.6 MHz)."""
-        word = Signal(DECODE_WORD, name="pack_word")
+        word = Signal(DECODE_WORD, name="pack_word", reset_less=True)  # (see `unit`)
         w = word.as_value()
         index = Signal(2, name="pack_index")
         end = Signal(2, name="pack_end")     # the index of the word's last byte
