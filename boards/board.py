@@ -33,7 +33,7 @@ routes at 47.8-49.3 MHz (seeds 1-3) in about 4440 logic cells, no block RAM and 
 
 import struct
 
-from amaranth.hdl import Cat, Module, ResetInserter
+from amaranth.hdl import Cat, Module, ResetInserter, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -144,6 +144,12 @@ class BoardCore(CheckedComponent):
             wiring.connect(m, source, sink)
 
         commit = control.flow.commit
+        # The output count as the replies read it: a copy, so that their multiplexers do not
+        # pull the credit's register (the start of its 32-bit subtractions) across the die.
+        # (It is stable for much longer than the copy lags: it counts the data bytes of DATA
+        # frames, and a frame's offset and a STATUS are read while no data byte is sent.)
+        bytes_out = Signal(32)
+        m.d.sync += bytes_out.eq(credit.bytes_out)
         m.d.comb += [
             receiver.framing_error.eq(rx_uart.framing_error),
             receiver.overrun.eq(rx_uart.overrun),
@@ -154,7 +160,7 @@ class BoardCore(CheckedComponent):
             inbuf.rollback.eq(control.rollback),
             outbuf.ack.eq(control.flow.acked),
             outbuf.rewind.eq(control.rewind),
-            replies.offset.eq(Cat(credit.bytes_out[:24], control.flow.epoch)),
+            replies.offset.eq(Cat(bytes_out[:24], control.flow.epoch)),
             feeder.commit.eq(commit),
             feeder.commit_length.eq(control.flow.commit_length),
             feeder.end.eq(control.end_seen),
@@ -177,7 +183,7 @@ class BoardCore(CheckedComponent):
         m.d.comb += [
             status.mode.eq(control.flow.mode),
             status.bytes_in.eq(control.flow.in_total),
-            status.bytes_out.eq(credit.bytes_out),
+            status.bytes_out.eq(bytes_out),
             status.codepoints.eq(dp.codepoints),
             *[status[kind.label].eq(dp.errors[kind.value - 1])
               for kind in ErrorKind if kind is not ErrorKind.NONE],
