@@ -25,10 +25,11 @@ them (minimums in two steps: compare, select), the frame receiver checks a heade
 and its ``done``/``error`` come from registers, the message control decides a frame's actions a
 cycle before ``done`` and acts on the transmitter's ``accept`` a cycle later, the events that
 count or stamp are registered before they do, the datapath's ports and the decoder's output go
-through 2-entry FIFOs, and the transmitter's payload bytes come out of a 3-stage pipeline that
-the UART's 10 bit times per byte hide. At 48 MHz the whole board (with the cores) places and
-routes at 47.8-49.3 MHz (seeds 1-3) in about 4440 logic cells, no block RAM and 3 SPRAMs
-(32 KiB in, 64 KiB out).
+through 1-entry FIFOs, the buffers' RAM port serves writer and reader in alternate cycles, and
+the transmitter's payload bytes come out of a 3-stage pipeline that the UART's 10 bit times per
+byte hide. At 48 MHz the whole board (with the cores and the UTF-16 modes) places and routes at
+49.2-51.3 MHz (seeds 1-3) in 4,459 logic cells, no block RAM and 3 SPRAMs (32 KiB in, 64 KiB
+out).
 """
 
 import struct
