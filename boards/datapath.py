@@ -80,7 +80,7 @@ class Datapath(wiring.Component):
         encoder's plus trailing partial units (``truncated``) in ``encode``.
 
     Parameter ``utf16``: with ``False`` the ``to-utf16`` and ``from-utf16`` modes are left out
-    (their logic, 200 LCs on the UP5K, is not built; the board refuses them).
+    (their logic, 122 LCs on the UP5K, is not built; the board refuses them).
 
     Throughput: at most one item every two cycles through each of the three 1-entry FIFOs (the
     ports and the decoded items), so one input byte and one output byte every two cycles at
