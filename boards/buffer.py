@@ -97,12 +97,13 @@ class RingBuffer(CheckedComponent):
     ``level``: Out(range(depth + 1))
         Committed bytes not yet read from the RAM, one cycle late (for status and tests).
 
-    Throughput: the port alternates between the sides when both want it; a read is issued only
-    when the output register is empty and no read is under way, so ``o`` delivers at most one
-    byte every four cycles, and ``w`` accepts at least one byte every two cycles. Latency: a
-    committed byte is offered four to five cycles after it was written or committed, from a
-    register (the RAM's data output is captured the cycle it is valid, see :func:`share_port`). ``w.ready`` comes from a registered "at least two
-    free" flag (so the buffer holds at most ``depth - 1`` bytes) and the arbitration.
+    Throughput: the port serves the sides in alternate cycles; a read is issued only when the
+    output register is empty and no read is under way, so ``o`` delivers at most one byte every
+    four cycles, and ``w`` accepts one byte every two cycles while there is space. Latency: a
+    committed byte is offered four to six cycles after it was written or committed, from a
+    register (the RAM's data output is captured the cycle it is valid, see
+    :func:`share_port`). ``w.ready`` comes from a registered "at least two free" flag (so the
+    buffer holds at most ``depth - 1`` bytes) and the port's turn.
     """
     @classmethod
     def check_parameters(cls, depth, *, transactional=False):
@@ -132,9 +133,9 @@ class RingBuffer(CheckedComponent):
         rptr = Signal(bits + 1)      # next read
         do_write = share_port(m, ram, self.w, self.o, wptr=wptr, rptr=rptr, readable=cptr,
                               oldest=rptr, depth=self.depth)
-        # `do_write` enables the pointer (the increment comes from the register alone, not
-        # after the arbitration). A commit takes effect a cycle later, from `wptr`, which by
-        # then counts a byte written in the commit's cycle.
+        # `do_write` enables the pointer (the increment comes from the register alone). A
+        # commit takes effect a cycle later, from `wptr`, which by then counts a byte written
+        # in the commit's cycle.
         commit = Signal()
         m.d.sync += commit.eq(self.commit & ~self.rollback)
         if self.transactional:
@@ -155,10 +156,11 @@ class RingBuffer(CheckedComponent):
 def share_port(m, ram, w, o, *, wptr, rptr, readable, oldest, depth, flush=0):
     """Serve the stream ``w`` (writes at ``wptr``) and the stream ``o`` (reads at ``rptr``, which
     it advances, up to ``readable``) from the single port of ``ram`` (a :class:`ByteRAM` of
-    ``depth`` bytes), with ``oldest`` the pointer below which space is free. The port alternates
-    between the sides when both want it; a read is issued only when ``o`` is empty and no read
-    is under way. ``flush``: drop the byte on offer and any read under way. Returns
-    ``do_write``: a byte is written this cycle (advance ``wptr``).
+    ``depth`` bytes), with ``oldest`` the pointer below which space is free. The port serves
+    the sides in alternate cycles (so ``w.ready`` is one LUT of two flip-flops: no arbitration
+    in the writer's path); a read is issued only when ``o`` is empty and no read is under way.
+    ``flush``: drop the byte on offer and any read under way. Returns ``do_write``: a byte is
+    written this cycle (advance ``wptr``).
 
     The byte read is captured in ``o.payload`` (a register) in the one cycle in which the RAM
     offers it, so nothing relies on the RAM's data output holding through later writes: Lattice
@@ -166,39 +168,33 @@ def share_port(m, ram, w, o, *, wptr, rptr, readable, oldest, depth, flush=0):
     addressed by the address input" (TN1314, iCE40 SPRAM Usage Guide, table 2.1), which after a
     write is the written word or undefined (Yosys' ``cells_sim.v`` makes it ``x``)."""
     bits = (depth - 1).bit_length()
-    last_read = Signal()         # the port went to the read side last time both wanted it
+    turn = Signal()              # the port's turn, alternating: 0 the write side, 1 the read side
     issued = Signal()            # a read was issued last cycle (the RAM reads it now)
     landing = Signal()           # the byte read is on ram.rdata this cycle (captured into o)
     # `avail` is one cycle late; that is exact when it matters: right after the last byte
     # is read, a read is under way, which blocks the next read for that cycle.
     avail = Signal()
-    m.d.sync += avail.eq(readable != rptr)
-    want_read = avail & ~o.valid & ~issued & ~landing
-    # At most one write per cycle: two free entries one cycle ago is one free entry now.
+    m.d.sync += [avail.eq(readable != rptr), turn.eq(~turn)]
+    read = turn & avail & ~o.valid & ~issued & ~landing
+    # At most one write every two cycles: two free entries one cycle ago is one free entry now.
     space = Signal()
     m.d.sync += space.eq((wptr - oldest)[:bits + 1] < depth - 1)
-    # The arbitration looks at the writer's valid of the cycle before (a register): the port's
-    # address and the read pointer's enable do not hang off the writer's handshake.
-    wanted_write = Signal()
-    m.d.sync += wanted_write.eq(w.valid)
-    read_wins = want_read & (~(wanted_write & space) | ~last_read)
+    # (`ready` is one LUT of two flip-flops: nothing of the read side is in the writer's path.)
     m.d.comb += [
-        w.ready.eq(space & ~read_wins),
+        w.ready.eq(space & ~turn),
         ram.wdata.eq(w.payload),
     ]
     do_write = w.valid & w.ready
-    m.d.sync += [issued.eq(read_wins), landing.eq(issued)]
+    m.d.sync += [issued.eq(read), landing.eq(issued)]
     with m.If(landing):
         m.d.sync += [o.valid.eq(1), o.payload.eq(ram.rdata)]
     with m.Elif(o.valid & o.ready):
         m.d.sync += o.valid.eq(0)
     with m.If(flush):
         m.d.sync += [o.valid.eq(0), issued.eq(0), landing.eq(0)]
-    with m.If(read_wins):
+    with m.If(read):
         m.d.comb += [ram.addr.eq(rptr[:bits]), ram.re.eq(1)]
         m.d.sync += rptr.eq(rptr + 1)
     with m.Else():
         m.d.comb += [ram.addr.eq(wptr[:bits]), ram.we.eq(do_write)]
-    with m.If(want_read & w.valid & space):
-        m.d.sync += last_read.eq(read_wins)
     return do_write

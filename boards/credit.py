@@ -205,7 +205,8 @@ class CreditWindow(CheckedComponent):
             with m.Case(1):
                 m.d.sync += headroom.eq((flow.credit - snap_consumed)[:18])
             with m.Case(2):
-                m.d.sync += [grow_ok.eq(snap_window > headroom),
+                # (the borrow of a subtraction: a carry chain, not a LUT tree of 6 levels)
+                m.d.sync += [grow_ok.eq((headroom - snap_window)[-1]),
                              grow_to.eq(snap_consumed + snap_window)]
             with m.Case(3):
                 with m.If(flow.enable & grow_ok):

@@ -7,8 +7,8 @@
 ``encode``: bytes -> unit assembler (4 bytes a unit) -> encoder -> bytes.
 ``validate``: bytes -> decoder -> counters only.
 ``to-utf16``: bytes -> decoder -> 2 or 4 bytes per output (its UTF-16LE code units).
-``from-utf16``: bytes -> unit assembler (2 bytes a code unit) ->
-:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` (replace) -> encoder -> bytes.
+``from-utf16``: bytes -> unit assembler (2 bytes a code unit) -> surrogate joiner -> encoder
+-> bytes.
 
 The UTF-8 decoder and encoder are shared by the modes. ``to-utf16`` writes the decoder's outputs
 with the ``decode`` packer, not with :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` and
@@ -17,9 +17,14 @@ is always a scalar value (an error is U+FFFD), so the encoder's classification, 
 and output slots have nothing to do, and the packer only loads a second word layout (the
 surrogate pair of :func:`~utf8_gateware.hdl.utf16_encoder.plane_minus_one`). Likewise
 ``from-utf16`` takes code units from the ``encode`` unit assembler rather than from
-:class:`~utf8_gateware.hdl.utf16_units.Utf16Units` (54 LCs), in the marker beat form that
-:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` reads. With the four UTF-16 stages the
-UP5K was 94 % full and did not place.
+:class:`~utf8_gateware.hdl.utf16_units.Utf16Units` (54 LCs), and joins surrogate pairs on the
+assembler's register (a held lead is shifted down beside the next unit) with the rules of
+:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` (``replace``) rather than with that
+core (166 LCs, 151 of them flip-flops of its one-unit-per-cycle pipeline, which the board does
+not need: its input buffer offers at most one byte every four cycles, a code unit every eight).
+With the four UTF-16 stages the UP5K was 94 % full and did not place; with
+:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` alone (89 %) nextpnr missed 48 MHz or
+found no placement.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
@@ -27,8 +32,7 @@ from amaranth.lib import data, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.hdl.error_kind import ErrorKind
-from utf8_gateware.hdl.layouts import ByteLayout, CodeUnitLayout, CodepointLayout
-from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
+from utf8_gateware.hdl.layouts import ByteLayout, CodepointLayout
 from utf8_gateware.hdl.utf16_encoder import plane_minus_one
 from .protocol import DECODE_WORD, UTF16_MODES, Mode
 from .stream_fifo import StreamFIFO
@@ -38,6 +42,9 @@ __all__ = ["Datapath"]
 
 
 N_ERRORS = len(ErrorKind) - 1      # every kind but NONE
+
+#: What the unit assembler knows of a UTF-16 code unit from its high byte.
+UnitClass = data.StructLayout({"surrogate": 1, "pairs": 1})
 
 
 def _default_decoder():
@@ -73,15 +80,17 @@ class Datapath(wiring.Component):
         encoder's plus trailing partial units (``truncated``) in ``encode``.
 
     Parameter ``utf16``: with ``False`` the ``to-utf16`` and ``from-utf16`` modes are left out
-    (their logic, 200 LCs on the UP5K, is not built; the board refuses them).
+    (their logic, 122 LCs on the UP5K, is not built; the board refuses them).
 
-    Throughput: one input byte per cycle (``decode``: the 4 bytes of a code point in 5 cycles:
-    the packer takes the next word when the last byte has gone, so that the decoder's ready does
-    not hang off the sink's; ``to-utf16`` alike with a cycle to form the code units: 2 bytes in 4
-    cycles, 4 in 6; ``from-utf16``: one
-    input byte per cycle, two per code unit), limited by the cores and the
-    sink. Both ports go through 2-entry FIFOs, so ``i.ready`` and ``o.valid`` come from
-    registers (no combinational path through the cores to the neighbours).
+    Throughput: at most one item every two cycles through each of the three 1-entry FIFOs (the
+    ports and the decoded items), so one input byte and one output byte every two cycles at
+    best (``decode``: a code point's 4 bytes in 9 cycles; ``to-utf16`` alike with a cycle to
+    form the code units; ``from-utf16``: a code unit every 4 cycles, a held lead surrogate that
+    is not followed by a trail costs a cycle more), limited by the cores and the sink. That is
+    ample: the input buffer offers a byte every four cycles at most and the UART takes a byte
+    every 10 bit times (40 cycles at 12 Mbaud); 2-entry FIFOs for full rate cost 60 LCs more.
+    ``i.ready`` and ``o.valid`` come from registers (no combinational path through the cores
+    to the neighbours).
     """
     def __init__(self, *, decoder=None, encoder=None, utf16=True):
         self._decoder = decoder or _default_decoder
@@ -100,18 +109,11 @@ class Datapath(wiring.Component):
         m = Module()
         m.submodules.decoder = dec = self._decoder()
         m.submodules.encoder = enc = self._encoder()
-        if self._utf16:
-            m.submodules.utf16_decoder = dec16 = Utf16Decoder("replace")
-        else:                   # (its ports as idle signals: `o.valid` stays low)
-            dec16 = wiring.Signature({
-                "i": In(stream.Signature(CodeUnitLayout)),
-                "o": Out(stream.Signature(CodepointLayout)),
-            }).create()
 
         # 2-entry FIFOs at both ports: registered ready/valid towards the buffers. Inside,
         # `src` is the input stream, `dst` the output stream (with `last`).
-        m.submodules.in_fifo = src_fifo = StreamFIFO(ByteLayout, 2)
-        m.submodules.out_fifo = dst_fifo = StreamFIFO(ByteLayout, 2)
+        m.submodules.in_fifo = src_fifo = StreamFIFO(ByteLayout, 1)
+        m.submodules.out_fifo = dst_fifo = StreamFIFO(ByteLayout, 1)
         wiring.connect(m, wiring.flipped(self.i), src_fifo.i)
         src, dst = src_fifo.o, dst_fifo.i
         m.d.comb += [
@@ -141,24 +143,29 @@ class Datapath(wiring.Component):
             uses_encoder.eq(any_of(Mode.TRANSCODE, Mode.ENCODE, Mode.FROM_UTF16)),
         ]
 
-        # The decoders' output goes through a 2-entry FIFO too (its ready is a register, so
-        # the decoder's pipeline enable does not depend on the encoder's or the packer's).
-        # Only the mode's decoder gets input (and the datapath is reset between messages): the
-        # other's `valid` is low, so both are offered and both see the FIFO's `ready`.
-        m.submodules.mid_fifo = mid_fifo = StreamFIFO(CodepointLayout, 2)
+        # The decoded items (the UTF-8 decoder's, or the surrogate joiner's in `from-utf16`) go
+        # through a 1-entry FIFO too (its ready is a register, so the decoder's pipeline enable
+        # does not depend on the encoder's or the packer's).
+        m.submodules.mid_fifo = mid_fifo = StreamFIFO(CodepointLayout, 1)
         decoded = mid_fifo.i
-        m.d.comb += [
-            decoded.valid.eq(dec.o.valid | dec16.o.valid),
-            decoded.payload.eq(Mux(flag[Mode.FROM_UTF16], dec16.o.payload.as_value(),
-                                   dec.o.payload.as_value())),
-            dec.o.ready.eq(decoded.ready),
-            dec16.o.ready.eq(decoded.ready),
-        ]
         mid = mid_fifo.o
 
         unit_taken = Signal()
-        unit, unit_valid, unit_last, unit_short, asm_ready, partial = self._unit_assembler(
-            m, src, assembles, flag[Mode.FROM_UTF16], unit_taken)
+        unit, unit_valid, unit_last, unit_short, unit_class, asm_ready, partial = \
+            self._unit_assembler(m, src, assembles, flag[Mode.FROM_UTF16], unit_taken)
+        if self._utf16:
+            joined, joined_valid, joined_taken = self._surrogate_joiner(
+                m, unit, unit_valid, unit_last, unit_short, unit_class, decoded.ready)
+        else:                   # (the mode is refused: nothing to join)
+            joined, joined_valid, joined_taken = Signal(CodepointLayout), Const(0), Const(0)
+        with m.If(flag[Mode.FROM_UTF16]):
+            m.d.comb += [decoded.valid.eq(joined_valid), decoded.payload.eq(joined)]
+        with m.Else():
+            m.d.comb += [
+                decoded.valid.eq(dec.o.valid),
+                decoded.payload.eq(dec.o.payload),
+                dec.o.ready.eq(decoded.ready),
+            ]
         word, word_valid, word_last, pack_ready = self._word_packer(
             m, mid, dst, packs, flag[Mode.TO_UTF16])
 
@@ -172,20 +179,11 @@ class Datapath(wiring.Component):
             ]
             m.d.comb += unit_taken.eq(enc.i.ready)
         with m.Elif(flag[Mode.FROM_UTF16]):
-            m.d.comb += [
-                src.ready.eq(asm_ready),
-                dec16.i.valid.eq(unit_valid),
-                unit_taken.eq(dec16.i.ready),
-            ]
+            m.d.comb += [src.ready.eq(asm_ready), unit_taken.eq(joined_taken)]
         with m.Else():
             m.d.comb += [dec.i.valid.eq(src.valid), src.ready.eq(dec.i.ready)]
-        # (whatever the mode: no gate before them)
-        m.d.comb += [
-            dec.i.payload.eq(src.payload),
-            dec16.i.payload.unit.eq(unit[16:]),
-            dec16.i.payload.error.eq(Mux(unit_short, ErrorKind.TRUNCATED, ErrorKind.NONE)),
-            dec16.i.payload.last.eq(unit_last),
-        ]
+        # (whatever the mode: no gate before it)
+        m.d.comb += dec.i.payload.eq(src.payload)
         # ... the decoded items to one of the encoders, the packer and the counters ...
         with m.If(to_encoder):
             m.d.comb += [
@@ -215,9 +213,9 @@ class Datapath(wiring.Component):
                 self.done.eq(out_done),
             ]
         with m.Elif(flag[Mode.VALIDATE]):
-            m.d.comb += self.done.eq(decoded.valid & decoded.ready & decoded.payload.last)
+            m.d.comb += self.done.eq(mid.valid & mid.payload.last)
 
-        self._counters(m, flag[Mode.ENCODE], enc, decoded, partial)
+        self._counters(m, flag[Mode.ENCODE], enc, mid, partial)
         return m
 
     @staticmethod
@@ -228,26 +226,76 @@ class Datapath(wiring.Component):
         ``short``) that the UTF-16 decoder turns into U+FFFD (``truncated``). ``taken``: the
         unit was taken. Returns the unit's registers ``(unit, valid, last, short)`` (a UTF-16
         code unit in ``unit[16:]``), whether it takes a byte (``ready``: a bubble per unit) and
-        a pulse: a partial UTF-32 unit was replaced."""
-        unit = Signal(32, name="unit")
+        a pulse: a partial UTF-32 unit was replaced. ``unit_class`` (registers, from the
+        unit's high byte): ``surrogate`` (a UTF-16 code unit D800..DFFF), ``pairs`` (a lead
+        surrogate that is not its message's last unit)."""
+        # (Data registers without reset: each is loaded before it is read, and a clear that
+        # must reach a register whatever its enable would otherwise take LUTs in its path.)
+        unit = Signal(32, name="unit", reset_less=True)
         count = Signal(2, name="unit_count")
         valid = Signal(name="unit_valid")
         last = Signal(name="unit_last")
         short = Signal(name="unit_short")
         partial = Signal(name="unit_partial")
+        unit_class = Signal(UnitClass, name="unit_class")
         ready = ~valid
         with m.If(taken):
             m.d.sync += valid.eq(0)
         m.d.sync += partial.eq(0)
         with m.If(src.valid & ready & enable):
             m.d.sync += count.eq(count + 1)
-            m.d.sync += unit.eq(Cat(unit[8:], src.payload.data))
+            high = src.payload.data[2:]     # of a UTF-16 unit: D8..DB lead, DC..DF trail
+            m.d.sync += [unit.eq(Cat(unit[8:], src.payload.data)),
+                         unit_class.surrogate.eq(high[1:] == 0b11011),
+                         unit_class.pairs.eq((high == 0b110110) & ~src.payload.last)]
             with m.If(Mux(utf16, count[0], count == 3)):
                 m.d.sync += [valid.eq(1), last.eq(src.payload.last), short.eq(0)]
             with m.Elif(src.payload.last):
                 m.d.sync += [unit.eq(Mux(utf16, 0, 0xFFFD)), valid.eq(1), last.eq(1),
-                             count.eq(0), short.eq(1), partial.eq(~utf16)]
-        return unit, valid, last, short, ready, partial
+                             count.eq(0), short.eq(1), partial.eq(~utf16), unit_class.eq(0)]
+        return unit, valid, last, short, unit_class, ready, partial
+
+    @staticmethod
+    def _surrogate_joiner(m, unit, valid, last, short, unit_class, ready):
+        """``from-utf16``: the unit assembler's code units (``unit[16:]``, ``valid``, ``last``,
+        ``short``: the odd trailing byte's marker, ``unit_class``: whether the unit is a
+        surrogate, a lead to pair) -> code points, as
+        :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` with ``replace`` gives them: a
+        lead surrogate directly followed by a trail is one supplementary code point; any other
+        surrogate is lone (U+FFFD, ``surrogate``); the marker is U+FFFD (``truncated``), with a
+        lead directly before it (one maximal subpart, as CPython).
+
+        A lead that is not its message's last unit is held in the assembler's register itself:
+        the next two bytes shift it into ``unit[:16]``, beside the next unit. A held lead that
+        is not followed by a trail goes out as U+FFFD first, and the unit is looked at again
+        in the next cycle. ``ready``: the sink takes an item. Returns the item
+        (:data:`CodepointLayout`, from registers through the selection), its ``valid`` and
+        whether the unit is taken (a pulse); every decision is a function of registers (the
+        unit's class is registered with its bytes)."""
+        held = Signal(name="lead_held")     # unit[:16] holds a lead surrogate
+        code = unit[16:]
+        trail = unit_class.surrogate & code[10]
+        hold = ~held & unit_class.pairs     # a lead to hold: nothing goes out yet
+        item = Signal(CodepointLayout, name="joined")
+        m.d.comb += item.last.eq(last)
+        with m.If(short):
+            m.d.comb += [item.codepoint.eq(0xFFFD), item.error.eq(ErrorKind.TRUNCATED)]
+        with m.Elif(held & trail):
+            # 0x10000 + (lead - 0xD800) * 0x400 + (trail - 0xDC00)
+            m.d.comb += item.codepoint.eq(Cat(code[:10], unit[:6], unit[6:10] + 1))
+        with m.Elif(held | unit_class.surrogate):
+            m.d.comb += [item.codepoint.eq(0xFFFD), item.error.eq(ErrorKind.SURROGATE)]
+            with m.If(held):        # (the unit after it comes next)
+                m.d.comb += item.last.eq(0)
+        with m.Else():
+            m.d.comb += item.codepoint.eq(code)
+        with m.If(valid & hold):
+            m.d.sync += held.eq(1)
+        with m.Elif(valid & ready):
+            m.d.sync += held.eq(0)
+        # (a held lead that goes out alone leaves the unit to be looked at again)
+        taken = valid & Mux(held, ready & (short | trail), hold | ready)
+        return item, valid & ~hold, taken
 
     @staticmethod
     def _word_packer(m, mid, dst, enable, utf16):
@@ -260,7 +308,7 @@ class Datapath(wiring.Component):
         A code point for UTF-16 is loaded as it is and formed in the next cycle from the
         register (a supplementary one becomes its surrogate pair): the FIFO's read multiplexer,
         the plane test and the pair's arithmetic in one cycle missed 48 MHz (40.6 MHz)."""
-        word = Signal(DECODE_WORD, name="pack_word")
+        word = Signal(DECODE_WORD, name="pack_word", reset_less=True)  # (see `unit`)
         w = word.as_value()
         index = Signal(2, name="pack_index")
         end = Signal(2, name="pack_end")     # the index of the word's last byte
@@ -293,9 +341,10 @@ class Datapath(wiring.Component):
 
     def _counters(self, m, is_encode, enc, decoded, partial):
         """Code points and errors per kind: the units ``enc`` takes and its errors (and the
-        ``partial`` units) in ``encode`` mode, else the ``decoded`` items and their kinds.
-        They count one cycle behind the transfers: registered events, so that the counters'
-        enables do not hang off the cores' ready paths."""
+        ``partial`` units) in ``encode`` mode, else the ``decoded`` items (as they leave the
+        FIFO: kinds from its register) and their kinds. They count one cycle behind the
+        transfers: registered events, so that the counters' enables do not hang off the cores'
+        ready paths or the surrogate joiner's decisions."""
         event = Signal()              # count one code point / code unit
         kinds = [kind for kind in ErrorKind if kind is not ErrorKind.NONE]
         # One registered flag per kind (not a registered kind compared afterwards), so that each

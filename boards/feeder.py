@@ -29,7 +29,7 @@ class MessageFeeder(wiring.Component):
         The bytes to the datapath, ``last`` on the final one.
 
     The backlog (committed bytes not yet passed on) is a register computed from two counters,
-    one cycle late, and whether it is at least 2 another cycle later. That is exact when it
+    one cycle late, and whether it is at least 2 (or the end is known) another cycle later. That is exact when it
     matters: the input buffer offers at most one byte every four cycles, so after a transfer
     there are three cycles without a byte on offer; a late commit only delays a byte.
     """
@@ -52,9 +52,10 @@ class MessageFeeder(wiring.Component):
             m.d.sync += commits.eq(commits + self.commit_length)
         with m.If(self.o.valid & self.o.ready):
             m.d.sync += takes.eq(takes + 1)
-        many = Signal()             # backlog >= 2, registered with it (off the ready path)
-        m.d.sync += [backlog.eq(commits - takes), many.eq(backlog[1:].any())]
-        allow = many | self.end
+        # A byte may go: the backlog is at least 2 or the end is known (a register, off the
+        # ready path: the end comes from the message control, across the die).
+        allow = Signal()
+        m.d.sync += [backlog.eq(commits - takes), allow.eq(backlog[1:].any() | self.end)]
         m.d.comb += [
             self.o.valid.eq(self.i.valid & allow & self.enable),
             self.o.payload.data.eq(self.i.payload),

@@ -26,8 +26,8 @@ __all__ = ["CLOCK_HZ", "BAUD", "UTF16", "FLOW", "board_core", "ICEBreakerTop", "
 
 #: The design clock (from the 12 MHz oscillator through the PLL; DIVF=63, DIVQ=4). 48 MHz is 4
 #: cycles per bit at the FT2232H's top rate of 12 Mbaud and 16 at 3 Mbaud (whole divisors), and
-#: passes timing on the UP5K on seed 1 (post-route 48.3, 47.7 and 46.7 MHz on seeds 1-3: a thin
-#: margin; every wide decision of the board logic is registered, see
+#: passes timing on the UP5K with the UTF-16 modes on seeds 1-3 (post-route 49.8, 51.3 and 49.2 MHz: a
+#: thin margin; every wide decision of the board logic is registered, see
 #: :mod:`~utf8_gateware.boards.board`).
 CLOCK_HZ = 48_000_000
 #: The UART rate the bitstream is built for (``build --baud``). The FT2232H makes 3 Mbaud and
@@ -40,16 +40,19 @@ BAUD = 3_000_000
 NAME = "utf8_gateware"
 
 
-#: Whether the bitstream has the ``to-utf16`` and ``from-utf16`` modes: not on the UP5K. They
-#: take 200 LCs more (4,696 of 5,280, 89 %): nextpnr then misses 48 MHz (43.8 MHz on
-#: seed 1) or finds no placement (seed 2).
-UTF16 = False
+#: Whether the bitstream has the ``to-utf16`` and ``from-utf16`` modes. With
+#: :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` in the datapath they took 236 LCs
+#: (4,696 of 5,280, 89 %) and nextpnr missed 48 MHz or found no placement; the datapath now
+#: joins surrogates on its unit assembler's register and holds one item per FIFO
+#: (:mod:`~utf8_gateware.boards.datapath`): 122 LCs, 4,459 of 5,280 (84 %), 49.8, 51.3 and
+#: 49.2 MHz on seeds 1-3.
+UTF16 = True
 
 
 def board_core(clk_freq=CLOCK_HZ, baud=BAUD, **kwargs):
     """The :class:`BoardCore` of the iCEBreaker bitstream, with the UTF-16 modes unless
-    ``utf16=False`` is given: the virtual board runs it with them (a CXXRTL model has no size
-    limit), the bitstream (:class:`ICEBreakerTop`) without (:data:`UTF16`)."""
+    ``utf16=False`` is given (the bitstream, :class:`ICEBreakerTop`, has them as :data:`UTF16`
+    says)."""
     return BoardCore(clk_freq=clk_freq, baud=baud, **kwargs)
 
 

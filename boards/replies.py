@@ -41,9 +41,10 @@ class ReplyFields(wiring.Component):
     ``status``: In(:data:`~utf8_gateware.boards.protocol.STATUS_LAYOUT`)
         The STATUS payload (little-endian).
 
-    The bytes are selected in three registered stages (each type's byte, and the STATUS byte of
-    each group of four words; the type's byte and the STATUS byte; the byte), so no wide
-    multiplexer sits between two registers.
+    The bytes are selected in three registered stages (the position and the type, copied next
+    to the multiplexers; each type's byte, and the STATUS byte of each group of four words; the
+    byte), so no wide multiplexer sits between two registers and the transmitter's index does
+    not fan out across the die into them.
     """
     def __init__(self, hello):
         self.hello = bytes(hello)
@@ -56,9 +57,17 @@ class ReplyFields(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        index, kind = self.fields.index, self.fields.kind
-        # Stage 1: each frame type's byte at ``index`` (the STATUS as one byte per group of
-        # four words), and the type as flags.
+        # Stage 1: the position and the type, registered here (the transmitter's index fans
+        # out to every multiplexer below: this copy sits among them).
+        status = self.status.as_value()
+        n_groups = -(-len(status) // 128)
+        index = Signal(max(5, 4 + (n_groups - 1).bit_length(),
+                           (len(self.hello) - 1).bit_length()), name="index")
+        is_kind = {frame: Signal(name=f"is_{frame.name.lower()}") for frame in BoardFrame}
+        m.d.sync += index.eq(self.fields.index)
+        m.d.sync += [flag.eq(self.fields.kind == frame) for frame, flag in is_kind.items()]
+        # Stage 2: each frame type's byte at ``index`` (the STATUS as one byte per group of
+        # four words), the type flags and the group number again.
         candidates = {
             BoardFrame.HELLO_ACK: Array(Const(value, 8) for value in self.hello)[
                 index[:max(1, (len(self.hello) - 1).bit_length())]],
@@ -68,28 +77,23 @@ class ReplyFields(wiring.Component):
                                   self.values.received).word_select(index[:3], 8),
             BoardFrame.DATA: self.offset.word_select(index[:2], 8),
         }
-        stage1 = {frame: Signal(8, name=f"{frame.name.lower()}_byte") for frame in candidates}
-        is_kind = {frame: Signal(name=f"is_{frame.name.lower()}") for frame in BoardFrame}
-        m.d.sync += [stage1[frame].eq(value) for frame, value in candidates.items()]
-        m.d.sync += [flag.eq(kind == frame) for frame, flag in is_kind.items()]
-        status = self.status.as_value()
+        stage2 = {frame: Signal(8, name=f"{frame.name.lower()}_byte") for frame in candidates}
+        m.d.sync += [stage2[frame].eq(value) for frame, value in candidates.items()]
         groups = []
-        for number in range(0, len(status), 128):
-            group = Signal(8, name=f"status_group{number // 128}")
-            words = status[number:number + 128]
+        for number in range(n_groups):
+            group = Signal(8, name=f"status_group{number}")
+            words = status[number * 128:(number + 1) * 128]
             m.d.sync += group.eq(Cat(words, Const(0, 128 - len(words)))
                                  .word_select(index[:4], 8))
             groups.append(group)
-        # Stage 2: the STATUS byte, the byte of the other types.
-        status_byte = Signal(8)
-        other_byte = Signal(8)
-        is_status = Signal()
-        m.d.sync += [status_byte.eq(Array(groups)[index[4:4 + (len(groups) - 1).bit_length()]]),
-                     is_status.eq(is_kind[BoardFrame.STATUS])]
-        m.d.sync += other_byte.eq(0)
-        for frame, byte in stage1.items():
-            with m.If(is_kind[frame]):
-                m.d.sync += other_byte.eq(byte)
-        # Stage 3: the byte.
-        m.d.sync += self.fields.byte.eq(Mux(is_status, status_byte, other_byte))
+        group_number = Signal(max(1, (n_groups - 1).bit_length()))
+        is_kind2 = {frame: Signal(name=f"is_{frame.name.lower()}2") for frame in BoardFrame}
+        m.d.sync += [group_number.eq(index[4:]),
+                     *(is_kind2[frame].eq(flag) for frame, flag in is_kind.items())]
+        # Stage 3: the byte (an AND-OR of the types' bytes: one flag is set).
+        byte = Const(0, 8)
+        for frame, value in stage2.items():
+            byte = byte | Mux(is_kind2[frame], value, 0)
+        byte = byte | Mux(is_kind2[BoardFrame.STATUS], Array(groups)[group_number], 0)
+        m.d.sync += self.fields.byte.eq(byte)
         return m

@@ -725,6 +725,25 @@ def test_datapath_utf16_modes(mode):
     assert sum(want_errors.values()) >= 3
 
 
+
+@pytest.mark.parametrize("ending", [b"\x00\xd8", b"\x00\xdc\x00\xd8\x41"],
+                         ids=["lone-lead", "odd-byte"])
+def test_datapath_joins_random_surrogates(ending):
+    """``from-utf16`` on random code units drawn mostly from surrogates (leads and trails in
+    every order, runs of leads, BMP units and U+0000 between them), the sink often refusing:
+    the surrogate joiner's output as the reference model has it."""
+    rng = random.Random(len(ending))
+    alphabet = [0x0041, 0x0000, 0xFFFF, 0xD800, 0xDBFF, 0xD83D, 0xDC00, 0xDFFF, 0xDE00]
+    units = [rng.choice(alphabet) for _ in range(80)]
+    data = struct.pack(f"<{len(units)}H", *units) + ending
+    want, want_codepoints, want_errors = expected_output(Mode.FROM_UTF16, data)
+    out, done, codepoints, errors = run_datapath(Datapath(), Mode.FROM_UTF16, data, settle=200,
+                                                 ready_chance=0.5)
+    assert bytes(out) == want
+    assert done == [len(want)]
+    assert (codepoints, errors) == (want_codepoints, want_errors)
+    assert want_errors["surrogate"] >= 20 and want_codepoints > len(units) // 2
+
 # -- buffers on a RAM whose data output changes on a write ----------------------------------------
 
 @pytest.mark.parametrize("kind", ["ring", "replay"])

@@ -259,6 +259,10 @@ def test_board_after_synthesis_every_mode(synthesised_board):
     units += [0xD800, 0xDFFF, 0x110000, 0xFFFFFFFF, 0x10FFFF, 0]
     messages = {Mode.TRANSCODE: text, Mode.DECODE: text, Mode.VALIDATE: text,
                 Mode.ENCODE: struct.pack(f"<{len(units)}I", *units) + b"\x41\x42"}
+    if synthesised_board.core.utf16:         # (a pair, lone surrogates, an odd last byte)
+        messages[Mode.TO_UTF16] = text
+        messages[Mode.FROM_UTF16] = (text.decode("utf-8", "replace")[:300].encode("utf-16-le")
+                                     + b"\x00\xdc\x3d\xd8\x00\xde\x00\xd8\x41")
     with Link(synthesised_board.port, timeout=120,
               retransmit_after=4 * VirtualBoard.RETRANSMIT_AFTER) as link:
         link.connect()
