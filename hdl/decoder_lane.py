@@ -563,7 +563,8 @@ def stage_c(pipe, b, surrogateescape):
         regs.startkind = pipe.data(f"c{k}_startkind", lane.startkind, ErrorKind)
         if surrogateescape:
             # A byte with `last` that extends a prefix (to 2 bytes; to 3 of 4 bytes).
-            regs.extlb = pipe.data(f"c{k}_extlb", lane.vl & (lane.ok2_3 | lane.ok2_4))
+            if len(b) > 1:     # (one lane: stage D's `ext`, from `anyc`)
+                regs.extlb = pipe.data(f"c{k}_extlb", lane.vl & (lane.ok2_3 | lane.ok2_4))
             regs.extlc = pipe.data(f"c{k}_extlc", lane.vl & lane.cont & prev["sb4"])
         regs.d = pipe.data(f"c{k}_d", lane.d, 7)
     return stage
@@ -606,9 +607,20 @@ def stage_d(pipe, c, surrogateescape):
         # The burst due at this byte: item 1 (U+FFFD, or the escape of the previous byte), its
         # kind (TRUNCATED, or the range error of a lone lead: `rkind`), items 2 and 3 (escapes
         # of the bytes two and three before, always TRUNCATED).
-        ext = (lane.extlb | lane.extlc) if surrogateescape else 0
-        regs.i1 = pipe.fact(f"d{k}_i1", (prev["pend"] & lane.ns) | ext, lane.nv)
-        regs.btrunc = pipe.fact(f"d{k}_btrunc", (prev["pend"] & ~lane.cont) | ext, lane.nv)
+        if surrogateescape and len(c) == 1:
+            # With one lane, a byte with `last` that extends a prefix (`ext`: it leaves one of
+            # 2 or 3 bytes pending) is a register of its own, ORed into items 1 at the slot
+            # (one LUT of stage C's registers each, where the OR of three would be two), and
+            # `vis`, whether the byte has an output of its own (it leaves no prefix pending, or
+            # ends the message): stage E's `showc | err` in one flip-flop.
+            ext = pipe.fact(f"d{k}_ext", lane.vl & lane.anyc, lane.nv)
+            regs.i1 = pipe.fact(f"d{k}_i1", prev["pend"] & lane.ns, lane.nv) | ext
+            regs.btrunc = pipe.fact(f"d{k}_btrunc", prev["pend"] & ~lane.cont, lane.nv) | ext
+            regs.vis = pipe.fact(f"d{k}_vis", ~(lane.pend0 | lane.sc) | lane.vl, lane.nv)
+        else:
+            ext = (lane.extlb | lane.extlc) if surrogateescape else 0
+            regs.i1 = pipe.fact(f"d{k}_i1", (prev["pend"] & lane.ns) | ext, lane.nv)
+            regs.btrunc = pipe.fact(f"d{k}_btrunc", (prev["pend"] & ~lane.cont) | ext, lane.nv)
         regs.rkind = pipe.fact(f"d{k}_rkind", lane.rkind, lane.nv, ErrorKind)
         if surrogateescape:
             regs.i2 = pipe.fact(f"d{k}_i2", (prev["anyc"] & ~lane.cont) | lane.extlc, lane.nv)
@@ -686,7 +698,10 @@ def before(k, count, stage, lanes, history):
         if k - i >= 0:
             value = Mux(~stage.lanes[k - i].nv, lanes[k - i], value)
         width = len(Value.cast(history[i - 1]))
-        out.append(Value.cast(value)[:width])
+        value = Value.cast(value)
+        # (A value of the history's width as itself: with one lane the slot logic knows an
+        # item whose content is the latest byte by identity.)
+        out.append(value if len(value) == width else value[:width])
     return out
 
 
@@ -745,6 +760,9 @@ def stage_e(pipe, d, surrogateescape):
         err = lane.erb | lane.unc | lane.trunc
         regs.showc = pipe.fact(f"e{k}_showc", lane.asc | scalar, nv)
         regs.err = pipe.fact(f"e{k}_err", err if reject is None else err | reject, nv)
+        if hasattr(lane, "vis"):
+            # (`showc | err`, for the one-lane escape slot: a hidden scalar is not shown.)
+            regs.vis = pipe.fact(f"e{k}_vis", lane.vis if hide is None else lane.vis & ~hide, nv)
         regs.multi = pipe.fact(f"e{k}_multi", lane.multi, nv)
         regs.len34 = pipe.fact(f"e{k}_len34", lane.len34, nv)
         regs.len4 = pipe.fact(f"e{k}_len4", lane.len4, nv)

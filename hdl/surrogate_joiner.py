@@ -169,6 +169,8 @@ class SurrogateJoiner:
             sets.append((_LEAD, None, wait & ~x.valid))
             if self._lone_kind is not None:
                 sets.append((0, self._lone_kind, lone))
+        if getattr(x, "esc", None) is not None:
+            sets.append((x.ESCAPE, None, x.esc))    # an escape's bits above 6 (surrogateescape)
         ones = Const(0, len(payload))
         for n, (cp, kind, value) in enumerate(sets):
             flag = pipe.data(f"join_set{n}", value)
