@@ -109,7 +109,8 @@ class SurrogateJoiner:
         """``J`` after the slot ``x`` (registers ``valid``, ``codepoint``, ``error``, ``last``;
         ``valid_next``, what ``valid`` is loaded with) with ``flags`` (of the level before ``x``
         and of ``x``, :meth:`flags`); returns ``(valid, payload, ones)`` of ``J`` (``ones``:
-        the bits ORed in at the output)."""
+        the bits ORed in at the output; with surrogateescape also an escape's bits above 6,
+        which ``x`` marks by its ``esc`` flag instead of holding them)."""
         m = pipe.m
         before, flags = flags
         # `wait`: a lead was in x in an earlier step, and since then x held bubbles only (set
