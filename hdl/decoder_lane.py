@@ -534,7 +534,8 @@ def _second_byte(pipe, name, stage, prevs):
 
     Without the neighbour stages ``stage`` is the class stage itself, which this completes (and
     returns); with them, ``stage`` is ``B2`` and this makes the stage ``name`` after it, with
-    the class facts passed on."""
+    the class facts passed on. With one lane, a length of :attr:`LaneTables.split` is checked
+    per lead class (:func:`_second_byte_per_class`)."""
     one = not split_neighbours(len(stage))
     out_stage = stage if one else lane_control(pipe, name, stage)
     tables = stage.tables
