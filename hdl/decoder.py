@@ -1,6 +1,6 @@
 """Streaming UTF-8 decoder: bytes in, Unicode scalar values (or error outputs) out, N lanes."""
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Signal, Value
 from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
@@ -297,8 +297,10 @@ class Utf8Decoder(CheckedComponent):
             beat_valid = pipe.data("s1_v", ~e.bubble | crossing(1))
             for stage in range(2, self._slots + 1):
                 beat_valid = pipe.data(f"s{stage}_v", beat_valid | crossing(stage))
-        pipe.drive_output(connect_back(m, family.back_stages(), self.o),
-                          *family.after(pipe, slots[0], beat_valid, out))
+        output = family.after(pipe, slots[0], beat_valid, out)
+        if slots[0].esc is not None and len(output) == 2:
+            output = (*output, slots[0].ones(len(Value.cast(output[1]))))
+        pipe.drive_output(connect_back(m, family.back_stages(), self.o), *output)
         return m
 
     # -- slots -----------------------------------------------------------------------------------
@@ -356,20 +358,25 @@ class Utf8Decoder(CheckedComponent):
         escaped = any_of(mine)
         kinds = [kind for _, _, kind in items]
         bad = lane.err | escaped | any_of(flag for flag, _ in other)
-        const = _ESCAPE if se else _REPLACEMENT
+        # With one lane and surrogateescape, an escape's bits above 6 are set at the output by
+        # the slot's `esc` flag (:meth:`_Slot.ones`), and `vis` is `showc | err`: each flip-flop
+        # one LUT4.
+        esc = hasattr(lane, "vis")
+        shown = (lane.vis | escaped) if esc else lane.showc | lane.err | escaped
+        const = 0 if esc else _ESCAPE if se else _REPLACEMENT
         w1, w2, w3 = lane.w
         bits = []
         for bit in range(21):
             marked = bad if (const >> bit) & 1 else 0
             if bit < 6:
                 if se:
-                    value = ((lane.showc | lane.err | escaped) & own_d[bit]) | \
+                    value = (shown & own_d[bit]) | \
                             any_of(flag & content[bit] for flag, content in other)
                 else:
                     value = (lane.showc & own_d[bit]) | marked
             elif bit == 6:
                 if se:
-                    value = ((lane.showc | lane.err | escaped) & lane.c6) | \
+                    value = (shown & lane.c6) | \
                             any_of(flag & content[bit] for flag, content in other)
                 else:
                     value = (lane.showc & lane.c6) | marked
@@ -386,9 +393,10 @@ class Utf8Decoder(CheckedComponent):
             codepoint=Cat(*(pipe.data(f"s1_{j}_cp{bit}", value)
                             for bit, value in enumerate(bits))),
             error=pipe.data(f"s1_{j}_kind", lane.kind.as_value() | any_of(kinds), ErrorKind),
-            valid=pipe.data(f"s1_{j}_v", lane.showc | bad),
-            valid_next=lane.showc | bad,
-            last=pipe.data(f"s1_{j}_last", lane.last))
+            valid=pipe.data(f"s1_{j}_v", shown if esc else lane.showc | bad),
+            valid_next=shown if esc else lane.showc | bad,
+            last=pipe.data(f"s1_{j}_last", lane.last),
+            esc=pipe.data(f"s1_{j}_esc", bad) if esc else None)
 
     def _later_slot(self, pipe, slot, e, d, j, stage):
         """Slot ``j`` of stage ``S{stage}``: the slot of the stage before, and the burst items
@@ -400,7 +408,7 @@ class Utf8Decoder(CheckedComponent):
             value = slot.codepoint[bit]
             if bit < 7:
                 value = value | any_of(flag & content[bit] for _, flag, content, _ in items)
-            elif (_ESCAPE >> bit) & 1:
+            elif (_ESCAPE >> bit) & 1 and slot.esc is None:
                 value = value | any_of(flags)
             bits.append(value)
         name = f"s{stage}_{j}"
@@ -411,11 +419,22 @@ class Utf8Decoder(CheckedComponent):
                             any_of(kind for _, _, _, kind in items), ErrorKind),
             valid=pipe.data(f"{name}_v", slot.valid | any_of(flags)),
             valid_next=slot.valid | any_of(flags),
-            last=pipe.data(f"{name}_last", slot.last))
+            last=pipe.data(f"{name}_last", slot.last),
+            esc=None if slot.esc is None else pipe.data(f"{name}_esc", slot.esc | any_of(flags)))
 
 
 class _Slot:
-    """The registers of one output slot (``valid_next``: the value ``valid`` is loaded with)."""
-    def __init__(self, *, codepoint, error, valid, valid_next, last):
+    """The registers of one output slot (``valid_next``: the value ``valid`` is loaded with;
+    ``esc``: with one lane and surrogateescape, the slot holds an escape, whose bits above 6
+    are set at the output: the bits of :attr:`ESCAPE` in :meth:`ones`; else ``None``)."""
+    #: An escape's bits that ``esc`` sets (bits 0..6 are the byte's, in the slot).
+    ESCAPE = _ESCAPE
+
+    def __init__(self, *, codepoint, error, valid, valid_next, last, esc=None):
         self.codepoint, self.error, self.valid, self.last = codepoint, error, valid, last
-        self.valid_next = valid_next
+        self.valid_next, self.esc = valid_next, esc
+
+    def ones(self, width):
+        """The bits ``esc`` sets in an output payload of ``width`` bits (codepoint first)."""
+        return Cat(*(self.esc if (self.ESCAPE >> bit) & 1 else Const(0, 1)
+                     for bit in range(21)), Const(0, width - 21))

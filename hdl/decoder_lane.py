@@ -72,18 +72,21 @@ class ByteClassifier:
     nibble is in this set of nibbles", shared between sets and registered once (a predicate and
     its complement share one register).
     """
-    def __init__(self, sets):
+    def __init__(self, sets, own=()):
         self.sets = {name: nibble_groups(frozenset(members)) for name, members in sets.items()}
+        #: The sets whose predicates are registers of their own (never a union of two).
+        self.own = frozenset(own)
         self.predicates = []          # (nibble, frozenset of values), in order of first use
-        for groups in self.sets.values():
+        for name, groups in self.sets.items():
             for highs, lows in groups:
                 for nibble, values in (("high", highs), ("low", lows)):
-                    self._predicate(nibble, values)
+                    self._predicate(nibble, values, name in self.own)
 
-    def _predicate(self, nibble, values):
+    def _predicate(self, nibble, values, own=False):
         """How ``nibble in values`` is computed: ``None`` if it is always true, else a list of
         ``(index, inverted)`` of predicates whose OR it is (one predicate, its complement, or
-        the union of two predicates of the same nibble that are already registered)."""
+        unless ``own`` the union of two predicates of the same nibble that are already
+        registered)."""
         if len(values) == 16:
             return None
         complement = frozenset(range(16)) - values
@@ -91,7 +94,7 @@ class ByteClassifier:
         for index, v in same:
             if v in (values, complement):
                 return [(index, v == complement)]
-        for x, (i, a) in enumerate(same):
+        for x, (i, a) in enumerate(same if not own else ()):
             for j, b in same[x + 1:]:
                 if a | b == values:
                     return [(i, False), (j, False)]
@@ -120,12 +123,18 @@ class ByteClassifier:
         for highs, lows in self.sets[name]:
             term = 1
             for nibble, values in (("high", highs), ("low", lows)):
-                found = self._predicate(nibble, values)
+                found = self._predicate(nibble, values, name in self.own)
                 if found is not None:
                     term = term & any_of(~regs[index] if inverted else regs[index]
                                          for index, inverted in found)
             terms.append(term)
         return terms
+
+    def inputs(self, *names):
+        """The predicate registers that membership in the sets ``names`` reads."""
+        return {index for name in names for highs, lows in self.sets[name]
+                for nibble, values in (("high", highs), ("low", lows))
+                for index, _ in self._predicate(nibble, values, name in self.own) or ()}
 
 
 def _sets(grammar):
@@ -143,6 +152,23 @@ def _sets(grammar):
     sets["lead34"] = {b for lead in grammar.leads if lead.length > 2 for b in lead.bytes}
     for name, r, kind in _start_error_sets(grammar):
         sets[name] = set(r)
+    return sets
+
+
+def _split_sets(grammar, lengths):
+    """The sets of the per-class second-byte checks of ``lengths`` (``after{length}_{code}``:
+    the continuation bytes a lead of the class takes, ``outside{length}_{code}``: those it does
+    not) and of the start errors' kind bits (``startkind{bit}``)."""
+    sets = {}
+    cont = {b for r in grammar.continuation_ranges for b in r}
+    for length in lengths:
+        for code, (_, second, _) in enumerate(grammar.lead_codes(length), start=1):
+            sets[f"after{length}_{code}"] = cont & set(second)
+            sets[f"outside{length}_{code}"] = cont - set(second)
+    for bit in range(3):
+        sets[f"startkind{bit}"] = {b for r, kind in grammar.start_errors
+                                   if kind is not ErrorKind.UNEXPECTED_CONTINUATION
+                                   and kind.value >> bit & 1 for b in r}
     return sets
 
 
@@ -181,6 +207,17 @@ class LaneTables:
         self.classifier = ByteClassifier(_sets(grammar))
         self.start_error_sets = [(name, kind) for name, _, kind in _start_error_sets(grammar)]
         self.restricted = {length: _restricted_classes(grammar, length) for length in (2, 3, 4)}
+        #: With one lane, the lengths whose second-byte check (the lead's code terms and the
+        #: continuation code's predicates) reads more than one LUT4's inputs: checked per lead
+        #: class instead, from sets of their own (Modified UTF-8: C0 takes 80 only, a code of two
+        #: predicates); then the start errors' kind bits, too, are sets of their own.
+        self.split = [length for length in (2, 3, 4) if grammar.lead_codes(length) and
+                      len(self.classifier.inputs("q0", "q1")) + sum(
+                          len(self.classifier.sets[f"lead{length}_{bit}"])
+                          for bit in range(self.code_width(length))) > 4]
+        if self.split:
+            self.classifier = ByteClassifier({**_sets(grammar), **_split_sets(grammar, self.split)},
+                                             own=[f"startkind{bit}" for bit in range(3)])
         #: The sequence lengths with restricted lead classes (the others' leads allow every
         #: continuation byte).
         self.range_lengths = [length for length in (2, 3, 4) if self.restricted[length]]
@@ -483,8 +520,9 @@ def _class(pipe, name, a, data=True):
         _pass(pipe, f"{name}{k}", SimpleNamespace(
             asc=member("ascii"), cont=member("q0") | member("q1"), lead2=member("lead2"),
             lead34=member("lead34"), d=lane.d,
-            startkind=kind_of(*((member(set_name), kind)
-                                for set_name, kind in tables.start_error_sets))), regs, data)
+            startkind=Cat(*(member(f"startkind{bit}") for bit in range(3))) if tables.split else
+            kind_of(*((member(set_name), kind)
+                      for set_name, kind in tables.start_error_sets))), regs, data)
     return stage
 
 
@@ -496,7 +534,8 @@ def _second_byte(pipe, name, stage, prevs):
 
     Without the neighbour stages ``stage`` is the class stage itself, which this completes (and
     returns); with them, ``stage`` is ``B2`` and this makes the stage ``name`` after it, with
-    the class facts passed on."""
+    the class facts passed on. With one lane, a length of :attr:`LaneTables.split` is checked
+    per lead class (:func:`_second_byte_per_class`)."""
     one = not split_neighbours(len(stage))
     out_stage = stage if one else lane_control(pipe, name, stage)
     tables = stage.tables
@@ -508,6 +547,9 @@ def _second_byte(pipe, name, stage, prevs):
             q = lane.q
             _pass(pipe, f"{name}{k}", lane, out)
         for length in (2, 3, 4):
+            if one and length in tables.split:
+                _second_byte_per_class(pipe, f"{name}{k}", lane, prev, length, out, tables)
+                continue
             code = lane_lead_code(prev, length, tables)
             table = tables.grammar.second_byte_table(length)
             allowed = any_of((code == c) & (q == qv)
@@ -528,6 +570,33 @@ def _second_byte(pipe, name, stage, prevs):
         if one:
             out.d = pipe.data(f"{name}{k}_d", lane.d_a, 7)
     return out_stage
+
+
+def _second_byte_per_class(pipe, name, lane, prev, length, out, tables):
+    """:func:`_second_byte`'s ``ok2_{length}``, ``rerr{length}`` and ``rclass{length}`` of one
+    lane as ORs of a register per lead class (:attr:`LaneTables.split`): the class's code and
+    the byte's membership in the continuation bytes it takes (or not), one LUT each."""
+    codes = range(1, len(tables.grammar.lead_codes(length)) + 1)
+    bits = lane_lead_code(prev, length, tables)
+    member = lambda set_name: tables.classifier.member(lane.p, set_name)
+
+    def code_is(c):
+        # The code's bits that are set, and clear those of any code that includes them.
+        wider = {b for other in codes if other != c and other & c == c
+                 for b in range(len(bits)) if other >> b & 1 and not c >> b & 1}
+        return Cat(*(bits[b] for b in range(len(bits)) if c >> b & 1),
+                   *(~bits[b] for b in sorted(wider))).all()
+    ok = [pipe.data(f"{name}_ok2_{length}_{c}", code_is(c) & member(f"after{length}_{c}"))
+          for c in codes]
+    setattr(out, f"ok2_{length}", any_of(ok))
+    classes = tables.restricted[length]
+    if classes:
+        errs = [pipe.data(f"{name}_rerr{length}_{c}", code_is(c) & member(f"outside{length}_{c}"))
+                for c, _ in classes]
+        setattr(out, f"rerr{length}", any_of(errs))
+        index = any_of(Mux(err, i, 0) for i, err in enumerate(errs))
+        width = (len(classes) - 1).bit_length()
+        setattr(out, f"rclass{length}", index[:width] if width else 0)
 
 
 def stage_c(pipe, b, surrogateescape):
@@ -563,7 +632,8 @@ def stage_c(pipe, b, surrogateescape):
         regs.startkind = pipe.data(f"c{k}_startkind", lane.startkind, ErrorKind)
         if surrogateescape:
             # A byte with `last` that extends a prefix (to 2 bytes; to 3 of 4 bytes).
-            regs.extlb = pipe.data(f"c{k}_extlb", lane.vl & (lane.ok2_3 | lane.ok2_4))
+            if len(b) > 1:     # (one lane: stage D's `ext`, from `anyc`)
+                regs.extlb = pipe.data(f"c{k}_extlb", lane.vl & (lane.ok2_3 | lane.ok2_4))
             regs.extlc = pipe.data(f"c{k}_extlc", lane.vl & lane.cont & prev["sb4"])
         regs.d = pipe.data(f"c{k}_d", lane.d, 7)
     return stage
@@ -606,9 +676,20 @@ def stage_d(pipe, c, surrogateescape):
         # The burst due at this byte: item 1 (U+FFFD, or the escape of the previous byte), its
         # kind (TRUNCATED, or the range error of a lone lead: `rkind`), items 2 and 3 (escapes
         # of the bytes two and three before, always TRUNCATED).
-        ext = (lane.extlb | lane.extlc) if surrogateescape else 0
-        regs.i1 = pipe.fact(f"d{k}_i1", (prev["pend"] & lane.ns) | ext, lane.nv)
-        regs.btrunc = pipe.fact(f"d{k}_btrunc", (prev["pend"] & ~lane.cont) | ext, lane.nv)
+        if surrogateescape and len(c) == 1:
+            # With one lane, a byte with `last` that extends a prefix (`ext`: it leaves one of
+            # 2 or 3 bytes pending) is a register of its own, ORed into items 1 at the slot
+            # (one LUT of stage C's registers each, where the OR of three would be two), and
+            # `vis`, whether the byte has an output of its own (it leaves no prefix pending, or
+            # ends the message): stage E's `showc | err` in one flip-flop.
+            ext = pipe.fact(f"d{k}_ext", lane.vl & lane.anyc, lane.nv)
+            regs.i1 = pipe.fact(f"d{k}_i1", prev["pend"] & lane.ns, lane.nv) | ext
+            regs.btrunc = pipe.fact(f"d{k}_btrunc", prev["pend"] & ~lane.cont, lane.nv) | ext
+            regs.vis = pipe.fact(f"d{k}_vis", ~(lane.pend0 | lane.sc) | lane.vl, lane.nv)
+        else:
+            ext = (lane.extlb | lane.extlc) if surrogateescape else 0
+            regs.i1 = pipe.fact(f"d{k}_i1", (prev["pend"] & lane.ns) | ext, lane.nv)
+            regs.btrunc = pipe.fact(f"d{k}_btrunc", (prev["pend"] & ~lane.cont) | ext, lane.nv)
         regs.rkind = pipe.fact(f"d{k}_rkind", lane.rkind, lane.nv, ErrorKind)
         if surrogateescape:
             regs.i2 = pipe.fact(f"d{k}_i2", (prev["anyc"] & ~lane.cont) | lane.extlc, lane.nv)
@@ -686,7 +767,10 @@ def before(k, count, stage, lanes, history):
         if k - i >= 0:
             value = Mux(~stage.lanes[k - i].nv, lanes[k - i], value)
         width = len(Value.cast(history[i - 1]))
-        out.append(Value.cast(value)[:width])
+        value = Value.cast(value)
+        # (A value of the history's width as itself: with one lane the slot logic knows an
+        # item whose content is the latest byte by identity.)
+        out.append(value if len(value) == width else value[:width])
     return out
 
 
@@ -745,6 +829,9 @@ def stage_e(pipe, d, surrogateescape):
         err = lane.erb | lane.unc | lane.trunc
         regs.showc = pipe.fact(f"e{k}_showc", lane.asc | scalar, nv)
         regs.err = pipe.fact(f"e{k}_err", err if reject is None else err | reject, nv)
+        if hasattr(lane, "vis"):
+            # (`showc | err`, for the one-lane escape slot: a hidden scalar is not shown.)
+            regs.vis = pipe.fact(f"e{k}_vis", lane.vis if hide is None else lane.vis & ~hide, nv)
         regs.multi = pipe.fact(f"e{k}_multi", lane.multi, nv)
         regs.len34 = pipe.fact(f"e{k}_len34", lane.len34, nv)
         regs.len4 = pipe.fact(f"e{k}_len4", lane.len4, nv)

@@ -109,7 +109,8 @@ class SurrogateJoiner:
         """``J`` after the slot ``x`` (registers ``valid``, ``codepoint``, ``error``, ``last``;
         ``valid_next``, what ``valid`` is loaded with) with ``flags`` (of the level before ``x``
         and of ``x``, :meth:`flags`); returns ``(valid, payload, ones)`` of ``J`` (``ones``:
-        the bits ORed in at the output)."""
+        the bits ORed in at the output; with surrogateescape also an escape's bits above 6,
+        which ``x`` marks by its ``esc`` flag instead of holding them)."""
         m = pipe.m
         before, flags = flags
         # `wait`: a lead was in x in an earlier step, and since then x held bubbles only (set
@@ -169,6 +170,8 @@ class SurrogateJoiner:
             sets.append((_LEAD, None, wait & ~x.valid))
             if self._lone_kind is not None:
                 sets.append((0, self._lone_kind, lone))
+        if getattr(x, "esc", None) is not None:
+            sets.append((x.ESCAPE, None, x.esc))    # an escape's bits above 6 (surrogateescape)
         ones = Const(0, len(payload))
         for n, (cp, kind, value) in enumerate(sets):
             flag = pipe.data(f"join_set{n}", value)

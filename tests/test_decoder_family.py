@@ -3,6 +3,7 @@
 WTF-8, RFC 2279) in Amaranth's simulator, against the reference model ``utf8_gateware.sim.encodings``,
 and the byte grammars it is generated from against the model's."""
 
+import json
 import random
 
 import pytest
@@ -10,6 +11,7 @@ from amaranth.hdl import ResetInserter, Signal
 from amaranth.sim import Simulator
 
 import corpora
+from utf8_gateware.hdl import synth
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.decoder_family import DECODER_ENCODINGS, decoder_policies
 from utf8_gateware.hdl.error_kind import ErrorKind
@@ -335,3 +337,28 @@ def test_reset_with_a_lead_in_flight(encoding, errors):
     want = model(fresh, encoding, errors)
     for gap, got in outputs.items():
         assert got == want, f"reset {gap} cycles after the bytes: {describe(got)}"
+
+
+def lut_fed_luts(netlist):
+    """The names of the LUT4 cells of the core in a ``synth_ice40`` JSON netlist (a dict) that
+    read another LUT4's output: a second LUT level between flip-flops."""
+    top = next(module for module in netlist["modules"].values()
+               if module.get("attributes", {}).get("top"))
+    driver = {bit: cell["type"] for cell in top["cells"].values()
+              for port, bits in cell["connections"].items()
+              if cell["port_directions"][port] == "output" for bit in bits}
+    return sorted(name for name, cell in top["cells"].items()
+                  if cell["type"] == "SB_LUT4" and any(
+                      driver.get(bit) == "SB_LUT4"
+                      for port in ("I0", "I1", "I2", "I3")
+                      for bit in cell["connections"].get(port, [])))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("encoding, errors", [("utf-8", "surrogateescape"), ("mutf-8", "replace")])
+def test_one_lut_level(encoding, errors, tmp_path):
+    # Every flip-flop is one LUT4 of flip-flops after synth_ice40: a single function of five
+    # flip-flops anywhere lets ABC deepen one-LUT functions elsewhere (117 and 120 MHz before).
+    report = synth.synth_target("decoder", errors=errors, encoding=encoding, build_dir=tmp_path)
+    with open(report["files"]["netlist"]) as file:
+        assert lut_fed_luts(json.load(file)) == []
