@@ -213,6 +213,7 @@ class _Transfer:
         self.inflight = max(link.inflight or INFLIGHT, 4 * self.frame)
         self.poll_at = 0            # ask for the board's count when `sent` passes this
         self.poll_time = None       # when the outstanding request for the count was sent
+        self.poll_mark = 0          # ... and the input bytes sent before it
         self.srtt = self.rttvar = None
         self.backoff = 1            # doubles with each timeout without progress in between
         self.phase = "hello"
@@ -287,7 +288,7 @@ class _Transfer:
             self._ack()
             self.poll_at = self.sent + self.inflight // 2
             if self.poll_time is None:
-                self.poll_time = time.monotonic()
+                self.poll_time, self.poll_mark = time.monotonic(), self.sent
         elif len(self.output) - self.acked_out >= self.link.window // 8:
             self._ack()
         return True
@@ -310,6 +311,7 @@ class _Transfer:
             self.end_sent = False
             self.in_epoch = (self.in_epoch + 1) & 0xFF
             self.back_mark = (received, now)
+            self.poll_time = None   # its answer would time the retransmission too (Karn)
             self.counts["go_backs"] += 1
 
     def _ask_again(self, now):
@@ -326,10 +328,13 @@ class _Transfer:
         self.last_progress = self.last_action = now
         self.backoff = 1
 
-    def _round_trip(self, now):
-        """A CREDIT arrived: the answer to the outstanding request for the count, if any (a
-        sample of the round trip, RFC 6298's smoothing)."""
-        if self.poll_time is None:
+    def _round_trip(self, now, received):
+        """A CREDIT arrived: if it counts every byte sent before the outstanding request for the
+        count, it is its answer (the board answers a WINDOW after the frames before it): a
+        sample of the round trip, RFC 6298's smoothing. (Other CREDITs, sent when the credit
+        grew or the line was idle, would make the round trip look shorter than the input in
+        flight takes to drain, and the timeout fire while a REWIND still waits behind it.)"""
+        if self.poll_time is None or received < self.poll_mark:
             return
         sample, self.poll_time = now - self.poll_time, None
         if self.srtt is None:
@@ -341,6 +346,12 @@ class _Transfer:
     def _on_frame(self, kind, payload, now):
         if kind is None:
             self.counts["bad_frames"] += 1
+            if self.phase == "run" and payload.kind == BoardFrame.DATA:
+                # An output frame was lost: ask for it now, not after the next frame shows
+                # the gap (a frame time later; the REWIND then queues behind the input).
+                self._ask_again(now)
+            elif self.phase == "run" and payload.kind == BoardFrame.STATUS and self.end_sent:
+                self.write(end_frame(len(self.data), self.in_epoch))   # the STATUS again
         elif kind == BoardFrame.HELLO_ACK:
             if self.phase == "hello":
                 self.phase = "start"
@@ -352,7 +363,7 @@ class _Transfer:
                 self.phase = "run"
                 self._moved(now)
             if self.phase == "run":
-                self._round_trip(now)
+                self._round_trip(now, received)
                 if credit > self.credit:
                     self.credit = credit
                     self._moved(now)
@@ -399,8 +410,6 @@ class _Transfer:
         if offset <= have < offset + len(body):
             self.output += body[have - offset:]
             self._moved(now)
-            if len(body) < self.frame:
-                self._ack()             # the board flushed: it may be the end
         elif offset > have:
             if epoch == self.out_epoch:
                 self._ask_again(now)    # a frame was lost (since the last rewind)
