@@ -22,7 +22,8 @@ from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, B
                        start_frame, window_frame)
 
 
-__all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "INFLIGHT", "fault_frame",
+__all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "USB_ROUND_TRIP_S",
+           "inflight_for", "fault_frame",
            "expected_output",
            "utilisation", "stream"]
 
@@ -60,9 +61,24 @@ LINK_COUNTS = ("frames_resent", "bytes_resent", "go_backs", "rewinds", "timeouts
                "board_errors", "bad_frames", "duplicates")
 
 
-#: The default bound on input bytes in flight (:class:`Link`'s ``inflight``): at 3 Mbaud the line
-#: carries it in 7 ms, a few USB round trips; fewer frames than four are never in flight.
-INFLIGHT = 2048
+#: A real USB-UART's round trip (seconds), the line's bytes aside: the host's write waits for the
+#: next USB frame (1 ms) and the board's answer for the FT2232H's latency timer (1 ms, Linux's
+#: low-latency default for FTDI chips). :func:`inflight_for` adds the board's frame ahead of the
+#: answer.
+USB_ROUND_TRIP_S = 0.002
+
+
+def inflight_for(baud, frame):
+    """The default bound on input bytes in flight (:class:`Link`'s ``inflight``) for DATA frames
+    of ``frame`` bytes at ``baud``: what keeps the line to the board busy over a real USB-UART,
+    no more (go-back-N sends it again after a loss). The host asks for the board's count every
+    half of it, so it is twice what the line carries in a round trip: :data:`USB_ROUND_TRIP_S`
+    plus the DATA frame the board may be sending when the request arrives and the CREDIT that
+    answers it. A whole number of frames, at least four. (3 Mbaud, 256-byte frames: 2.9 ms,
+    880 bytes, so 1792 bytes; 12 Mbaud: 5376 bytes.)"""
+    answer = OVERHEAD + BOARD_LENGTHS[BoardFrame.CREDIT][0]
+    round_trip = USB_ROUND_TRIP_S + (frame + OVERHEAD + OFFSET_SIZE + answer) * 10 / baud
+    return max(4, math.ceil(2 * round_trip * baud / 10 / frame)) * frame
 
 
 def fault_frame(rate, max_payload):
@@ -85,10 +101,10 @@ class Link:
     window (bytes of output it lets the board send beyond what it acknowledged). ``frame``: the
     largest DATA payload in either direction (default: the board's ``max_payload``; smaller
     frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
-    beyond the count the board last confirmed (default: :data:`INFLIGHT` or four frames, if
-    more); go-back-N sends them again after a loss, and the host's own frames (``WINDOW``,
-    ``END``) queue behind them, so the smaller the less a fault costs, as long as it covers the
-    round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
+    beyond the count the board last confirmed (default: :func:`inflight_for` the board's baud
+    rate and the frame); go-back-N sends them again after a loss, and the host's own frames
+    (``WINDOW``, ``END``) queue behind them, so the smaller the less a fault costs, as long as
+    it covers the round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
     without progress after which the host probes, until round trips have been measured (then
     their smoothed mean plus four times their variation, RFC 6298). ``max_restarts``: how many times a
     message is started over when the board lost it (it was reset) before giving up.
@@ -210,7 +226,8 @@ class _Transfer:
         hello = link.hello
         self.frame = min(link.frame or hello.max_payload, hello.max_payload)
         self.min_frame = min(256, self.frame)
-        self.inflight = max(link.inflight or INFLIGHT, 4 * self.frame)
+        self.inflight = max(link.inflight or inflight_for(hello.baud, self.frame),
+                            4 * self.frame)
         self.poll_at = 0            # ask for the board's count when `sent` passes this
         self.poll_time = None       # when the outstanding request for the count was sent
         self.poll_mark = 0          # ... and the input bytes sent before it

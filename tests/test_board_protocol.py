@@ -16,7 +16,7 @@ from amaranth.sim import Simulator
 from utf8_gateware.sim.testbench import run_simulation
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.boards.board import BoardCore
-from utf8_gateware.boards.host import Link
+from utf8_gateware.boards.host import USB_ROUND_TRIP_S, Link, inflight_for
 from utf8_gateware.boards.protocol import (
     SYNC, REWIND, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
     data_frame, encode_frame, end_frame, start_frame, stream_position, window_frame,
@@ -58,6 +58,20 @@ def test_parser_resynchronises():
     assert reasons[1] == "bad CRC in a frame of type 0x83"      # (then its bytes are stray)
     long = encode_frame(BoardFrame.DATA, bytes(300))
     assert FrameParser({BoardFrame.DATA: (5, 260)}).feed(long)[0][1].kind == BoardFrame.DATA
+
+
+def test_inflight_covers_a_real_round_trip_and_no_more():
+    """The input in flight is twice (the host asks for the count every half) what the line
+    carries in a real USB-UART's round trip plus a board frame ahead of the answer: the line
+    never waits for a count, and go-back-N sends no more again than that. At least four
+    frames."""
+    for baud in (1_000_000, 3_000_000, 12_000_000):
+        for frame in (64, 256, 1024, 4096):
+            inflight = inflight_for(baud, frame)
+            trip = USB_ROUND_TRIP_S * baud / 10 + frame + 10 + 14     # DATA, CREDIT
+            assert inflight % frame == 0
+            assert inflight == 4 * frame or trip <= inflight / 2 < trip + frame / 2
+    assert inflight_for(3_000_000, 256) == 1792 and inflight_for(12_000_000, 256) == 5376
 
 
 # -- the host's recovery, against a scripted board -----------------------------------------------
