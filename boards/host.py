@@ -228,7 +228,10 @@ class _Transfer:
         self.min_frame = min(256, self.frame)
         self.inflight = max(link.inflight or inflight_for(hello.baud, self.frame),
                             4 * self.frame)
-        self.poll_at = 0            # ask for the board's count when `sent` passes this
+        # Ask for the board's count when `sent` passes `poll_at`, every half of the input in
+        # flight (whole frames): the answer comes while the other half still keeps the line busy.
+        self.poll_every = max(self.frame, self.inflight // 2 // self.frame * self.frame)
+        self.poll_at = 0
         self.poll_time = None       # when the outstanding request for the count was sent
         self.poll_mark = 0          # ... and the input bytes sent before it
         self.srtt = self.rttvar = None
@@ -296,19 +299,26 @@ class _Transfer:
                 self.progress(allowed)
             self.sent += allowed
             self.max_sent = max(self.max_sent, self.sent)
+            if self.sent >= self.poll_at:
+                self._poll()
         if self.sent == total and not self.end_sent:
             self.write(end_frame(total, self.in_epoch))
             self.end_sent = True
         if self.sent >= self.poll_at and self.sent > self.acked_in:
-            # A WINDOW asks for a CREDIT, which carries the count received: the data in flight
-            # drains every half round, and its answer times the round trip.
-            self._ack()
-            self.poll_at = self.sent + self.inflight // 2
-            if self.poll_time is None:
-                self.poll_time, self.poll_mark = time.monotonic(), self.sent
+            self._poll()
         elif len(self.output) - self.acked_out >= self.link.window // 8:
             self._ack()
         return True
+
+    def _poll(self):
+        """Ask for the board's count: a WINDOW, which the board answers with a CREDIT (the count
+        received) once the frames before it have arrived. Sent between the frames every
+        ``poll_every`` bytes, not after all that may be in flight: the answer then comes while
+        half of it is still on the line. The answer times the round trip."""
+        self._ack()
+        self.poll_at = self.sent + self.poll_every
+        if self.poll_time is None:
+            self.poll_time, self.poll_mark = time.monotonic(), self.sent
 
     def _ack(self, rewind=False):
         if rewind:
@@ -324,7 +334,7 @@ class _Transfer:
         if (self.sent > received or self.end_sent) and (in_order or self.back_mark[0] != received
                                                         or now - self.back_mark[1] > self._rto()):
             self.sent = max(received, self.acked_in)
-            self.poll_at = min(self.poll_at, self.sent + self.inflight // 2)
+            self.poll_at = min(self.poll_at, self.sent + self.poll_every)
             self.end_sent = False
             self.in_epoch = (self.in_epoch + 1) & 0xFF
             self.back_mark = (received, now)

@@ -428,3 +428,27 @@ def test_parameter_checks():
         make_core(max_payload=4096)
     with pytest.raises(ValueError, match="off by"):
         make_core(baud=900_000)
+
+
+def test_polls_for_the_count_go_between_the_frames_in_flight():
+    """The host asks for the board's count every half of its input in flight, between the
+    frames: the answer comes while the other half keeps the line busy (a poll after all of it
+    would let the line run dry for a round trip each time)."""
+    data = bytes(range(0x20, 0x60)) * 40                                # 2560 bytes
+    received = [0]
+
+    def reply(kind, payload):
+        if kind == HostFrame.DATA:
+            received[0] += len(payload) - 4
+        elif kind == HostFrame.WINDOW:
+            return encode_frame(BoardFrame.CREDIT, struct.pack("<II", 1 << 15, received[0]))
+        elif kind == HostFrame.END:
+            return b"".join(board_data(data[:offset + 256], offset)
+                            for offset in range(0, len(data), 256)) + board_status(data, data)
+        return b""
+    port = ScriptedBoard(reply)
+    result = Link(port, timeout=3.0, frame=256, inflight=1024).run(Mode.TRANSCODE, data)
+    assert result.output == data
+    runs = "".join("D" if kind == HostFrame.DATA else "W" if kind == HostFrame.WINDOW else " "
+                   for kind, _ in port.seen).split("W")
+    assert max(len(run.strip()) for run in runs) == 2, runs
