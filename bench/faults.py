@@ -86,7 +86,8 @@ def main(argv=None):
     parser.add_argument("--stall-ms", type=float, default=Faults.STALL_S * 1e3,
                         help=f"the longest stall (default {Faults.STALL_S * 1e3:g} ms)")
     parser.add_argument("--inflight", type=int,
-                        help="the host's input bytes in flight (default: the host's, INFLIGHT)")
+                        help="the host's input bytes in flight (default: the host's, "
+                             "inflight_for the baud rate and frame)")
     parser.add_argument("--json", metavar="FILE", help="also write every run's figures")
     args = parser.parse_args(argv)
 

@@ -22,7 +22,8 @@ from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, B
                        start_frame, window_frame)
 
 
-__all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "INFLIGHT", "fault_frame",
+__all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "USB_ROUND_TRIP_S",
+           "inflight_for", "fault_frame",
            "expected_output",
            "utilisation", "stream"]
 
@@ -60,9 +61,24 @@ LINK_COUNTS = ("frames_resent", "bytes_resent", "go_backs", "rewinds", "timeouts
                "board_errors", "bad_frames", "duplicates")
 
 
-#: The default bound on input bytes in flight (:class:`Link`'s ``inflight``): at 3 Mbaud the line
-#: carries it in 7 ms, a few USB round trips; fewer frames than four are never in flight.
-INFLIGHT = 2048
+#: A real USB-UART's round trip (seconds), the line's bytes aside: the host's write waits for the
+#: next USB frame (1 ms) and the board's answer for the FT2232H's latency timer (1 ms, Linux's
+#: low-latency default for FTDI chips). :func:`inflight_for` adds the board's frame ahead of the
+#: answer.
+USB_ROUND_TRIP_S = 0.002
+
+
+def inflight_for(baud, frame):
+    """The default bound on input bytes in flight (:class:`Link`'s ``inflight``) for DATA frames
+    of ``frame`` bytes at ``baud``: what keeps the line to the board busy over a real USB-UART,
+    no more (go-back-N sends it again after a loss). The host asks for the board's count every
+    half of it, so it is twice what the line carries in a round trip: :data:`USB_ROUND_TRIP_S`
+    plus the DATA frame the board may be sending when the request arrives and the CREDIT that
+    answers it. A whole number of frames, at least four. (3 Mbaud, 256-byte frames: 2.9 ms,
+    880 bytes, so 1792 bytes; 12 Mbaud: 5376 bytes.)"""
+    answer = OVERHEAD + BOARD_LENGTHS[BoardFrame.CREDIT][0]
+    round_trip = USB_ROUND_TRIP_S + (frame + OVERHEAD + OFFSET_SIZE + answer) * 10 / baud
+    return max(4, math.ceil(2 * round_trip * baud / 10 / frame)) * frame
 
 
 def fault_frame(rate, max_payload):
@@ -85,10 +101,10 @@ class Link:
     window (bytes of output it lets the board send beyond what it acknowledged). ``frame``: the
     largest DATA payload in either direction (default: the board's ``max_payload``; smaller
     frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
-    beyond the count the board last confirmed (default: :data:`INFLIGHT` or four frames, if
-    more); go-back-N sends them again after a loss, and the host's own frames (``WINDOW``,
-    ``END``) queue behind them, so the smaller the less a fault costs, as long as it covers the
-    round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
+    beyond the count the board last confirmed (default: :func:`inflight_for` the board's baud
+    rate and the frame); go-back-N sends them again after a loss, and the host's own frames
+    (``WINDOW``, ``END``) queue behind them, so the smaller the less a fault costs, as long as
+    it covers the round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
     without progress after which the host probes, until round trips have been measured (then
     their smoothed mean plus four times their variation, RFC 6298). ``max_restarts``: how many times a
     message is started over when the board lost it (it was reset) before giving up.
@@ -210,9 +226,14 @@ class _Transfer:
         hello = link.hello
         self.frame = min(link.frame or hello.max_payload, hello.max_payload)
         self.min_frame = min(256, self.frame)
-        self.inflight = max(link.inflight or INFLIGHT, 4 * self.frame)
-        self.poll_at = 0            # ask for the board's count when `sent` passes this
+        self.inflight = max(link.inflight or inflight_for(hello.baud, self.frame),
+                            4 * self.frame)
+        # Ask for the board's count when `sent` passes `poll_at`, every half of the input in
+        # flight (whole frames): the answer comes while the other half still keeps the line busy.
+        self.poll_every = max(self.frame, self.inflight // 2 // self.frame * self.frame)
+        self.poll_at = 0
         self.poll_time = None       # when the outstanding request for the count was sent
+        self.poll_mark = 0          # ... and the input bytes sent before it
         self.srtt = self.rttvar = None
         self.backoff = 1            # doubles with each timeout without progress in between
         self.phase = "hello"
@@ -278,19 +299,26 @@ class _Transfer:
                 self.progress(allowed)
             self.sent += allowed
             self.max_sent = max(self.max_sent, self.sent)
+            if self.sent >= self.poll_at:
+                self._poll()
         if self.sent == total and not self.end_sent:
             self.write(end_frame(total, self.in_epoch))
             self.end_sent = True
         if self.sent >= self.poll_at and self.sent > self.acked_in:
-            # A WINDOW asks for a CREDIT, which carries the count received: the data in flight
-            # drains every half round, and its answer times the round trip.
-            self._ack()
-            self.poll_at = self.sent + self.inflight // 2
-            if self.poll_time is None:
-                self.poll_time = time.monotonic()
+            self._poll()
         elif len(self.output) - self.acked_out >= self.link.window // 8:
             self._ack()
         return True
+
+    def _poll(self):
+        """Ask for the board's count: a WINDOW, which the board answers with a CREDIT (the count
+        received) once the frames before it have arrived. Sent between the frames every
+        ``poll_every`` bytes, not after all that may be in flight: the answer then comes while
+        half of it is still on the line. The answer times the round trip."""
+        self._ack()
+        self.poll_at = self.sent + self.poll_every
+        if self.poll_time is None:
+            self.poll_time, self.poll_mark = time.monotonic(), self.sent
 
     def _ack(self, rewind=False):
         if rewind:
@@ -306,10 +334,11 @@ class _Transfer:
         if (self.sent > received or self.end_sent) and (in_order or self.back_mark[0] != received
                                                         or now - self.back_mark[1] > self._rto()):
             self.sent = max(received, self.acked_in)
-            self.poll_at = min(self.poll_at, self.sent + self.inflight // 2)
+            self.poll_at = min(self.poll_at, self.sent + self.poll_every)
             self.end_sent = False
             self.in_epoch = (self.in_epoch + 1) & 0xFF
             self.back_mark = (received, now)
+            self.poll_time = None   # its answer would time the retransmission too (Karn)
             self.counts["go_backs"] += 1
 
     def _ask_again(self, now):
@@ -326,10 +355,13 @@ class _Transfer:
         self.last_progress = self.last_action = now
         self.backoff = 1
 
-    def _round_trip(self, now):
-        """A CREDIT arrived: the answer to the outstanding request for the count, if any (a
-        sample of the round trip, RFC 6298's smoothing)."""
-        if self.poll_time is None:
+    def _round_trip(self, now, received):
+        """A CREDIT arrived: if it counts every byte sent before the outstanding request for the
+        count, it is its answer (the board answers a WINDOW after the frames before it): a
+        sample of the round trip, RFC 6298's smoothing. (Other CREDITs, sent when the credit
+        grew or the line was idle, would make the round trip look shorter than the input in
+        flight takes to drain, and the timeout fire while a REWIND still waits behind it.)"""
+        if self.poll_time is None or received < self.poll_mark:
             return
         sample, self.poll_time = now - self.poll_time, None
         if self.srtt is None:
@@ -341,6 +373,12 @@ class _Transfer:
     def _on_frame(self, kind, payload, now):
         if kind is None:
             self.counts["bad_frames"] += 1
+            if self.phase == "run" and payload.kind == BoardFrame.DATA:
+                # An output frame was lost: ask for it now, not after the next frame shows
+                # the gap (a frame time later; the REWIND then queues behind the input).
+                self._ask_again(now)
+            elif self.phase == "run" and payload.kind == BoardFrame.STATUS and self.end_sent:
+                self.write(end_frame(len(self.data), self.in_epoch))   # the STATUS again
         elif kind == BoardFrame.HELLO_ACK:
             if self.phase == "hello":
                 self.phase = "start"
@@ -352,7 +390,7 @@ class _Transfer:
                 self.phase = "run"
                 self._moved(now)
             if self.phase == "run":
-                self._round_trip(now)
+                self._round_trip(now, received)
                 if credit > self.credit:
                     self.credit = credit
                     self._moved(now)
@@ -399,8 +437,6 @@ class _Transfer:
         if offset <= have < offset + len(body):
             self.output += body[have - offset:]
             self._moved(now)
-            if len(body) < self.frame:
-                self._ack()             # the board flushed: it may be the end
         elif offset > have:
             if epoch == self.out_epoch:
                 self._ask_again(now)    # a frame was lost (since the last rewind)

@@ -140,7 +140,7 @@ __all__ = [
     "HostFrame", "BoardFrame", "Mode", "UTF16_MODES", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
     "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
     "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",
-    "crc16", "encode_frame", "FrameParser", "Hello", "Status",
+    "crc16", "encode_frame", "BadFrame", "FrameParser", "Hello", "Status",
     "start_frame", "data_frame", "end_frame", "window_frame", "stream_position",
     "board_position", "OFFSET_MASK",
 ]
@@ -352,11 +352,22 @@ class Status:
                                      for name in STATUS_FIELDS) + ")"
 
 
+class BadFrame(str):
+    """Why the parser discarded bytes (a one-line reason); ``kind``: the frame type its header
+    gave when only the length or the CRC was bad (a frame of that type was lost, most likely),
+    else ``None``."""
+    def __new__(cls, reason, kind=None):
+        self = super().__new__(cls, reason)
+        self.kind = kind
+        return self
+
+
 class FrameParser:
     """Incremental parser of a byte stream into frames (the host's receiver).
 
     :meth:`feed` returns a list of ``(type, payload)`` for good frames and ``(None, reason)`` for
-    discarded ones (bad CRC, bad length, unknown type, stray bytes between frames).
+    discarded ones (bad CRC, bad length, unknown type, stray bytes between frames; ``reason`` is
+    a :class:`BadFrame`).
     """
     def __init__(self, lengths=BOARD_LENGTHS):
         self.lengths = {int(kind): limits for kind, limits in lengths.items()}
@@ -373,7 +384,7 @@ class FrameParser:
                 skipped = len(buf) if start < 0 else start
                 del buf[:skipped]
                 self.stray += skipped
-                out.append((None, f"{skipped} stray byte(s) between frames"))
+                out.append((None, BadFrame(f"{skipped} stray byte(s) between frames")))
                 continue
             if len(buf) < HEADER:
                 break
@@ -381,11 +392,12 @@ class FrameParser:
             limits = self.lengths.get(kind)
             if limits is None:
                 del buf[:1]
-                out.append((None, f"unknown frame type 0x{kind:02x}"))
+                out.append((None, BadFrame(f"unknown frame type 0x{kind:02x}")))
                 continue
             if not limits[0] <= length <= limits[1]:
                 del buf[:1]
-                out.append((None, f"bad length {length} for frame type 0x{kind:02x}"))
+                out.append((None, BadFrame(f"bad length {length} for frame type 0x{kind:02x}",
+                                           kind)))
                 continue
             if len(buf) < HEADER + length + 2:
                 break
@@ -393,7 +405,7 @@ class FrameParser:
             crc = buf[HEADER + length] << 8 | buf[HEADER + length + 1]
             if crc16(body) != crc:
                 del buf[:1]
-                out.append((None, f"bad CRC in a frame of type 0x{kind:02x}"))
+                out.append((None, BadFrame(f"bad CRC in a frame of type 0x{kind:02x}", kind)))
                 continue
             del buf[:HEADER + length + 2]
             out.append((kind, body[3:]))

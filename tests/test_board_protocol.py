@@ -8,6 +8,7 @@ tested on their own and end to end on the virtual board.
 """
 
 import struct
+import time
 
 import pytest
 from amaranth.sim import Simulator
@@ -15,9 +16,11 @@ from amaranth.sim import Simulator
 from utf8_gateware.sim.testbench import run_simulation
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.boards.board import BoardCore
+from utf8_gateware.boards.host import USB_ROUND_TRIP_S, Link, inflight_for
 from utf8_gateware.boards.protocol import (
-    SYNC, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
-    data_frame, encode_frame, end_frame, start_frame, window_frame, HOST_LENGTHS, OFFSET_MASK)
+    SYNC, REWIND, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
+    data_frame, encode_frame, end_frame, start_frame, stream_position, window_frame,
+    HELLO_FORMAT, HOST_LENGTHS, OFFSET_MASK, STATUS_FIELDS, STATUS_FORMAT)
 
 from standins import AsciiDecoder
 
@@ -49,6 +52,138 @@ def test_parser_resynchronises():
     kinds = [kind for kind, _ in got]
     assert kinds[-1] == BoardFrame.CREDIT and got[-1][1] == b"\x10" + bytes(7)
     assert None in kinds                               # the bad CRC and stray bytes reported
+    # A frame whose header was intact says which type of frame was lost; stray bytes do not.
+    reasons = [reason for kind, reason in got if kind is None]
+    assert [reason.kind for reason in reasons] == [None, BoardFrame.DATA, None]
+    assert reasons[1] == "bad CRC in a frame of type 0x83"      # (then its bytes are stray)
+    long = encode_frame(BoardFrame.DATA, bytes(300))
+    assert FrameParser({BoardFrame.DATA: (5, 260)}).feed(long)[0][1].kind == BoardFrame.DATA
+
+
+def test_inflight_covers_a_real_round_trip_and_no_more():
+    """The input in flight is twice (the host asks for the count every half) what the line
+    carries in a real USB-UART's round trip plus a board frame ahead of the answer: the line
+    never waits for a count, and go-back-N sends no more again than that. At least four
+    frames."""
+    for baud in (1_000_000, 3_000_000, 12_000_000):
+        for frame in (64, 256, 1024, 4096):
+            inflight = inflight_for(baud, frame)
+            trip = USB_ROUND_TRIP_S * baud / 10 + frame + 10 + 14     # DATA, CREDIT
+            assert inflight % frame == 0
+            assert inflight == 4 * frame or trip <= inflight / 2 < trip + frame / 2
+    assert inflight_for(3_000_000, 256) == 1792 and inflight_for(12_000_000, 256) == 5376
+
+
+# -- the host's recovery, against a scripted board -----------------------------------------------
+
+class ScriptedBoard:
+    """A serial port whose far end answers the host's frames with ``reply(kind, payload)``
+    (bytes; HELLO and START are answered here). ``seen``: the host's frames, in order."""
+    def __init__(self, reply):
+        self.reply, self.seen = reply, []
+        self.parser = FrameParser(HOST_LENGTHS)
+        self.pending = bytearray()
+
+    @property
+    def in_waiting(self):
+        return len(self.pending)
+
+    def write(self, data):
+        for kind, payload in self.parser.feed(data):
+            self.seen.append((kind, payload))
+            if kind == HostFrame.HELLO:
+                self.pending += encode_frame(BoardFrame.HELLO_ACK, struct.pack(
+                    HELLO_FORMAT, 1, 0, 256, 48_000_000, 3_000_000, 1 << 15, 1 << 16))
+            elif kind == HostFrame.START:
+                self.pending += encode_frame(BoardFrame.CREDIT, struct.pack("<II", 1 << 15, 0))
+            else:
+                self.pending += self.reply(kind, payload)
+
+    def read(self, size):
+        if not self.pending:
+            time.sleep(0.001)
+        chunk = bytes(self.pending[:size])
+        del self.pending[:size]
+        return chunk
+
+    def reset_input_buffer(self):
+        self.pending.clear()
+
+    def close(self):
+        pass
+
+
+def board_data(output, offset, epoch=0, damaged=False):
+    frame = bytearray(encode_frame(BoardFrame.DATA, struct.pack(
+        "<I", stream_position(offset, epoch)) + output[offset:]))
+    if damaged:
+        frame[-4] ^= 0x20           # a bit of the data: the header stays intact
+    return bytes(frame)
+
+
+def board_status(data, output):
+    values = dict.fromkeys(STATUS_FIELDS, 0)
+    values.update(mode=Mode.TRANSCODE, bytes_in=len(data), bytes_out=len(output),
+                  codepoints=len(data))
+    return encode_frame(BoardFrame.STATUS, struct.pack(STATUS_FORMAT, *values.values()))
+
+
+def scripted_run(reply, data):
+    """Transcode ``data`` through a :class:`ScriptedBoard` whose host gives up after 3 s without
+    progress and probes after 10 s only (a recovery that needs a timeout fails)."""
+    port = ScriptedBoard(reply)
+    link = Link(port, timeout=3.0, retransmit_after=10.0)
+    result = link.run(Mode.TRANSCODE, data)
+    assert result.output == data and result.counts["timeouts"] == 0
+    return result, port.seen
+
+
+def test_damaged_output_frame_is_asked_for_at_once():
+    """A board DATA frame with a bad CRC (its header intact) makes the host ask for the output
+    again (REWIND) at once: no later frame shows the gap, and no timeout is needed."""
+    data = b"hello, scripted board"
+
+    def reply(kind, payload):
+        if kind == HostFrame.END:
+            return board_data(data, 0, damaged=True)
+        if kind == HostFrame.WINDOW and payload[4] & REWIND:
+            return board_data(data, 0, epoch=payload[5]) + board_status(data, data)
+        return b""
+    result, seen = scripted_run(reply, data)
+    assert result.counts["rewinds"] == 1 and result.counts["bad_frames"] >= 1
+
+
+def test_damaged_status_is_asked_for_at_once():
+    """A STATUS with a bad CRC makes the host send END again (which asks for the STATUS)."""
+    data = b"the status, again"
+    ends = []
+
+    def reply(kind, payload):
+        if kind == HostFrame.END:
+            ends.append(payload)
+            return board_status(data, data) if len(ends) > 1 else \
+                board_data(data, 0) + board_status(data, data)[:-1] + b"\x00"
+        return b""
+    scripted_run(reply, data)
+    assert len(ends) == 2
+
+
+def test_output_frames_are_not_acknowledged_one_by_one():
+    """Output is acknowledged with the polls for the input's count and every eighth of the
+    window, not after each (short) DATA frame: a WINDOW costs 12 bytes of the line to the
+    board, which in ``encode`` carries the most."""
+    data = bytes(range(0x20, 0x7F)) * 2
+
+    def reply(kind, payload):
+        if kind == HostFrame.END:
+            return b"".join(board_data(data[:end], start)
+                            for start, end in zip(range(0, 190, 19), range(19, 191, 19))) + \
+                board_status(data, data)
+        if kind == HostFrame.WINDOW:
+            return encode_frame(BoardFrame.CREDIT, struct.pack("<II", 1 << 15, len(data)))
+        return b""
+    _, seen = scripted_run(reply, data)
+    assert sum(kind == HostFrame.WINDOW for kind, _ in seen) <= 1
 
 
 # -- gateware framer -----------------------------------------------------------------------------
@@ -293,3 +428,27 @@ def test_parameter_checks():
         make_core(max_payload=4096)
     with pytest.raises(ValueError, match="off by"):
         make_core(baud=900_000)
+
+
+def test_polls_for_the_count_go_between_the_frames_in_flight():
+    """The host asks for the board's count every half of its input in flight, between the
+    frames: the answer comes while the other half keeps the line busy (a poll after all of it
+    would let the line run dry for a round trip each time)."""
+    data = bytes(range(0x20, 0x60)) * 40                                # 2560 bytes
+    received = [0]
+
+    def reply(kind, payload):
+        if kind == HostFrame.DATA:
+            received[0] += len(payload) - 4
+        elif kind == HostFrame.WINDOW:
+            return encode_frame(BoardFrame.CREDIT, struct.pack("<II", 1 << 15, received[0]))
+        elif kind == HostFrame.END:
+            return b"".join(board_data(data[:offset + 256], offset)
+                            for offset in range(0, len(data), 256)) + board_status(data, data)
+        return b""
+    port = ScriptedBoard(reply)
+    result = Link(port, timeout=3.0, frame=256, inflight=1024).run(Mode.TRANSCODE, data)
+    assert result.output == data
+    runs = "".join("D" if kind == HostFrame.DATA else "W" if kind == HostFrame.WINDOW else " "
+                   for kind, _ in port.seen).split("W")
+    assert max(len(run.strip()) for run in runs) == 2, runs

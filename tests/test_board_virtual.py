@@ -14,7 +14,7 @@ import pytest
 
 import corpora
 from utf8_gateware.boards import icebreaker
-from utf8_gateware.boards.host import INFLIGHT, BoardError, Link, expected_output, stream
+from utf8_gateware.boards.host import BoardError, Link, expected_output, inflight_for, stream
 from utf8_gateware.boards.protocol import FRAME_TIMEOUT_S, BoardFrame, ErrorCode, FrameParser, Mode
 from utf8_gateware.boards.virtual import FAULT_KINDS, Faults, VirtualBoard
 from utf8_gateware.sim import compiled
@@ -133,17 +133,18 @@ def test_corrupted_frame_is_sent_again(board):
 
 def test_a_loss_costs_what_is_in_flight(board):
     """Go-back-N sends again what was in flight past a loss: the host keeps that to its bound
-    (``INFLIGHT``, a few frames), not its credit (16-32 KiB), and the round trips of its
-    requests for the board's count size its timeout (no timeout here)."""
+    (``inflight_for`` the baud rate: a few frames), not its credit (16-32 KiB), and the round
+    trips of its requests for the board's count size its timeout (no timeout here)."""
     with open_link(board, frame=256) as link:
         link.connect()
         report, _ = stream(link, Mode.TRANSCODE, message_for(Mode.TRANSCODE, 16384),
                            corrupt_frame=20)
         assert report["match"], report["problems"]
+        inflight = inflight_for(link.hello.baud, 256)
     counts = report["link"]
     print(counts)
     assert counts["go_backs"] == 1 and counts["timeouts"] == 0
-    assert 256 <= counts["bytes_resent"] <= INFLIGHT + 256
+    assert 256 <= counts["bytes_resent"] <= inflight + 256
 
 
 def test_host_vanishes_mid_message_then_a_new_host(board):
