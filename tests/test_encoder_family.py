@@ -305,7 +305,7 @@ def test_joiner():
 def test_every_code_point_compiled(encoding, errors):
     """Every value 0..0x10FFFF (surrogates too: for WTF-8, DBFF DC00 is the one pair) and the
     values around 2**k above, as one message, on the compiled engine against the model. (The
-    other policies differ from these only in the byte pipeline's error beats, which the random
+    other policies differ from these only in the shift encoder's error beats, which the random
     tests above cover.)"""
     from utf8_gateware.sim.compiled import build_stream_model    # needs a C++ compiler
     units = np.array(list(range(0x110000)) + [2**k + d for k in range(21, 32) for d in (-1, 0, 1)]

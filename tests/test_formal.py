@@ -208,7 +208,7 @@ def test_valid_independent_of_ready(core, errors, tmp_path):
 
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "cesu-8", "mutf-8", "wtf-8"])
 def test_family_encoder_ready_registered(encoding, tmp_path):
-    """The encoder's other encodings (states of the byte pipeline, or the joiner in front): no
+    """The encoder's other encodings (states of the shift encoder, or the joiner in front): no
     combinational path from ``o.ready`` to ``o.valid``, ``o.payload`` or ``i.ready``."""
     from utf8_gateware.hdl.encoder import Utf8Encoder
     paths = formal.combinational_paths(Utf8Encoder(encoding=encoding), ["o.ready"],
