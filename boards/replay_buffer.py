@@ -31,9 +31,10 @@ class ReplayBuffer(CheckedComponent):
         Read again from ``ack`` (a byte on offer or being read is dropped). Take no byte from
         ``o`` in the same cycle.
 
-    Throughput and latency as :class:`~.buffer.RingBuffer`: the port alternates between the
-    sides when both want it; a read is issued only when the output register is empty and no
-    read is under way (at most one byte every four cycles out, at least one every two in). The
+    Throughput and latency as :class:`~.buffer.RingBuffer`: the port serves the sides in
+    alternate cycles; a read is issued only when the output register is empty and no read is
+    under way (at most one byte every four cycles out, one every two cycles in while there is
+    space). The
     buffer holds at most ``depth - 1`` bytes.
     """
     @classmethod

@@ -841,7 +841,7 @@ class Proof:
 #: D follows every beat taken in cycles 2..D-1-LATENCY through to the output: the decoder with
 #: 2 lanes (LATENCY 7, 8 with surrogateescape) at depth 12, 3 beats (2); with 4 lanes (LATENCY
 #: 7) depth 10 is one beat, 11 two (8 bytes: every lane's 3-byte look-back reaches into the beat
-#: before, with any partial beats); the validator (4 lanes: LATENCY 13) at depth LATENCY + 3
+#: before, with any partial beats); the validator (4 lanes: LATENCY 16) at depth LATENCY + 3
 #: one beat, + 4 two (the depths follow its LATENCY: a shallower one would check no verdict,
 #: which the validator's mutant catches). Later inputs are still checked for the stream rules
 #: and for outputs nothing expects. Yices' time grows steeply with the depth (on the shared
