@@ -10,7 +10,7 @@ length masks. The byte tables come from the reference model's grammar
 (:data:`~utf8_gateware.sim.encodings.rfc2279.RFC2279_GRAMMAR`), never written again here.
 """
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
@@ -195,9 +195,9 @@ class Rfc2279Decoder(CheckedComponent):
         a2 = self._stage_a2(pipe, tables, a)
         b = self._stage_b(pipe, tables, a2)
         c = self._stage_c(m, pipe, tables, b)
-        d = self._stage_d(pipe, tables, c)
-        e_valid, out = self._stage_e(m, pipe, tables, c, d)
-        pipe.drive_output(self.o, e_valid, out)
+        d = self._stage_d(pipe, tables, b, c)
+        e_valid, out, ones = self._stage_e(m, pipe, tables, c, d)
+        pipe.drive_output(self.o, e_valid, out, ones)
         return m
 
     def _stage_a(self, pipe, tables):
@@ -282,8 +282,9 @@ class Rfc2279Decoder(CheckedComponent):
         # second byte never completes one: they are 3 bytes or more).
         cmp = {k: pipe.fact(f"c_cmp{k}", cont & due[1] & ~due_at(2) &
                             (length[k] if k > 2 else 1), b.bub) for k in range(2, n + 1)}
-        # The payload shift register: six bits per byte (bits 0..5 the latest byte's).
-        acc = pipe.register("c_acc", tables.width)
+        # The payload shift register: six bits per byte (bits 0..5 the latest byte's), and six
+        # more, so that a value is still whole after the next byte's shift (stage E).
+        acc = pipe.register("c_acc", tables.width + 6)
         with m.If(pipe.enable(len(acc))):
             m.d.sync += acc.eq(keep(~b.bub, Cat(b.pay[:6], acc[:-6]), acc))
         return _Regs(
@@ -299,21 +300,17 @@ class Rfc2279Decoder(CheckedComponent):
             ranged=[(pipe.fact(f"c_r_{kind.label}", flag, b.bub), kind)
                     for kind, flag in b.ranged.items()])
 
-    def _stage_d(self, pipe, tables, c):
-        """The byte's own output: its value (the shift register masked by the completed
-        length), its error and kind."""
-        bits = []
-        for bit in range(tables.width):
-            if bit < 6:
-                bits.append(c.acc[bit] & (c.cmp[2] | c.single))
-            elif bit == 6:
-                bits.append((c.acc[bit] & c.cmp[2]) | (c.b6 & c.single))
-            else:
-                bits.append(c.acc[bit] & c.cmp[tables.value_mask_length(bit)])
+    def _stage_d(self, pipe, tables, b, c):
+        """The byte's own output but its value: which bits of the shift register are its value
+        (per completed length), whether the register has shifted since (a byte followed it
+        into ``C``), bit 6, its error and kind."""
         cut = c.last & c.pending                       # a prefix cut short by `last`
         kind = c.skind | kind_of((c.stray, tables.continuation_kind), (cut, ErrorKind.TRUNCATED))
         return _Regs(
-            cp=pipe.data("d_cp", Cat(*bits), tables.width),
+            low=pipe.data("d_low", c.cmp[2] | c.single),            # bits 0..5
+            cmp={k: pipe.data(f"d_cmp{k}", flag) for k, flag in c.cmp.items()},
+            b6=pipe.data("d_b6", (c.acc[6] & c.cmp[2]) | (c.b6 & c.single)),
+            shifted=pipe.data("d_sh", ~b.bub),
             error=pipe.data("d_err", c.serr | c.stray | cut),
             kind=pipe.data("d_kind", kind, ErrorKind),
             some=pipe.data("d_some", c.cmp[2] | c.single | c.serr | c.stray),
@@ -322,19 +319,34 @@ class Rfc2279Decoder(CheckedComponent):
 
     def _stage_e(self, m, pipe, tables, c, d):
         """The output slot: the own output of the byte in ``D``, or the burst of the byte in
-        ``C`` (U+FFFD)."""
-        replaced = d.error | c.burst
+        ``C`` (U+FFFD, set at the output by a flag: :meth:`Pipeline.drive_output`'s ``ones``).
+        The value's bits come straight from the shift register (one LUT each: the bit or the
+        bit six above it, masked)."""
+        bits = []
+        for bit in range(tables.width):
+            if bit == 6:
+                bits.append(d.b6)
+                continue
+            mask = d.low if bit < 6 else d.cmp[tables.value_mask_length(bit)]
+            bits.append(keep(d.shifted, c.acc[bit + 6], c.acc[bit]) & mask)
         ranged = any_of(flag for flag, _ in c.ranged)
         burst_kind = kind_of(*c.ranged, (~ranged, ErrorKind.TRUNCATED))
         out = Signal(WideCodepointLayout)
         m.d.comb += [
-            out.codepoint.eq(pipe.data("e_cp", d.cp | Mux(replaced, _REPLACEMENT, 0),
-                                       tables.width)),
+            out.codepoint.eq(pipe.data("e_cp", Cat(*bits), tables.width)),
             out.error.eq(pipe.data("e_kind", d.kind.as_value() |
                                    Mux(c.burst, burst_kind, ErrorKind.NONE), ErrorKind)),
             out.last.eq(pipe.data("e_last", d.last)),
         ]
-        return pipe.data("e_v", d.some | d.cut | c.burst), out
+        # U+FFFD's bits, set by three copies of one flag (45 loads on one net were a long
+        # route); the copies differ only without an output, so that synthesis keeps them.
+        replaced = d.error | c.burst
+        copies = [pipe.data(f"e_repl{n}", replaced | extra) for n, extra in
+                  enumerate((0, ~(d.some | d.cut), ~(d.some | d.last)))]
+        fffd = [bit for bit in range(tables.width) if _REPLACEMENT >> bit & 1]
+        ones = Cat(*(copies[fffd.index(bit) * len(copies) // len(fffd)] if bit in fffd else 0
+                     for bit in range(len(Value.cast(out)))))
+        return pipe.data("e_v", d.some | d.cut | c.burst), out, ones
 
 
 class _Regs:
