@@ -154,10 +154,13 @@ class Rfc2279Decoder(CheckedComponent):
         what the byte completes (``cmp2``..``cmp6``: a form of n or more bytes), its own
         error, the burst, and the payload shift register (six bits per byte).
     ``D``
-        The byte's own output: the shift register masked by the completed length (bits 0..6
-        for a single byte), its error and kind.
+        The byte's own output but its value: the completed-length flags that mask the shift
+        register (bits 0..6 for a single byte), whether a byte followed into ``C`` (the
+        register shifted since), bit 6, its error and kind.
     ``E``
-        The output slot: ``D``'s output, or the burst of the byte in ``C`` (U+FFFD). A burst
+        The output slot: ``D``'s output, its value bits read from the shift register (a bit,
+        or the one six above it, masked: one LUT each, no 31-bit register in ``D``), or the
+        burst of the byte in ``C``; U+FFFD is set at the output by a flag. A burst
         lands in the slot just before the own output of the byte that ends the prefix, which
         belongs to a prefix byte or a bubble and is always silent, so a byte that yields two
         outputs never stops the input.

@@ -355,7 +355,8 @@ def lut_fed_luts(netlist):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("encoding, errors", [("utf-8", "surrogateescape"), ("mutf-8", "replace")])
+@pytest.mark.parametrize("encoding, errors", [("utf-8", "surrogateescape"), ("mutf-8", "replace"),
+                                              ("utf-8-rfc2279", "replace")])
 def test_one_lut_level(encoding, errors, tmp_path):
     # Every flip-flop is one LUT4 of flip-flops after synth_ice40: a single function of five
     # flip-flops anywhere lets ABC deepen one-LUT functions elsewhere (117 and 120 MHz before).
