@@ -192,7 +192,7 @@ class Rfc2279Decoder(CheckedComponent):
     def elaborate(self, platform):
         m = Module()
         tables = _TABLES
-        pipe = Pipeline(m, flush_steps=4)
+        pipe = Pipeline(m, flush_steps=4, ce_fanout=40)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
         a = self._stage_a(pipe, tables)
         a2 = self._stage_a2(pipe, tables, a)
@@ -208,7 +208,6 @@ class Rfc2279Decoder(CheckedComponent):
         return _Regs(
             bub=pipe.control("a_bub", ~i.valid),
             end=pipe.control("a_end", i.valid & i.p.last),
-            last=pipe.data("a_last", i.p.last),
             pay=pipe.data("a_pay", i.p.data[:7], 7),
             pred=tables.classifier.registers(pipe, "a", i.p.data))
 
@@ -229,7 +228,6 @@ class Rfc2279Decoder(CheckedComponent):
         return _Regs(
             bub=pipe.control("a2_bub", a.bub),
             end=pipe.control("a2_end", a.end),
-            last=pipe.fact("a2_last", a.last, a.bub),
             pay=pipe.data("a2_pay", a.pay, 7),
             below=below, pairs=pairs)
 
@@ -248,7 +246,9 @@ class Rfc2279Decoder(CheckedComponent):
                   for kind in tables.range_kinds}
         return _Regs(
             bub=pipe.control("b_bub", a2.bub),
-            last=pipe.fact("b_last", a2.last, a2.bub),
+            last=pipe.fact("b_last", a2.end, a2.bub),     # (`end` of a byte is its `last`)
+            # A byte is in B: a flip-flop of its own for the shift register's 37 loads.
+            byte=pipe.data("b_byte", ~a2.bub),
             pay=pipe.data("b_pay", a2.pay, 7),
             single=flag("single"), cont=flag("cont"), serr=flag("serr"),
             skind=Cat(*(flag(f"skind{bit}") for bit in range(3))),
@@ -289,7 +289,7 @@ class Rfc2279Decoder(CheckedComponent):
         # more, so that a value is still whole after the next byte's shift (stage E).
         acc = pipe.register("c_acc", tables.width + 6)
         with m.If(pipe.enable(len(acc))):
-            m.d.sync += acc.eq(keep(~b.bub, Cat(b.pay[:6], acc[:-6]), acc))
+            m.d.sync += acc.eq(keep(b.byte, Cat(b.pay[:6], acc[:-6]), acc))
         return _Regs(
             last=pipe.fact("c_last", b.last, b.bub),
             cmp=cmp, acc=acc,
