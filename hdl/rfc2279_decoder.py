@@ -73,7 +73,6 @@ class Rfc2279Tables:
             "cont": set(_CONTINUATION),
             **{f"len{n}": {byte for byte in leads if length[byte] >= n}
                for n in range(2, self.max_length + 1)},
-            "serr": set().union(*starts.values()),
             **{f"skind{bit}": set().union(*(members for kind, members in starts.items()
                                             if kind.value >> bit & 1))
                for bit in range(3)},
@@ -250,7 +249,7 @@ class Rfc2279Decoder(CheckedComponent):
             # A byte is in B: a flip-flop of its own for the shift register's 37 loads.
             byte=pipe.data("b_byte", ~a2.bub),
             pay=pipe.data("b_pay", a2.pay, 7),
-            single=flag("single"), cont=flag("cont"), serr=flag("serr"),
+            single=flag("single"), cont=flag("cont"),
             skind=Cat(*(flag(f"skind{bit}") for bit in range(3))),
             len2=flag("len2"), hold=hold, own=own, ranged=ranged,
             below=(next(iter(ranged.values())) if len(ranged) == 1 else
@@ -295,7 +294,7 @@ class Rfc2279Decoder(CheckedComponent):
             cmp=cmp, acc=acc,
             b6=pipe.data("c_b6", b.pay[6]),
             single=pipe.fact("c_single", b.single, b.bub),
-            serr=pipe.fact("c_serr", b.serr, b.bub),
+            serr=pipe.fact("c_serr", b.skind.any(), b.bub),     # (every kind is nonzero)
             skind=pipe.fact("c_skind", b.skind, b.bub, 3),
             stray=pipe.fact("c_stray", cont & (~due[1] | below), b.bub),
             pending=pipe.fact("c_pend", ~below & Mux(cont, due_at(2), b.len2), b.bub),
