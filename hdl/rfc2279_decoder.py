@@ -315,8 +315,6 @@ class Rfc2279Decoder(CheckedComponent):
             shifted=pipe.data("d_sh", ~b.bub),
             error=pipe.data("d_err", c.serr | c.stray | cut),
             kind=pipe.data("d_kind", kind, ErrorKind),
-            some=pipe.data("d_some", c.cmp[2] | c.single | c.serr | c.stray),
-            cut=pipe.data("d_cut", cut),
             last=pipe.data("d_last", c.last))
 
     def _stage_e(self, m, pipe, tables, c, d):
@@ -344,11 +342,12 @@ class Rfc2279Decoder(CheckedComponent):
         # route); the copies differ only without an output, so that synthesis keeps them.
         replaced = d.error | c.burst
         copies = [pipe.data(f"e_repl{n}", replaced | extra) for n, extra in
-                  enumerate((0, ~(d.some | d.cut), ~(d.some | d.last)))]
+                  enumerate((0, ~d.low, ~(d.low | d.last)))]
         fffd = [bit for bit in range(tables.width) if _REPLACEMENT >> bit & 1]
         ones = Cat(*(copies[fffd.index(bit) * len(copies) // len(fffd)] if bit in fffd else 0
                      for bit in range(len(Value.cast(out)))))
-        return pipe.data("e_v", d.some | d.cut | c.burst), out, ones
+        # (A byte's own output is a value, `low`, or an error.)
+        return pipe.data("e_v", d.low | d.error | c.burst), out, ones
 
 
 class _Regs:
