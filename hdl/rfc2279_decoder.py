@@ -338,11 +338,11 @@ class Rfc2279Decoder(CheckedComponent):
                                    Mux(c.burst, burst_kind, ErrorKind.NONE), ErrorKind)),
             out.last.eq(pipe.data("e_last", d.last)),
         ]
-        # U+FFFD's bits, set by three copies of one flag (45 loads on one net were a long
+        # U+FFFD's bits, set by two copies of one flag (30 loads on one net were a long
         # route); the copies differ only without an output, so that synthesis keeps them.
         replaced = d.error | c.burst
         copies = [pipe.data(f"e_repl{n}", replaced | extra) for n, extra in
-                  enumerate((0, ~d.low, ~(d.low | d.last)))]
+                  enumerate((0, ~d.low))]
         fffd = [bit for bit in range(tables.width) if _REPLACEMENT >> bit & 1]
         ones = Cat(*(copies[fffd.index(bit) * len(copies) // len(fffd)] if bit in fffd else 0
                      for bit in range(len(Value.cast(out)))))
