@@ -127,7 +127,8 @@ class Rfc2279Decoder(CheckedComponent):
     Architecture
     ------------
     A rigid pipeline (:class:`~utf8_gateware.hdl.pipeline.Pipeline`) with a skid register, one
-    LUT level between flip-flops (LUT depth 1; every clock enable is a copy of ``adv``):
+    LUT level between flip-flops (LUT depth 1; every clock enable is a copy of ``adv``, one
+    per 40 flip-flops). UP5K: 235 LCs, 160.7 MHz (median of nextpnr seeds 1-3):
 
     ``A``
         The input register: the byte's nibble predicates
@@ -138,8 +139,9 @@ class Rfc2279Decoder(CheckedComponent):
         cleared by ``last``), and whether the byte is a continuation byte *below* the bound of
         the class in the history.
     ``B``
-        The byte's classes: single, continuation, lead of 2 bytes or more, a start error and
-        its kind; below a narrowed lead's bound (the range error, per kind). And the state's
+        The byte's classes: single, continuation, lead of 2 bytes or more, the kind of a
+        start error (any bit set: a start error); below a narrowed lead's bound (the range
+        error, per kind). And the state's
         controls: ``hold`` (a bubble or a continuation byte) and ``own1``..``own5`` (a bubble,
         or a lead of more than n bytes), both 0 at the end of a message.
     ``C``
@@ -191,6 +193,7 @@ class Rfc2279Decoder(CheckedComponent):
     def elaborate(self, platform):
         m = Module()
         tables = _TABLES
+        # One enable copy per 40 flip-flops, as the one-lane decoder (fewer copies than 15).
         pipe = Pipeline(m, flush_steps=4, ce_fanout=40)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
         a = self._stage_a(pipe, tables)
