@@ -243,13 +243,7 @@ def complete(routed, ports=BOARD_PORTS, clock="clk"):
     return netlist, "\n".join(parts)
 
 
-_READ_SCRIPT = ("read_json routed.json\n"
-                "read_verilog -D NO_ICE40_DEFAULT_ASSIGNMENTS cells.v\n"
-                "hierarchy -check -top top\n"
-                "proc\nflatten -noscopeinfo\nmemory -nomap\n"
-                "rename -hide w:* i:* %d o:* %d\n"
-                "opt -fast -purge\n"
-                "write_rtlil sim.il\n")
+_READ_SCRIPT = postsynth.read_script("read_json routed.json")
 
 
 def routed_rtlil(routed_text, ports=BOARD_PORTS):

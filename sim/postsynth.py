@@ -62,7 +62,7 @@ from . import compiled
 
 
 __all__ = ["SYNTH_SCRIPT", "SUBSTITUTES", "cells_sim_path", "cell_models", "netlist",
-           "simulation_rtlil", "build_stream_model", "flip_lut", "STATS"]
+           "simulation_rtlil", "read_script", "build_stream_model", "flip_lut", "STATS"]
 
 
 #: Yosys runs of this module in this process (``synth``, ``read``): tests check warm builds.
@@ -207,13 +207,19 @@ def netlist(design, *, ports=None, platform=None):
     return _cached("netlist", _digest(version, SYNTH_SCRIPT, text), make)
 
 
-_READ_SCRIPT = ("read_verilog netlist.v\n"
-                "read_verilog -D NO_ICE40_DEFAULT_ASSIGNMENTS cells.v\n"
-                "hierarchy -check -top top\n"
-                "proc\nflatten -noscopeinfo\nmemory -nomap\n"
-                "rename -hide w:* i:* %d o:* %d\n"
-                "opt -fast -purge\n"
-                "write_rtlil sim.il\n")
+def read_script(read_netlist):
+    """The Yosys script that reads a netlist (the command ``read_netlist``) with the cell models
+    ``cells.v``, flattens it, hides the internal names and writes ``sim.il``."""
+    return (f"{read_netlist}\n"
+            "read_verilog -D NO_ICE40_DEFAULT_ASSIGNMENTS cells.v\n"
+            "hierarchy -check -top top\n"
+            "proc\nflatten -noscopeinfo\nmemory -nomap\n"
+            "rename -hide w:* i:* %d o:* %d\n"
+            "opt -fast -purge\n"
+            "write_rtlil sim.il\n")
+
+
+_READ_SCRIPT = read_script("read_verilog netlist.v")
 
 
 def simulation_rtlil(netlist_text):
