@@ -100,15 +100,16 @@ def _timing(flow, report_path, clock_mhz):
     return met, {"fmax_mhz": fmax, "constraint_mhz": constraint, **cells}
 
 
-def _place_again(flow, name, build_dir, env, seed, stream, quiet):
-    """Run nextpnr (and the packer) again on the synthesised netlist with another seed."""
+def _place_again(flow, name, build_dir, env, seed, stream, quiet, extra):
+    """Run nextpnr (and the packer) again on the synthesised netlist with another seed
+    (``extra``: more nextpnr options)."""
     if not quiet:
         print(f"build: timing not met; place and route again with seed {seed}...",
               file=stream, flush=True)
     nextpnr = ["--quiet", "--report", f"{name}.report.json", "--timing-allow-fail", "--seed",
                str(seed), "--log", f"{name}.tim", *flow.device_args, "--json", f"{name}.json",
                flow.constraints[0], f"{name}{flow.constraints[1]}", flow.output[0],
-               f"{name}{flow.output[1]}"]
+               f"{name}{flow.output[1]}", *extra]
     pack = [arg.format(name=name) for arg in flow.pack[1]]
     with open(Path(build_dir) / "build.log", "a") as log:
         for variable, args in ((flow.nextpnr, nextpnr), (flow.pack[0], pack)):
@@ -120,12 +121,15 @@ def _place_again(flow, name, build_dir, env, seed, stream, quiet):
 
 
 def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, attempts=3,
-                    quiet=False, stream=None):
+                    quiet=False, stream=None, routed_netlist=False):
     """Build ``top`` for ``platform`` (an Amaranth platform of the board) in ``build_dir``;
     returns the figures (see the module docstring). Timing is met when every clock meets its
     constraint and reaches ``clock_mhz``; if not, placement and routing are tried again with
     the next seeds, up to ``attempts`` in all. Raises :class:`BuildError` if a tool is missing
-    or fails (a timing failure is not an exception: check ``timing_met``)."""
+    or fails (a timing failure is not an exception: check ``timing_met``). With
+    ``routed_netlist``, nextpnr also writes the placed and routed netlist (``--write``, JSON;
+    :mod:`utf8_gateware.sim.postroute` simulates it) and the report names it
+    (``routed_netlist``)."""
     stream = stream or sys.stderr
     build_dir = Path(build_dir).resolve()
     try:
@@ -137,8 +141,10 @@ def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, 
     for stale in [report_path, *(build_dir / filename for filename, _ in stages)]:
         stale.unlink(missing_ok=True)
     started = time.monotonic()
+    extra = ["--write", f"{name}.routed.json"] if routed_netlist else []
     plan = platform.prepare(top, name=name, script_after_read=flow.yosys_script,
-        nextpnr_opts=f"--report {report_path.name} --timing-allow-fail --seed {int(seed)}")
+        nextpnr_opts=" ".join([f"--report {report_path.name} --timing-allow-fail --seed "
+                               f"{int(seed)}", *extra]))
     plan.extract(str(build_dir))
     env = dict(os.environ)
     try:
@@ -171,7 +177,7 @@ def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, 
         if timing_met:
             break
         used_seed = int(seed) + extra
-        _place_again(flow, name, build_dir, env, used_seed, stream, quiet)
+        _place_again(flow, name, build_dir, env, used_seed, stream, quiet, extra)
         timing_met, figures = _timing(flow, report_path, clock_mhz)
     return {
         "bitstream": str(build_dir / f"{name}{flow.bitstream}"),
@@ -181,6 +187,7 @@ def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, 
         "seed": used_seed,
         "seconds": round(time.monotonic() - started, 1),
         "nextpnr_report": str(report_path),
+        **({"routed_netlist": str(build_dir / f"{name}.routed.json")} if routed_netlist else {}),
     }
 
 

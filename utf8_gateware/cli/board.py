@@ -45,6 +45,10 @@ def add_parsers(commands):
              f"cycles per bit, at least 4: up to {icebreaker.CLOCK_HZ // 4} baud on the "
              f"iCEBreaker ({icebreaker.CLOCK_HZ / 1e6:g} MHz), {ulx3s.CLOCK_HZ // 4} on the "
              f"ULX3S ({ulx3s.CLOCK_HZ / 1e6:g} MHz))")
+    build.add_argument("--routed-netlist", action="store_true",
+        help="also keep nextpnr's placed and routed netlist (NAME.routed.json in the build "
+             "directory; the report's routed_netlist), which utf8_gateware.sim.postroute "
+             "simulates for the iCEBreaker")
     build.set_defaults(handler=run_build)
 
     program = commands.add_parser("program", help="flash the bitstream to the board",
@@ -109,7 +113,8 @@ def run_build(args):
     except (TypeError, ValueError) as error:
         raise CommandError(f"--baud {baud}: {error}") from None
     try:
-        report = board.build(args.build_dir, seed=args.seed, baud=baud)
+        report = board.build(args.build_dir, seed=args.seed, baud=baud,
+                             routed_netlist=args.routed_netlist)
     except BuildError as error:
         raise CommandError(str(error)) from None
     write_json(args.json, report)
