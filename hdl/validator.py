@@ -22,10 +22,13 @@ __all__ = ["Utf8Validator", "verdict_layout"]
 
 
 #: The most flip-flops a copy of the pipeline's clock enable drives, per lane count (as the
-#: decoder's; measured on the UP5K, seeds 1-3, median): 40 at one lane (468 LCs and 147.8 MHz
-#: against 486 and 146.7 with 15), one enable for 2 and 4 lanes (at 4 lanes 843 LCs and 85.0 MHz
-#: against 887 and 82.5 with 15, and 89.2 MHz with 60, before the sums' changes).
-_CE_FANOUT = {1: 40, 2: None, 4: None}
+#: decoder's; measured on the UP5K, seeds 1-3, median): one enable for 1, 2 and 4 lanes (at one
+#: lane 456 LCs and 146.7/147.8/147.8 MHz against 468 LCs and 138.3/147.8/149.5 with 40, 486
+#: LCs and 146.7 MHz median with 15; without any enable, which is no working core, 455 LCs and
+#: 148.9/160.0/148.9 MHz: the enables are not what limits one lane, see the class docstring);
+#: at 4 lanes 843 LCs and 85.0 MHz against 887 and 82.5 with 15, and 89.2 MHz with 60, before
+#: the sums' changes).
+_CE_FANOUT = {1: None, 2: None, 4: None}
 
 
 def verdict_layout(counter_width):
@@ -166,8 +169,10 @@ class Utf8Validator(CheckedComponent):
         Width of ``offset`` and ``errors`` (8..64, default 32). Both saturate at their largest
         value, so a message longer than ``2**counter_width - 1`` bytes never reports a wrong
         small offset: a saturated value means "at least this".
-        On the UP5K the two sums, the verdict slot and its skid register cost about 6
-        flip-flops (LCs) per bit of ``counter_width``: about 190 LCs at the default.
+        The two sums (with their read-out stages), the verdict slot and its skid register
+        cost about 8.5 flip-flops per bit of ``counter_width`` (before synthesis; on the UP5K
+        a flip-flop is a LC): 318 of the one-lane validator's 490 at the default, 116 of 287
+        at 8 bits.
 
     Ports
     -----
@@ -242,15 +247,17 @@ class Utf8Validator(CheckedComponent):
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
     ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 147.8 MHz and
-    468 LCs (162.1 MHz, 196 LCs), four lanes 106.5 MHz and 836 LCs (106.4 MHz, 931 LCs);
+    456 LCs (162.1 MHz, 196 LCs), four lanes 106.5 MHz and 836 LCs (106.4 MHz, 931 LCs);
     ECP5-25F-6 (seed 1), 8 lanes 253.3 MHz, 1,193 LUT4 and 1,280 flip-flops (302.8 MHz, 1,767
     LUT4), 16 lanes 269.1 MHz, 1,924 LUT4 and 2,179 flip-flops (251.7 MHz, 3,871 LUT4). No LUT
     feeds a clock enable, a synchronous reset or two flip-flops, but the histories' enables
     with N lanes (``adv`` and the bubble flag) and the tree's two-level steps; what limits one
-    lane is long routes of nets with many loads (the sums' carries and restarts into their
-    high parts, the overflow flags into the output's bits, and the harness's own load net into
-    the 70 output bits); at four lanes the histories' enables and ``P2``'s choice by ``r`` (two
-    LUT levels each); at 8 and 16 lanes, the histories (an OR of the lanes' masked registers).
+    lane is long routes (4.1 to 4.7 ns) of nets with many loads: the sums' carries and restarts
+    into their high parts, the overflow flags into the output's bits, the slot's valid flag into
+    ``adv`` (a core with these ports and no logic, a flip-flop per output bit, reaches 181 MHz in
+    the same harness, so the harness is not the limit); at four lanes the histories' enables and
+    ``P2``'s choice by ``r`` (two LUT levels each); at 8 and 16 lanes, the histories (an OR of the
+    lanes' masked registers).
 
     Latency and throughput
     ----------------------
