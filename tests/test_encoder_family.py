@@ -15,7 +15,6 @@ import pytest
 from utf8_gateware.hdl.encoder import ENCODER_ENCODINGS, Utf8Encoder
 from utf8_gateware.hdl.error_kind import ENCODE_ERRORS, ErrorKind
 from utf8_gateware.hdl.layouts import EncodedByteLayout
-from utf8_gateware.hdl.wtf8_pair_join import Wtf8PairJoiner
 from utf8_gateware.hdl.text_encoder import CARRYING
 from utf8_gateware.sim.encodings import (
     ENCODE_POLICIES, codepoints_from_utf16, encode, lookup, utf16_units)
@@ -247,8 +246,6 @@ def test_parameters():
         Utf8Encoder(encoding=8)
     with pytest.raises(TypeError, match="^carry_error must be a bool, not 1$"):
         Utf8Encoder(encoding="wtf-8", carry_error=1)
-    with pytest.raises(TypeError, match="^carry_error must be a bool, not 1$"):
-        Wtf8PairJoiner(carry_error=1)
 
 
 @pytest.mark.parametrize("folder, encoding", [
@@ -275,25 +272,6 @@ def _units_run(dut, messages, **kwargs):
     items = [{"codepoint": unit, "last": int(index == len(units) - 1)}
              for units in messages for index, unit in enumerate(units)]
     return run_stream(dut, items, **kwargs)
-
-
-def narrow(unit):
-    """``(codepoint, large)`` of :data:`JoinedUnitLayout` for ``unit``."""
-    return unit & 0x1FFFFF, int(unit >> 21 != 0)
-
-
-def test_joiner():
-    """A lead directly followed by a trail in one message is joined; nothing else changes."""
-    rng = random.Random("join")
-    messages = [random_message(rng, rng.randrange(1, 6)) for _ in range(80)]
-    messages += [[0xD800], [0xDC00], [0xD800, 0xD800], [0xDC00, 0xD800], [0xD800, 0xDC00]]
-    run = _units_run(Wtf8PairJoiner(), messages, gap=0.3, stall=0.3, seed=4)
-    expected = []
-    for units in messages:
-        out = codepoints_from_utf16(units)
-        expected += [narrow(unit) + (int(index == len(out) - 1),)
-                     for index, unit in enumerate(out)]
-    assert [(int(p.codepoint), int(p.large), int(p.last)) for p in run.outputs] == expected
 
 
 # -- every code point, compiled -------------------------------------------------------------------
