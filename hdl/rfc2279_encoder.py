@@ -117,7 +117,7 @@ class Rfc2279Encoder(CheckedComponent):
             p1, p2 = p1 | a4.errq.replicate(6), keep(a4.errq, Const(0x3D, 6), p2)    # BF BD
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, q4=6, q5=6, error=2)
         b.rem = Signal(6, init=1, name="b_rem")
-        t0, t1, t2, t3 = take.new(), take.new(), take.new(), take.new()
+        t0, t1, *tq = (take.new() for _ in range(6))     # tq: one copy per payload register
         counts = Cat(a4.r1, a4.r2, a4.r3, a4.r4, a4.r5, a4.r6)
         adv.load([
             (b.rem, keep(t0, counts, Cat(b.rem[0] | b.rem[1], b.rem[2:], 0))),
@@ -128,10 +128,8 @@ class Rfc2279Encoder(CheckedComponent):
             (b.s[:6], keep(t1, lead[:6], b.q1)),
             (b.s[6], t1 & lead[6]),                             # 10 on a continuation byte
             (b.s[7], ~t1 | lead[7]),
-            (b.q1, keep(t2, p1, b.q2)),
-            (b.q2, keep(t2, p2, b.q3)),
-            (b.q3, keep(t3, a4.p3, b.q4)),
-            (b.q4, keep(t3, a4.p4, b.q5)),
+            *((q, keep(t, p, after)) for q, t, p, after in zip(
+                (b.q1, b.q2, b.q3, b.q4), tq, (p1, p2, a4.p3, a4.p4), (b.q2, b.q3, b.q4, b.q5))),
             (b.q5, a4.p5),          # the last of the chain: moves on the cycle after the take
         ])
         k = stage_signals("k", "valid", "last", data=8, error=2)
@@ -152,6 +150,8 @@ def _pieces(valid, last, u):
         "z7": u[7:11] == 0, "z11": u[11:15] == 0, "z16": u[16:20] == 0, "z21": u[21:25] == 0,
         "z26": u[26:30] == 0, "b": u[30:32] == 0, "c": (u[30:32] == 0) & ~u[25],
         "d": (u[30:32] == 0) & ~u[25] & ~u[20],
+        # u[31:26] zero again, split otherwise (fewer loads a net): u[27:26], u[31:28] zero
+        "zl": u[26:28] == 0, "zh": u[28:32] == 0,
     }
 
 
@@ -159,18 +159,20 @@ def _bounds(a1):
     """A2: the length bounds and the candidates picked by pieces of A1 (``t26``: u[31:26]
     zero, a 5-byte form rather than a 6-byte one; ``z7``: a 1-byte rather than a 2-byte one)."""
     u = a1.u
-    t26 = a1.z26 & a1.b
+    t26, t26b = a1.z26 & a1.b, a1.zl & a1.zh
     return {
         "valid": a1.valid, "last": a1.last, "large": u[31],
         "t26": t26, "t21": a1.z21 & a1.z26 & a1.c, "t16": a1.z16 & a1.z21 & a1.z26 & a1.d,
+        "t21b": a1.z21 & a1.zl & a1.zh & ~u[25],        # t21 again (fewer loads a net)
         "x11": a1.z11 & ~u[15], "x7": a1.z7,
         # the lead's bits 0..4 of the 1- or 2-byte form: u[4:0] or u[10:6]
         "l01": keep(a1.z7, u[0:5], u[6:11]),
         # the lead's bits 0, 1 of the 5- or 6-byte form: u[25:24] or u30, 0
-        "h56": Cat(keep(t26, u[24], u[30]), t26 & u[25]),
+        "h56": Cat(keep(t26b, u[24], u[30]), t26b & u[25]),
         # the payloads of the 5- or 6-byte form: p1..p4 (p4 is final here)
         "h1": keep(t26, _field(u, 3), _field(u, 4)), "h2": keep(t26, _field(u, 2), _field(u, 3)),
-        "h3": keep(t26, _field(u, 1), _field(u, 2)), "p4": keep(t26, _field(u, 0), _field(u, 1)),
+        "h3": keep(t26b, _field(u, 1), _field(u, 2)),
+        "p4": keep(t26b, _field(u, 0), _field(u, 1)),
         "u": u[:21],
     }
 
@@ -191,7 +193,7 @@ def _length(a2):
         # bits 6, 7 (final): 0 u6 for one byte, else 11
         "l67": Cat(~(t16 & x11 & x7) | u[6], ~(t16 & x11 & x7)),
         "lo1": keep(x11, _field(u, 0), _field(u, 1)), "hi1": keep(t21, _field(u, 2), a2.h1),
-        "hi2": keep(t21, _field(u, 1), a2.h2), "p3": keep(t21, _field(u, 0), a2.h3),
+        "hi2": keep(a2.t21b, _field(u, 1), a2.h2), "p3": keep(a2.t21b, _field(u, 0), a2.h3),
         "p4": a2.p4, "c0": _field(u, 0),
     }
 
