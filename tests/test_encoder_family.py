@@ -5,6 +5,7 @@ reference model (:mod:`utf8_gateware.sim.encodings`), with CPython's and the ``m
 codecs as oracles where they have the encoding.
 """
 
+import json
 import random
 
 import corpora
@@ -12,6 +13,7 @@ import mutf8
 import numpy as np
 import pytest
 
+from utf8_gateware.hdl import synth
 from utf8_gateware.hdl.encoder import ENCODER_ENCODINGS, Utf8Encoder
 from utf8_gateware.hdl.error_kind import ENCODE_ERRORS, ErrorKind
 from utf8_gateware.hdl.layouts import EncodedByteLayout
@@ -20,6 +22,7 @@ from utf8_gateware.sim.encodings import (
     ENCODE_POLICIES, codepoints_from_utf16, encode, lookup, utf16_units)
 from utf8_gateware.sim.testbench import run_stream
 
+from test_decoder_family import lut_fed_luts
 from test_encoder import BOUNDARIES, random_unit as encoder_random_unit
 
 
@@ -298,3 +301,14 @@ def test_every_code_point_compiled(encoding, errors):
     want = encode(units.tolist(), encoding, errors)
     assert data[(kind == 0) | (data != 0)].astype("u1").tobytes() == want.data   # no markers
     assert [ErrorKind(k) for k in kind[kind != 0]] == [k for _, k in want.errors]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("encoding, errors", [("utf-8-rfc2279", "replace"), ("wtf-8", "strict")])
+def test_one_lut_level(encoding, errors, tmp_path):
+    """After synth_ice40 no LUT4 of the core reads another LUT4: the RFC 2279 core's stages and
+    WTF-8's joining stages are one LUT level between flip-flops (WTF-8's squeezing enables are
+    a LUT of two flip-flops, but they drive clock enables, not LUTs)."""
+    report = synth.synth_target("encoder", errors=errors, encoding=encoding, build_dir=tmp_path)
+    with open(report["files"]["netlist"]) as file:
+        assert lut_fed_luts(json.load(file)) == []
