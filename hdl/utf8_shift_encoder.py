@@ -79,10 +79,11 @@ class Utf8ShiftEncoder(CheckedComponent):
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
-    transfer of a message's first unit); an n-byte character takes n cycles, with no idle
+    transfer of a message's first unit; ``"wtf-8"``: 9, the joining stages'
+    :data:`~utf8_gateware.hdl.wtf8_pair_join.JOIN_LATENCY` added); an n-byte character takes n cycles, with no idle
     cycle between characters while the source has a unit and the sink is ready. Without
-    squeezing (no ``carry_error``, not ``"wtf-8"``) the stages hold a bubble for a cycle in which ``take`` was high and the
-    source had no unit (one idle cycle on ``o`` when it reaches B); ``take`` starts low, and
+    squeezing (no ``carry_error``, not ``"wtf-8"``) the stages hold a bubble for a cycle in
+    which ``take`` was high and the source had no unit (one idle cycle on ``o`` when it reaches B); ``take`` starts low, and
     after the sink refused a byte it is low for a cycle.
 
     LUT depth: one (every register bit is one LUT of at most four flip-flops, or a flip-flop;
