@@ -4,11 +4,11 @@
 own, :class:`~utf8_gateware.hdl.rfc2279_encoder.Rfc2279Encoder`) it is
 :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level between
 flip-flops; the mark of ``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are
-states of its stages), for ``wtf-8`` behind :class:`~utf8_gateware.hdl.wtf8_pair_join.Wtf8PairJoiner`.
+states of its stages; ``wtf-8``'s pair joining,
+:func:`~utf8_gateware.hdl.wtf8_pair_join.join_pairs`, five stages in front).
 """
 
-from amaranth.hdl import Module
-from amaranth.lib import stream, wiring
+from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from utf8_gateware.sim.encodings import ENCODE_POLICIES, check as check_encoding
@@ -17,7 +17,7 @@ from .error_kind import ENCODE_ERRORS, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .rfc2279_encoder import Rfc2279Encoder
 from .utf8_shift_encoder import Utf8ShiftEncoder
-from .wtf8_pair_join import Wtf8PairJoiner
+from .wtf8_pair_join import JOIN_LATENCY
 
 
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8Encoder"]
@@ -92,7 +92,8 @@ class Utf8Encoder(CheckedComponent):
         as 3 bytes (a Java ``char``), CESU-8 flags a lone surrogate (``SURROGATE``) as UTF-8
         does.
     ``"wtf-8"``
-        :class:`~utf8_gateware.hdl.wtf8_pair_join.Wtf8PairJoiner`, then the shift encoder
+        :func:`~utf8_gateware.hdl.wtf8_pair_join.join_pairs` (five stages in front of the
+        shift encoder's, one LUT level), then the shift encoder
         writing every surrogate: a lead surrogate directly followed by a trail surrogate (in one
         message) is written as the pair's 4-byte form, a lone surrogate as 3 bytes. (A lead
         surrogate that is not the last unit of its message waits for the next unit.)
@@ -107,14 +108,14 @@ class Utf8Encoder(CheckedComponent):
     Latency and throughput
     ----------------------
     Every encoding but ``"utf-8-rfc2279"`` is
-    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (``"wtf-8"``: behind the
-    joiner), one LUT level between flip-flops (three unit stages, an output shift register and
-    a skid register; see its documentation for the stages and the timing). The first byte of a
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (``"wtf-8"``: with the
+    joining stages in front), one LUT level between flip-flops (three unit stages, an output
+    shift register and a skid register; see its documentation for the stages and the timing). The first byte of a
     unit is valid on ``o`` :attr:`LATENCY` = 4 cycles after the cycle in which the unit was
     transferred on ``i`` (of the instance: 3 for ``"utf-8-sig"``, to the mark's first byte from
-    the transfer of a message's first unit; 7 for ``"wtf-8"``, the joiner's 3 added). Once the
-    source stops, everything the encoder holds is out after at most :attr:`DRAIN` cycles with
-    the sink ready (``"utf-8"``; ``None`` for the other encodings: not proven). An n-byte
+    the transfer of a message's first unit; 9 for ``"wtf-8"``, the joining stages' 5 added).
+    Once the source stops, everything the encoder holds is out after at most :attr:`DRAIN`
+    cycles with the sink ready (``"utf-8"``; ``None`` for the other encodings: not proven). An n-byte
     character takes n cycles on ``o`` with no idle cycle between characters while the source
     has a unit and the sink is ready; a new unit is accepted every n cycles (every cycle for
     ASCII). After the sink refuses a byte, the encoder pauses for one cycle (the byte waits in
@@ -148,7 +149,7 @@ class Utf8Encoder(CheckedComponent):
             "o": Out(stream.Signature(EncodedByteLayout)),
         })
         if encoding != "utf-8":
-            #: Of this instance: the mark comes first, the joiner adds its own.
+            #: Of this instance: the mark comes first, the joining stages add theirs.
             self.LATENCY = self.latency(encoding, errors, carry_error=carry_error)
             #: Stated (and proven) for ``"utf-8"`` only.
             self.DRAIN = None
@@ -185,22 +186,13 @@ class Utf8Encoder(CheckedComponent):
     def elaborate(self, platform):
         if self._encoding in OWN_CORES:
             return in_a_row([OWN_CORES[self._encoding](self._errors)], self)
-        encoder = Utf8ShiftEncoder(self._errors, encoding=self._encoding,
-                                   carry_error=self._carry_error)
-        if self._encoding != "wtf-8":
-            return in_a_row([encoder], self)
-        m = Module()
-        m.submodules.bytes = encoder
-        m.submodules.join = join = Wtf8PairJoiner(carry_error=self._carry_error)
-        wiring.connect(m, join.o, encoder.i)
-        wiring.connect(m, wiring.flipped(self.i), join.i)
-        wiring.connect(m, encoder.o, wiring.flipped(self.o))
-        return m
+        return in_a_row([Utf8ShiftEncoder(self._errors, encoding=self._encoding,
+                                          carry_error=self._carry_error)], self)
 
 
-#: What each encoding adds to the shift encoder's latency: the joiner's (``wtf-8``); the mark
+#: What each encoding adds to the shift encoder's latency: the joining stages' (``wtf-8``); the mark
 #: (``utf-8-sig``), which the first stage takes the cycle before a message's first unit.
 _EXTRA_LATENCY = {
     "utf-8-sig": -1,
-    "wtf-8":     Wtf8PairJoiner.LATENCY,
+    "wtf-8":     JOIN_LATENCY,
 }

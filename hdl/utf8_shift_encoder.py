@@ -9,7 +9,6 @@ from .component import CheckedComponent
 from .error_kind import check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .pipeline import keep
-from .wtf8_pair_join import CarriedJoinedUnitLayout, JoinedUnitLayout
 
 
 __all__ = ["SHIFT_ENCODINGS", "SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags",
@@ -41,9 +40,8 @@ class Utf8ShiftEncoder(CheckedComponent):
     LUT of flip-flops, and whose clock enables are flip-flops.
 
     :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for every encoding of
-    :data:`SHIFT_ENCODINGS` (``"wtf-8"``: behind
-    :class:`~utf8_gateware.hdl.wtf8_pair_join.Wtf8PairJoiner`, whose
-    :data:`~utf8_gateware.hdl.wtf8_pair_join.JoinedUnitLayout` it then takes) and every policy
+    :data:`SHIFT_ENCODINGS` (``"wtf-8"``: with the joining stages of
+    :func:`~utf8_gateware.hdl.wtf8_pair_join.join_pairs` in front of A1) and every policy
     (see it for the ports, the error policies and the output beats, which are the same).
     ``"utf-8-sig"`` writes U+FEFF (EF BB BF) before the first unit of every message: A1 takes
     it as a unit (:meth:`_mark_state`). ``"cesu-8"`` and ``"mutf-8"`` write a supplementary code
@@ -81,10 +79,11 @@ class Utf8ShiftEncoder(CheckedComponent):
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
-    transfer of a message's first unit); an n-byte character takes n cycles, with no idle
+    transfer of a message's first unit; ``"wtf-8"``: 9, the joining stages'
+    :data:`~utf8_gateware.hdl.wtf8_pair_join.JOIN_LATENCY` added); an n-byte character takes n cycles, with no idle
     cycle between characters while the source has a unit and the sink is ready. Without
-    squeezing (no ``carry_error``, not ``"wtf-8"``) the stages hold a bubble for a cycle in which ``take`` was high and the
-    source had no unit (one idle cycle on ``o`` when it reaches B); ``take`` starts low, and
+    squeezing (no ``carry_error``, not ``"wtf-8"``) the stages hold a bubble for a cycle in
+    which ``take`` was high and the source had no unit (one idle cycle on ``o`` when it reaches B); ``take`` starts low, and
     after the sink refused a byte it is low for a cycle.
 
     LUT depth: one (every register bit is one LUT of at most four flip-flops, or a flip-flop;
@@ -105,12 +104,8 @@ class Utf8ShiftEncoder(CheckedComponent):
         self._errors = errors
         self._encoding = encoding
         self._carry_error = carry_error
-        if encoding == "wtf-8":
-            layout = CarriedJoinedUnitLayout if carry_error else JoinedUnitLayout
-        else:
-            layout = CarriedUnitLayout if carry_error else UnitLayout
         super().__init__({
-            "i": In(stream.Signature(layout)),
+            "i": In(stream.Signature(CarriedUnitLayout if carry_error else UnitLayout)),
             "o": Out(stream.Signature(EncodedByteLayout)),
         })
 
@@ -145,17 +140,19 @@ class Utf8ShiftEncoder(CheckedComponent):
         # `adv` falls for the cycle after the sink refused a valid slot; `take` is set for the
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid))
-        take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01), enable=adv.first)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
         # carry_error, the joiner of wtf-8) also while A3 holds a bubble.
         squeeze = self._carry_error or self._encoding == "wtf-8"
+        take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01),
+                            enable=adv.first)
         move = SqueezeEnables(m, take) if squeeze else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
-        u = i.p.codepoint
-        if self._encoding == "wtf-8":       # the joiner's output: u[20:0] and u[31:21] != 0
-            u = Cat(u, i.p.large.replicate(11))
-        pieces = unit_pieces(i.valid, i.p.last, u, carried, self._errors, self._encoding)
+        unit = (i.valid, i.p.last, i.p.codepoint, carried)
+        if self._encoding == "wtf-8":       # the joining stages in front of A1
+            from .wtf8_pair_join import join_pairs      # (it imports this module's helpers)
+            unit = join_pairs(move, *unit)
+        pieces = unit_pieces(*unit, self._errors, self._encoding)
         if self._encoding == "utf-8-sig":
             pieces = self._mark_state(m, move, pieces)
         else:

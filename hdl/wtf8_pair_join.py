@@ -1,134 +1,96 @@
-"""The joining stage of the WTF-8 encoder (:class:`Wtf8PairJoiner`): a lead surrogate directly
+"""The joining stages of the WTF-8 encoder (:func:`join_pairs`): a lead surrogate directly
 followed by a trail surrogate becomes the pair's supplementary code point; every other code unit
-passes unchanged. (The decoders' joiner, of CESU-8 and Modified UTF-8 bytes, is
-:class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`.)"""
+passes unchanged. They are the front of
+:class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` with ``encoding="wtf-8"``, moved
+by its unit stages' clock enables, one LUT level between flip-flops. (The decoders' joiner, of
+CESU-8 and Modified UTF-8 bytes, is :class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`.)
+"""
 
-from amaranth.hdl import Cat, Module, Value
-from amaranth.lib import data
+from amaranth.hdl import Cat
 
-from .component import StreamStage
-from .error_kind import ErrorKind
-from .layouts import CarriedUnitLayout, UnitLayout
-from .pipeline import Pipeline, keep
-
-
-__all__ = ["JoinedUnitLayout", "CarriedJoinedUnitLayout", "Wtf8PairJoiner"]
+from .pipeline import keep
+from .utf8_shift_encoder import stage_signals
 
 
-#: Output layout of :class:`Wtf8PairJoiner`, the input of the WTF-8 shift encoder behind it: a
-#: code unit's low 21 bits, ``large`` for a unit with u[31:21] != 0 (so that neither the stage
-#: nor the encoder carries the 11 bits that only say "too large"), and ``last``.
-JoinedUnitLayout = data.StructLayout({
-    "codepoint": 21,
-    "large":     1,
-    "last":      1,
-})
-
-#: :data:`JoinedUnitLayout` with the carried ``error`` of
-#: :data:`~utf8_gateware.hdl.layouts.CarriedUnitLayout` (``carry_error``).
-CarriedJoinedUnitLayout = data.StructLayout({
-    "codepoint": 21,
-    "large":     1,
-    "error":     ErrorKind,
-    "last":      1,
-})
+__all__ = ["JOIN_LATENCY", "join_pairs"]
 
 
-class Wtf8PairJoiner(StreamStage):
-    """Joins surrogate pairs of code units into supplementary code points (the WTF-8
-    specification, "Encoding"; the reference model's ``StreamEncoder`` with ``join_pairs``).
+#: The stages :func:`join_pairs` adds in front of the shift encoder's A1: cycles of latency.
+JOIN_LATENCY = 5
+
+
+def join_pairs(move, valid, last, u, carried=None):
+    """The WTF-8 specification's "Encoding" (the reference model's ``StreamEncoder`` with
+    ``join_pairs``) as four stages loaded by ``move`` (the shift encoder's unit-stage enables:
+    an object with ``load(pairs)``), from the input unit ``u`` (32 bits; ``valid``, ``last``,
+    ``carried``: the error kind of ``carry_error`` or ``None``).
 
     A unit D800..DBFF that is not the last of its message, directly followed by a unit
-    DC00..DFFF, becomes one output: the pair's code point (The Unicode Standard 3.9, D91). Every
-    other unit passes unchanged: lone surrogates, values of 0x110000 or more. It has no error
-    policy: the encoder after it
-    (:class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` with ``encoding="wtf-8"``)
-    writes every surrogate it sees (they are all lone) and reports too large values. The
-    boundary lies at code units, not bytes: the encoder needs no look-back (a joined pair is
-    its 4-byte class), and :class:`~utf8_gateware.hdl.utf16_decoder.
-    Utf16Decoder` is not reused because its units are 16 bits wide and it flags lone
-    surrogates; this stage takes any 32-bit value (and passes its low 21 bits and ``large``).
+    DC00..DFFF, becomes one unit: the pair's code point (The Unicode Standard 3.9, D91), with the
+    lead's carried kind. Every other unit passes unchanged (lone surrogates, values of 0x110000
+    or more: the shift encoder writes every surrogate it sees, all lone, and flags too large
+    values). Returns ``(valid, last, u, carried)`` for A1: ``valid`` is one LUT of two
+    flip-flops, the rest flip-flops (``u``: 21 bits, and u[31:21] as copies of one flip-flop,
+    set if the unit's u[31:21] is not zero).
 
-    Ports
-    -----
-    ``i``: :data:`~utf8_gateware.hdl.layouts.UnitLayout` stream (``codepoint: 32``, ``last``).
-    ``o``: :data:`JoinedUnitLayout` stream (``codepoint``: the unit's low 21 bits, ``large``:
-    u[31:21] != 0); ``last`` on the output that holds a unit with ``last``.
-    With ``carry_error``, :data:`~utf8_gateware.hdl.layouts.CarriedUnitLayout` and
-    :data:`CarriedJoinedUnitLayout`: each unit's ``error`` passes with it (a pair's is its
-    lead's).
+    Stages (every register one LUT of at most four flip-flops)::
 
-    Latency and throughput
-    ----------------------
-    One unit is taken every cycle (``i.ready`` falls only while the sink stalls); at most one
-    output per cycle, with no idle cycle but where a pair gives one output for two units. A unit
-    is held in one register until the next unit shows whether it ends a pair; a unit that cannot
-    begin one (not a lead surrogate, or the last of its message) goes out at once. The output
-    for a unit is valid on ``o`` :attr:`LATENCY` = 3 cycles after its transfer (the input
-    register, the held register, the output slot), a pair's 2 cycles after its trail's; a lead
-    surrogate that is not the last of its message waits for the next unit. ``i.ready`` is one LUT
-    of flip-flops; ``o.valid`` and ``o.payload`` one LUT (output slot or skid register) of
-    flip-flops; nothing depends on ``o.ready`` in the same cycle but the pipeline's advance
-    flip-flops. LUT depth: two levels (the pair test, then the output multiplexer).
+        P  the unit u[20:0] and pieces of it, each a function of four input bits: u[31:28],
+           u[27:24], u[23:21], u[23:20], u[19:16] zero, u[15:12] == 1101, ``tt`` (valid,
+           u[11:10] == 11), ``ll`` (valid, u[11:10] == 10, not ``last``)
+        Q  ``large`` (u[31:21] not zero), ``hz`` (u[31:16] zero), ``t`` (valid and with ``hz``
+           a trail), ``l`` (valid, not last, and with ``hz`` a lead), ``w1``: u[9:6] + 1 (the
+           pair's plane, if the unit is its lead)
+        H  the held unit: it takes Q's unless it is a lead that waits (``wait``) and Q holds a
+           bubble; ``used``: H holds the trail of a pair whose lead is in G
+        G  H's unit when H moves on (else a bubble; a used trail is none)
+        S  G's unit, or with ``used`` the pair: the trail's u[9:0] (in H), the lead's u[5:0]
+           and ``w1`` (in G); so the pair's bubble comes after it (the shift encoder squeezes
+           it out while it writes the pair's four bytes)
+
+    A unit is in A1 :data:`JOIN_LATENCY` = 5 moves after it was taken (a pair: 4 after its
+    trail); while a lead waits in H, the stages behind it go on moving (bubbles).
     """
+    err = {} if carried is None else {"err": len(carried)}
+    p = stage_signals("p", "valid", "last", "zh", "zm", "zt", "z20", "p16", "s12", "tt", "ll",
+                      u=21, **err)
+    move.load([
+        (p.valid, valid), (p.last, last), (p.u, u[:21]),
+        (p.zh, u[28:32] == 0), (p.zm, u[24:28] == 0), (p.zt, u[21:24] == 0),
+        (p.z20, u[20:24] == 0), (p.p16, u[16:20] == 0), (p.s12, u[12:16] == 0b1101),
+        (p.tt, valid & u[11] & u[10]), (p.ll, valid & u[11] & ~u[10] & ~last),
+        *_err(p, carried),
+    ])
+    q = stage_signals("q", "valid", "last", "large", "hz", "t", "l", u=21, w1=5, **err)
+    move.load([
+        (q.valid, p.valid), (q.last, p.last), (q.u, p.u),
+        (q.large, ~(p.zh & p.zm & p.zt)), (q.hz, p.zh & p.zm & p.z20 & p.p16),
+        (q.t, p.s12 & p.tt), (q.l, p.s12 & p.ll), (q.w1, p.u[6:10] + 1),
+        *_err(q, getattr(p, "err", None)),
+    ])
+    h = stage_signals("h", "valid", "wait", "used", "last", "large", u=21, w1=5, **err)
+    shift = ~h.wait | q.valid            # H moves on, but while a lead waits for a unit
+    moved = ("valid", "last", "u", "large", "w1", *err)
+    move.load([
+        *((getattr(h, name), keep(shift, getattr(q, name), getattr(h, name))) for name in moved),
+        (h.wait, keep(shift, q.hz & q.l, h.wait)),
+        (h.used, h.wait & q.hz & q.t),                  # Q's trail completes H's lead's pair
+    ])
+    g = stage_signals("g", "valid", "last", "large", u=21, w1=5, **err)
+    move.load([
+        (g.valid, h.valid & shift & ~h.used), *((getattr(g, name), getattr(h, name))
+                                                for name in ("last", "u", "large", "w1", *err)),
+    ])
+    s = stage_signals("s", "valid", "last", "large", u=21, **err)
+    move.load([
+        (s.valid, g.valid), (s.large, g.large), (s.last, keep(h.used, h.last, g.last)),
+        (s.u, Cat(keep(h.used, h.u[:10], g.u[:10]), keep(h.used, g.u[:6], g.u[10:16]),
+                  keep(h.used, g.w1, g.u[16:]))),
+        *_err(s, getattr(g, "err", None)),                      # a pair's: its lead's
+    ])
+    return s.valid, s.last, Cat(s.u, s.large.replicate(11)), getattr(s, "err", None)
 
-    @classmethod
-    def check_parameters(cls, *, carry_error=False):
-        if not isinstance(carry_error, bool):
-            raise TypeError(f"carry_error must be a bool, not {carry_error!r}")
 
-    def __init__(self, *, carry_error=False):
-        self._carry_error = carry_error
-        self.LAYOUTS = ((CarriedUnitLayout, CarriedJoinedUnitLayout) if carry_error
-                        else (UnitLayout, JoinedUnitLayout))
-        super().__init__()
-
-    #: Cycles from the transfer of the unit that completes an output to the output being valid.
-    LATENCY = 3
-
-    def elaborate(self, platform):
-        m = Module()
-        pipe = Pipeline(m, flush_steps=3)
-        m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
-
-        # -- the input register: the unit and its flags -------------------------------------------
-        u = self.i.p.codepoint
-        surrogate = u[11:32] == 0b11011
-        x_valid = pipe.fact("x_valid", self.i.valid, pipe.flushing)
-        x_unit  = pipe.data("x_unit", u[:21], 21)
-        x_large = pipe.data("x_large", u[21:32] != 0)
-        x_last  = pipe.data("x_last", self.i.p.last)
-        x_trail = pipe.data("x_trail", surrogate & u[10])
-        x_waits = pipe.data("x_waits", surrogate & ~u[10] & ~self.i.p.last)   # may begin a pair
-        carried = [("error", ErrorKind)] if self._carry_error else []
-        x_carried = [pipe.data(f"x_{name}", self.i.p[name], shape) for name, shape in carried]
-
-        # -- the held unit: shifted in every step, but while a lead waits for the next unit -------
-        h_valid, h_wait = pipe.register("h_valid"), pipe.register("h_wait")
-        h_unit, h_last = pipe.register("h_unit", 21), pipe.register("h_last")
-        h_large = pipe.register("h_large")
-        h_carried = [pipe.register(f"h_{name}", shape) for name, shape in carried]
-        shift = ~h_wait | x_valid
-        pair = h_wait & x_valid & x_trail          # x completes the held lead's pair
-        with m.If(pipe.enable(2 + 21 + 1 + 1)):
-            m.d.sync += [
-                h_valid.eq(keep(shift, x_valid & ~pair, h_valid) & ~pipe.flushing),
-                h_wait.eq(keep(shift, x_valid & x_waits & ~pair, h_wait) & ~pipe.flushing),
-                h_unit.eq(keep(shift, x_unit, h_unit)),
-                h_last.eq(keep(shift, x_last, h_last)),
-                h_large.eq(keep(shift, x_large, h_large)),
-            ]
-        for h, x in zip(h_carried, x_carried):
-            with m.If(pipe.enable(len(Value.cast(h)))):
-                m.d.sync += h.eq(keep(shift, x, h))
-
-        # -- the output slot: the held unit alone, or joined with x ---------------------------------
-        joined = Cat(x_unit[:10], h_unit[:6], h_unit[6:10] + 1)
-        s_valid = pipe.fact("s_valid", h_valid & shift, pipe.flushing)
-        s_unit  = pipe.data("s_unit", keep(pair, joined, h_unit), 21)
-        s_large = pipe.data("s_large", h_large)          # (a lead that pairs is not large)
-        s_last  = pipe.data("s_last", keep(pair, x_last, h_last))
-        s_carried = [pipe.data(f"s_{name}", h, shape)            # (a pair's: its lead's)
-                     for (name, shape), h in zip(carried, h_carried)]
-        pipe.drive_output(self.o, s_valid, Cat(s_unit, s_large, *s_carried, s_last))
-        return m
+def _err(stage, value):
+    """The carried error kind's register of ``stage`` taking ``value`` (none without it)."""
+    return [] if value is None else [(stage.err, value)]

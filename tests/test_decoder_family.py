@@ -339,11 +339,11 @@ def test_reset_with_a_lead_in_flight(encoding, errors):
         assert got == want, f"reset {gap} cycles after the bytes: {describe(got)}"
 
 
-def second_lut_levels(netlist):
+def second_lut_levels(netlist, enables=True):
     """The names of the LUT4 cells of the core in a ``synth_ice40`` JSON netlist (a dict) that
-    read another LUT4's output (a second LUT level between flip-flops), and of the flip-flops
-    whose clock enable is a LUT4's output (a LUT in front of a clock enable: the slowest path
-    of the RFC 2279 decoder at 122 MHz)."""
+    read another LUT4's output (a second LUT level between flip-flops), and (``enables``) of the
+    flip-flops whose clock enable is a LUT4's output (a LUT in front of a clock enable: the
+    slowest path of the RFC 2279 decoder at 122 MHz)."""
     top = next(module for module in netlist["modules"].values()
                if module.get("attributes", {}).get("top"))
     driver = {bit: cell["type"] for cell in top["cells"].values()
@@ -352,7 +352,8 @@ def second_lut_levels(netlist):
     return sorted(name for name, cell in top["cells"].items()
                   if any(driver.get(bit) == "SB_LUT4"
                          for port in (("I0", "I1", "I2", "I3") if cell["type"] == "SB_LUT4" else
-                                      ("E",) if cell["type"].startswith("SB_DFF") else ())
+                                      ("E",) if enables and cell["type"].startswith("SB_DFF")
+                                      else ())
                          for bit in cell["connections"].get(port, [])))
 
 

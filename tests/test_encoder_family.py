@@ -5,6 +5,7 @@ reference model (:mod:`utf8_gateware.sim.encodings`), with CPython's and the ``m
 codecs as oracles where they have the encoding.
 """
 
+import json
 import random
 
 import corpora
@@ -12,15 +13,16 @@ import mutf8
 import numpy as np
 import pytest
 
+from utf8_gateware.hdl import synth
 from utf8_gateware.hdl.encoder import ENCODER_ENCODINGS, Utf8Encoder
 from utf8_gateware.hdl.error_kind import ENCODE_ERRORS, ErrorKind
 from utf8_gateware.hdl.layouts import EncodedByteLayout
-from utf8_gateware.hdl.wtf8_pair_join import Wtf8PairJoiner
 from utf8_gateware.hdl.text_encoder import CARRYING
 from utf8_gateware.sim.encodings import (
     ENCODE_POLICIES, codepoints_from_utf16, encode, lookup, utf16_units)
 from utf8_gateware.sim.testbench import run_stream
 
+from test_decoder_family import second_lut_levels
 from test_encoder import BOUNDARIES, random_unit as encoder_random_unit
 
 
@@ -247,8 +249,6 @@ def test_parameters():
         Utf8Encoder(encoding=8)
     with pytest.raises(TypeError, match="^carry_error must be a bool, not 1$"):
         Utf8Encoder(encoding="wtf-8", carry_error=1)
-    with pytest.raises(TypeError, match="^carry_error must be a bool, not 1$"):
-        Wtf8PairJoiner(carry_error=1)
 
 
 @pytest.mark.parametrize("folder, encoding", [
@@ -277,25 +277,6 @@ def _units_run(dut, messages, **kwargs):
     return run_stream(dut, items, **kwargs)
 
 
-def narrow(unit):
-    """``(codepoint, large)`` of :data:`JoinedUnitLayout` for ``unit``."""
-    return unit & 0x1FFFFF, int(unit >> 21 != 0)
-
-
-def test_joiner():
-    """A lead directly followed by a trail in one message is joined; nothing else changes."""
-    rng = random.Random("join")
-    messages = [random_message(rng, rng.randrange(1, 6)) for _ in range(80)]
-    messages += [[0xD800], [0xDC00], [0xD800, 0xD800], [0xDC00, 0xD800], [0xD800, 0xDC00]]
-    run = _units_run(Wtf8PairJoiner(), messages, gap=0.3, stall=0.3, seed=4)
-    expected = []
-    for units in messages:
-        out = codepoints_from_utf16(units)
-        expected += [narrow(unit) + (int(index == len(out) - 1),)
-                     for index, unit in enumerate(out)]
-    assert [(int(p.codepoint), int(p.large), int(p.last)) for p in run.outputs] == expected
-
-
 # -- every code point, compiled -------------------------------------------------------------------
 
 @pytest.mark.exhaustive
@@ -320,3 +301,14 @@ def test_every_code_point_compiled(encoding, errors):
     want = encode(units.tolist(), encoding, errors)
     assert data[(kind == 0) | (data != 0)].astype("u1").tobytes() == want.data   # no markers
     assert [ErrorKind(k) for k in kind[kind != 0]] == [k for _, k in want.errors]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("encoding, errors", [("utf-8-rfc2279", "replace"), ("wtf-8", "strict")])
+def test_one_lut_level(encoding, errors, tmp_path):
+    """After synth_ice40 no LUT4 of the core reads another LUT4: the RFC 2279 core's stages and
+    WTF-8's joining stages are one LUT level between flip-flops (WTF-8's squeezing enables are
+    a LUT of two flip-flops, but they drive clock enables, not LUTs)."""
+    report = synth.synth_target("encoder", errors=errors, encoding=encoding, build_dir=tmp_path)
+    with open(report["files"]["netlist"]) as file:
+        assert second_lut_levels(json.load(file), enables=encoding != "wtf-8") == []
