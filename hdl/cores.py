@@ -25,6 +25,8 @@ from .sanitizer import SANITIZE_ERRORS, Utf8Sanitizer
 from .text_decoder import DECODINGS
 from .text_encoder import ENCODINGS
 from .transcoder import TRANSCODE_ERRORS, Transcoder
+from .utf16_bom_units import Utf16BomUnits
+from .utf16_bom_writer import Utf16BomWriter
 from .utf16_bytes import Utf16Bytes
 from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
 from .utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
@@ -67,6 +69,9 @@ BUILDABLE = {
     "utf16_decoder": CoreSpec(Utf16Decoder, UTF16_DECODE_ERRORS),
     "utf16_units":   CoreSpec(Utf16Units, choices={"byteorder": BYTE_ORDERS}),
     "utf16_bytes":   CoreSpec(Utf16Bytes, choices={"byteorder": BYTE_ORDERS}),
+    # The stages of the `utf-16` scheme's mark (reading it, writing it): no parameters.
+    "utf16_bom_units":  CoreSpec(Utf16BomUnits),
+    "utf16_bom_writer": CoreSpec(Utf16BomWriter),
     "transcoder":    CoreSpec(Transcoder, TRANSCODE_ERRORS,
                               choices={"source_encoding": tuple(DECODINGS),
                                        "target_encoding": tuple(ENCODINGS)}),

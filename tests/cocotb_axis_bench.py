@@ -37,6 +37,7 @@ from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStream
 import corpora
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import encodings, engines, reference
+from utf8_gateware.sim.encodings.surrogates import StripByteOrderMark
 from utf8_gateware.sim.encodings.utf16 import CodeUnits, encoded_beats
 
 
@@ -45,6 +46,10 @@ CLOCK_NS = 10
 #: and lighter for the corpora (their point is the content; it halves their cycles).
 PAUSES = (0.0, 0.2, 0.5, 0.9)
 LIGHT_PAUSES = (0.0, 0.0, 0.1, 0.5)
+#: The byte order marks of UTF-16, big- and little-endian.
+MARKS = (b"\xfe\xff", b"\xff\xfe")
+#: U+FEFF, the mark as a code unit.
+MARK_UNIT = 0xFEFF
 #: Cycles an output may take at most after the previous one before the test fails (generous:
 #: 90 % pauses on both sides).
 STALL_CYCLES = 5000
@@ -94,9 +99,9 @@ def code_units(data, byteorder):
 def code_unit_items(core, message):
     """``[(code unit, ErrorKind)]``: what the stage before writes for one message of the UTF-16
     decoder (bytes, through the model's UTF-16LE byte stage: an odd trailing byte is a marker
-    item, unit 0, ``TRUNCATED``) or of the UTF-16 byte stage (``(code point, policy)`` pairs,
-    through the model's UTF-16 encoder: a substitute U+FFFD carries its kind, a code point that
-    ``strict`` leaves out is a marker item, unit 0 and its kind)."""
+    item, unit 0, ``TRUNCATED``) or of the UTF-16 byte stage and the mark's writer (``(code
+    point, policy)`` pairs, through the model's UTF-16 encoder: a substitute U+FFFD carries its
+    kind, a code point that ``strict`` leaves out is a marker item, unit 0 and its kind)."""
     if core == "utf16_decoder":
         return code_units(message, "little")
     return [item for codepoint, policy in message for item in encoded_beats(codepoint, policy)]
@@ -104,9 +109,17 @@ def code_unit_items(core, message):
 
 def utf16_beats(core, errors, message, byteorder):
     """The beats of a UTF-16 code-unit core (``utf16_encoder``, ``utf16_decoder``,
-    ``utf16_units``, ``utf16_bytes``) for one message, from the model's UTF-16 stages."""
+    ``utf16_units``, ``utf16_bytes``, ``utf16_bom_units``, ``utf16_bom_writer``) for one
+    message, from the model's UTF-16 stages."""
     if core == "utf16_units":
         return [(unit, kind.value) for unit, kind in code_units(message, byteorder)]
+    if core == "utf16_bom_units":      # the order from a leading mark (big without), it dropped
+        units, strip = CodeUnits(None), StripByteOrderMark()
+        return [(piece.value or 0, piece.kind.value)
+                for piece in strip.feed(units.feed(message) + units.finish())]
+    if core == "utf16_bom_writer":     # U+FEFF, then the message's units as they are
+        return [(MARK_UNIT, ErrorKind.NONE.value),
+                *((unit, kind.value) for unit, kind in code_unit_items(core, message))]
     if core == "utf16_decoder":
         return [(out.codepoint, out.error.value)
                 for out in encodings.decode(message, "utf-16-le", errors)]
@@ -180,6 +193,18 @@ def random_utf16(rng, length):
     return bytes(out[:length])
 
 
+def random_marked_utf16(rng, length):
+    """UTF-16 bytes for the stage that reads the mark: a mark of either order or none in
+    front, sometimes one later too (U+FEFF / U+FFFE there), ``length`` bytes in all; never a
+    message of only a mark (it has no output to end it)."""
+    data = rng.choice((*MARKS, b"")) + random_utf16(rng, length)
+    if rng.random() < 0.2:
+        cut = rng.randrange(0, len(data) + 1, 2)
+        data = data[:cut] + rng.choice(MARKS) + data[cut:]
+    data = data[:length]
+    return data + b"A" if data in MARKS else data
+
+
 def random_unit_policies(rng, length):
     """``(code point, policy)`` pairs for the UTF-16 byte stage (:func:`code_unit_items`)."""
     return [(unit, rng.choice(("replace", "strict", "surrogatepass")))
@@ -189,7 +214,8 @@ def random_unit_policies(rng, length):
 def random_message(core, rng, length):
     """One message of ``length`` items for ``core``."""
     make = {"encoder": random_units, "utf16_encoder": random_units, "utf16_decoder": random_utf16,
-            "utf16_bytes": random_unit_policies}.get(core, random_bytes)
+            "utf16_bytes": random_unit_policies, "utf16_bom_writer": random_unit_policies,
+            "utf16_bom_units": random_marked_utf16}.get(core, random_bytes)
     return make(rng, length)
 
 
@@ -295,7 +321,7 @@ class Bench:
         """The input frame of a message."""
         if self.core in ("encoder", "utf16_encoder"):
             return AxiStreamFrame(b"".join(unit.to_bytes(4, "little") for unit in message))
-        if self.core in ("utf16_decoder", "utf16_bytes"):     # code units and their kinds
+        if self.core in ("utf16_decoder", "utf16_bytes", "utf16_bom_writer"):   # units, kinds
             items = code_unit_items(self.core, message)
             return AxiStreamFrame(b"".join(unit.to_bytes(2, "little") for unit, _ in items),
                                   tuser=[kind.value for _, kind in items for _ in range(2)])

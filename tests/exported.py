@@ -1,8 +1,8 @@
 """The exported Verilog of every core, shared by the export tests (``test_export.py``) and the
 cocotb tests (``test_export_cocotb.py``) through the session fixture ``exported`` of
 ``conftest.py``: each core in each error mode (the decoder also with 2 lanes, the validator with
-1 and 4, the transcoder between UTF-8 and UTF-16LE, the UTF-16 code-unit cores in one mode
-each), with and without initial values."""
+1 and 4, the transcoder between UTF-8 and UTF-16LE, the UTF-16 code-unit cores and the
+stages of the ``utf-16`` mark in one mode each), with and without initial values."""
 
 import re
 from dataclasses import dataclass
@@ -32,6 +32,9 @@ VARIANTS = {
     "utf16_decoder_replace": ("utf16_decoder", {"errors": "replace"}),
     "utf16_units_little": ("utf16_units", {"byteorder": "little"}),
     "utf16_bytes_big": ("utf16_bytes", {"byteorder": "big"}),
+    # The stages of the `utf-16` scheme's mark: reading it from bytes, writing it as a unit.
+    "utf16_bom_units": ("utf16_bom_units", {}),
+    "utf16_bom_writer": ("utf16_bom_writer", {}),
 }
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
