@@ -8,7 +8,7 @@ and shares ``aresetn``. Plusargs:
 ``+dut=NAME``
     the instance to drive; ``+core=`` and ``+errors=`` say what it is (and for the transcoder
     ``+source_encoding=`` and ``+target_encoding=``, for the UTF-16 byte stages
-    ``+byteorder=``).
+    ``+byteorder=``, for the text decoder and encoder ``+encoding=``).
 ``+items=N``, ``+items_before_reset=M``, ``+seed=S``
     (``random_stream``) N items (bytes or code units) in random messages, the reset after the
     first M of them; the random generator's seed.
@@ -58,13 +58,21 @@ STALL_CYCLES = 5000
 # -------------------------------------------------------------------------------------------------
 # What the cores must produce
 
-def expected_beats(core, errors, message, source=None, target=None, byteorder=None):
+def expected_beats(core, errors, message, source=None, target=None, byteorder=None,
+                   encoding=None):
     """The output beats ``[(tdata, tuser)]`` of ``core`` for one message (bytes for the decoder,
-    the sanitizer, the transcoder from ``source`` to ``target`` and the UTF-16 cores that take
-    bytes or code units, code points for the encoders, ``(code point, policy)`` pairs for the
-    UTF-16 byte stage: see :func:`code_unit_items`)."""
+    the sanitizer, the transcoder from ``source`` to ``target``, the text decoder of
+    ``encoding`` and the UTF-16 cores that take bytes or code units, code points for the
+    encoders, ``(code point, policy)`` pairs for the UTF-16 byte stage: see
+    :func:`code_unit_items`)."""
     if core == "transcoder":
-        return transcoded_beats(source, target, errors, message)
+        return written_beats(target, errors, [(decoded.codepoint, decoded.error) for decoded
+                                              in encodings.decode(message, source, errors)])
+    if core == "text_decoder":
+        return [(out.codepoint, out.error.value)
+                for out in encodings.decode(message, encoding, errors)]
+    if core == "text_encoder":
+        return written_beats(encoding, errors, [(unit, ErrorKind.NONE) for unit in message])
     if core.startswith("utf16_"):
         return utf16_beats(core, errors, message, byteorder)
     if core == "validator":
@@ -130,15 +138,16 @@ def utf16_beats(core, errors, message, byteorder):
     return [(value, kind.value) for piece in pieces for value, kind in encoded_beats(*piece)]
 
 
-def transcoded_beats(source, target, errors, message):
-    """The transcoder's beats: a mark in front if the target writes one, then per decoded item
-    its bytes in the target encoding, the first flagged with the decoder's or the encoder's
-    error kind (one marker beat, data 0, for an item the policy leaves out)."""
+def written_beats(target, errors, items):
+    """The beats of an encoder of ``target`` (the text encoder's, the transcoder's) for
+    ``items`` (``[(code point, the error kind it carries)]``): a mark in front if the target
+    writes one, then per item its bytes, the first flagged with the encoder's error kind or
+    the carried one (one marker beat, data 0, for an item the policy leaves out)."""
     mark = encodings.encode([], target, errors).data
     beats = [(byte, 0) for byte in mark]
-    for decoded in encodings.decode(message, source, errors):
-        encoded = encodings.encode([decoded.codepoint], target, errors)
-        kind = encoded.errors[0][1] if encoded.errors else decoded.error
+    for codepoint, carried in items:
+        encoded = encodings.encode([codepoint], target, errors)
+        kind = encoded.errors[0][1] if encoded.errors else carried
         for index, byte in enumerate(encoded.data[len(mark):] or b"\0"):
             beats.append((byte, kind.value if index == 0 else 0))
     return beats
@@ -215,7 +224,8 @@ def random_message(core, rng, length):
     """One message of ``length`` items for ``core``."""
     make = {"encoder": random_units, "utf16_encoder": random_units, "utf16_decoder": random_utf16,
             "utf16_bytes": random_unit_policies, "utf16_bom_writer": random_unit_policies,
-            "utf16_bom_units": random_marked_utf16}.get(core, random_bytes)
+            "utf16_bom_units": random_marked_utf16, "text_encoder": random_units,
+            "text_decoder": random_marked_utf16}.get(core, random_bytes)
     return make(rng, length)
 
 
@@ -275,6 +285,7 @@ class Bench:
         self.errors = args["errors"]
         self.encodings = (args.get("source_encoding"), args.get("target_encoding"))
         self.byteorder = args.get("byteorder")
+        self.encoding = args.get("encoding")
         self.rng = random.Random(seed)
         self.ports = [name for name in PORTS
                       if name == "aresetn" or hasattr(dut, f"{self.name}_{name}")]
@@ -319,7 +330,7 @@ class Bench:
 
     def frame(self, message):
         """The input frame of a message."""
-        if self.core in ("encoder", "utf16_encoder"):
+        if self.core in ("encoder", "utf16_encoder", "text_encoder"):
             return AxiStreamFrame(b"".join(unit.to_bytes(4, "little") for unit in message))
         if self.core in ("utf16_decoder", "utf16_bytes", "utf16_bom_writer"):   # units, kinds
             items = code_unit_items(self.core, message)
@@ -360,7 +371,7 @@ class Bench:
                                        STALL_CYCLES * CLOCK_NS * max(1, len(message)), "ns")
             got = self.beats(frame)
             want = expected_beats(self.core, self.errors, message, *self.encodings,
-                                  byteorder=self.byteorder)
+                                  byteorder=self.byteorder, encoding=self.encoding)
             if got != want:
                 raise AssertionError(describe(label, index, message, want, got))
         await ClockCycles(self.clock, 32)

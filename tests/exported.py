@@ -2,7 +2,7 @@
 cocotb tests (``test_export_cocotb.py``) through the session fixture ``exported`` of
 ``conftest.py``: each core in each error mode (the decoder also with 2 lanes, the validator with
 1 and 4, the transcoder between UTF-8 and UTF-16LE, the UTF-16 code-unit cores and the
-stages of the ``utf-16`` mark in one mode each), with and without initial values."""
+stages of the ``utf-16`` mark in one mode each, the text decoder and encoder of ``utf-16``), with and without initial values."""
 
 import re
 from dataclasses import dataclass
@@ -35,6 +35,10 @@ VARIANTS = {
     # The stages of the `utf-16` scheme's mark: reading it from bytes, writing it as a unit.
     "utf16_bom_units": ("utf16_bom_units", {}),
     "utf16_bom_writer": ("utf16_bom_writer", {}),
+    # Any encoding by name: the utf-16 scheme's stages in a row (its mark read and written; the
+    # UTF-8 family's are the decoder and encoder above).
+    "text_decoder_utf16": ("text_decoder", {"encoding": "utf-16", "errors": "replace"}),
+    "text_encoder_utf16": ("text_encoder", {"encoding": "utf-16", "errors": "strict"}),
 }
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)

@@ -168,9 +168,10 @@ def test_exported_file(exported, variant):
     expected = {"aclk": 1, "aresetn": 1, "s_axis_tvalid": 1, "s_axis_tready": 1,
                 "s_axis_tlast": 1, "m_axis_tvalid": 1, "m_axis_tready": 1, "m_axis_tlast": 1,
                 "s_axis_tdata": {"encoder": 32, "utf16_encoder": 32, "utf16_decoder": 16,
-                                 "utf16_bytes": 16, "utf16_bom_writer": 16}.get(item.core,
-                                                                                8 * lanes),
+                                 "utf16_bytes": 16, "utf16_bom_writer": 16,
+                                 "text_encoder": 32}.get(item.core, 8 * lanes),
                 "m_axis_tdata": {"decoder": 32 * lanes, "utf16_decoder": 32, "utf16_encoder": 16,
+                                 "text_decoder": 32,
                                  "utf16_units": 16, "utf16_bom_units": 16,
                                  "utf16_bom_writer": 16}.get(item.core, 8),
                 "m_axis_tuser": 3 * lanes}
