@@ -22,9 +22,11 @@ from .encoder import ENCODE_ERRORS, ENCODER_ENCODINGS, Utf8Encoder
 from .lane_packer import LanePacker
 from .layouts import CodepointLaneLayout
 from .sanitizer import SANITIZE_ERRORS, Utf8Sanitizer
-from .text_decoder import DECODINGS
-from .text_encoder import ENCODINGS
+from .text_decoder import DECODINGS, TextDecoder
+from .text_encoder import ENCODINGS, TextEncoder
 from .transcoder import TRANSCODE_ERRORS, Transcoder
+from .utf16_bom_units import Utf16BomUnits
+from .utf16_bom_writer import Utf16BomWriter
 from .utf16_bytes import Utf16Bytes
 from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
 from .utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
@@ -54,6 +56,12 @@ class CoreSpec:
     axi_stream: bool = True
 
 
+def _policies(encodings):
+    """Every error policy of ``encodings`` (``{encoding: policies}``), in order; the core
+    checks those of its encoding."""
+    return tuple(dict.fromkeys(policy for policies in encodings.values() for policy in policies))
+
+
 #: Every core that ``synth`` (and the benchmark) can build by name.
 BUILDABLE = {
     "decoder":     CoreSpec(Utf8Decoder, DECODE_ERRORS,
@@ -67,6 +75,14 @@ BUILDABLE = {
     "utf16_decoder": CoreSpec(Utf16Decoder, UTF16_DECODE_ERRORS),
     "utf16_units":   CoreSpec(Utf16Units, choices={"byteorder": BYTE_ORDERS}),
     "utf16_bytes":   CoreSpec(Utf16Bytes, choices={"byteorder": BYTE_ORDERS}),
+    # The stages of the `utf-16` scheme's mark (reading it, writing it): no parameters.
+    "utf16_bom_units":  CoreSpec(Utf16BomUnits),
+    "utf16_bom_writer": CoreSpec(Utf16BomWriter),
+    # Any encoding by name (the UTF-16 schemes' stages in a row, or the UTF-8 family's core).
+    "text_decoder":  CoreSpec(TextDecoder, _policies(DECODINGS),
+                              choices={"encoding": tuple(DECODINGS)}),
+    "text_encoder":  CoreSpec(TextEncoder, _policies(ENCODINGS),
+                              choices={"encoding": tuple(ENCODINGS)}),
     "transcoder":    CoreSpec(Transcoder, TRANSCODE_ERRORS,
                               choices={"source_encoding": tuple(DECODINGS),
                                        "target_encoding": tuple(ENCODINGS)}),

@@ -8,7 +8,7 @@ and shares ``aresetn``. Plusargs:
 ``+dut=NAME``
     the instance to drive; ``+core=`` and ``+errors=`` say what it is (and for the transcoder
     ``+source_encoding=`` and ``+target_encoding=``, for the UTF-16 byte stages
-    ``+byteorder=``).
+    ``+byteorder=``, for the text decoder and encoder ``+encoding=``).
 ``+items=N``, ``+items_before_reset=M``, ``+seed=S``
     (``random_stream``) N items (bytes or code units) in random messages, the reset after the
     first M of them; the random generator's seed.
@@ -37,6 +37,7 @@ from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStream
 import corpora
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import encodings, engines, reference
+from utf8_gateware.sim.encodings.surrogates import StripByteOrderMark
 from utf8_gateware.sim.encodings.utf16 import CodeUnits, encoded_beats
 
 
@@ -45,6 +46,10 @@ CLOCK_NS = 10
 #: and lighter for the corpora (their point is the content; it halves their cycles).
 PAUSES = (0.0, 0.2, 0.5, 0.9)
 LIGHT_PAUSES = (0.0, 0.0, 0.1, 0.5)
+#: The byte order marks of UTF-16, big- and little-endian.
+MARKS = (b"\xfe\xff", b"\xff\xfe")
+#: U+FEFF, the mark as a code unit.
+MARK_UNIT = 0xFEFF
 #: Cycles an output may take at most after the previous one before the test fails (generous:
 #: 90 % pauses on both sides).
 STALL_CYCLES = 5000
@@ -53,13 +58,21 @@ STALL_CYCLES = 5000
 # -------------------------------------------------------------------------------------------------
 # What the cores must produce
 
-def expected_beats(core, errors, message, source=None, target=None, byteorder=None):
+def expected_beats(core, errors, message, source=None, target=None, byteorder=None,
+                   encoding=None):
     """The output beats ``[(tdata, tuser)]`` of ``core`` for one message (bytes for the decoder,
-    the sanitizer, the transcoder from ``source`` to ``target`` and the UTF-16 cores that take
-    bytes or code units, code points for the encoders, ``(code point, policy)`` pairs for the
-    UTF-16 byte stage: see :func:`code_unit_items`)."""
+    the sanitizer, the transcoder from ``source`` to ``target``, the text decoder of
+    ``encoding`` and the UTF-16 cores that take bytes or code units, code points for the
+    encoders, ``(code point, policy)`` pairs for the UTF-16 byte stage: see
+    :func:`code_unit_items`)."""
     if core == "transcoder":
-        return transcoded_beats(source, target, errors, message)
+        return written_beats(target, errors, [(decoded.codepoint, decoded.error) for decoded
+                                              in encodings.decode(message, source, errors)])
+    if core == "text_decoder":
+        return [(out.codepoint, out.error.value)
+                for out in encodings.decode(message, encoding, errors)]
+    if core == "text_encoder":
+        return written_beats(encoding, errors, [(unit, ErrorKind.NONE) for unit in message])
     if core.startswith("utf16_"):
         return utf16_beats(core, errors, message, byteorder)
     if core == "validator":
@@ -94,9 +107,9 @@ def code_units(data, byteorder):
 def code_unit_items(core, message):
     """``[(code unit, ErrorKind)]``: what the stage before writes for one message of the UTF-16
     decoder (bytes, through the model's UTF-16LE byte stage: an odd trailing byte is a marker
-    item, unit 0, ``TRUNCATED``) or of the UTF-16 byte stage (``(code point, policy)`` pairs,
-    through the model's UTF-16 encoder: a substitute U+FFFD carries its kind, a code point that
-    ``strict`` leaves out is a marker item, unit 0 and its kind)."""
+    item, unit 0, ``TRUNCATED``) or of the UTF-16 byte stage and the mark's writer (``(code
+    point, policy)`` pairs, through the model's UTF-16 encoder: a substitute U+FFFD carries its
+    kind, a code point that ``strict`` leaves out is a marker item, unit 0 and its kind)."""
     if core == "utf16_decoder":
         return code_units(message, "little")
     return [item for codepoint, policy in message for item in encoded_beats(codepoint, policy)]
@@ -104,9 +117,17 @@ def code_unit_items(core, message):
 
 def utf16_beats(core, errors, message, byteorder):
     """The beats of a UTF-16 code-unit core (``utf16_encoder``, ``utf16_decoder``,
-    ``utf16_units``, ``utf16_bytes``) for one message, from the model's UTF-16 stages."""
+    ``utf16_units``, ``utf16_bytes``, ``utf16_bom_units``, ``utf16_bom_writer``) for one
+    message, from the model's UTF-16 stages."""
     if core == "utf16_units":
         return [(unit, kind.value) for unit, kind in code_units(message, byteorder)]
+    if core == "utf16_bom_units":      # the order from a leading mark (big without), it dropped
+        units, strip = CodeUnits(None), StripByteOrderMark()
+        return [(piece.value or 0, piece.kind.value)
+                for piece in strip.feed(units.feed(message) + units.finish())]
+    if core == "utf16_bom_writer":     # U+FEFF, then the message's units as they are
+        return [(MARK_UNIT, ErrorKind.NONE.value),
+                *((unit, kind.value) for unit, kind in code_unit_items(core, message))]
     if core == "utf16_decoder":
         return [(out.codepoint, out.error.value)
                 for out in encodings.decode(message, "utf-16-le", errors)]
@@ -117,15 +138,16 @@ def utf16_beats(core, errors, message, byteorder):
     return [(value, kind.value) for piece in pieces for value, kind in encoded_beats(*piece)]
 
 
-def transcoded_beats(source, target, errors, message):
-    """The transcoder's beats: a mark in front if the target writes one, then per decoded item
-    its bytes in the target encoding, the first flagged with the decoder's or the encoder's
-    error kind (one marker beat, data 0, for an item the policy leaves out)."""
+def written_beats(target, errors, items):
+    """The beats of an encoder of ``target`` (the text encoder's, the transcoder's) for
+    ``items`` (``[(code point, the error kind it carries)]``): a mark in front if the target
+    writes one, then per item its bytes, the first flagged with the encoder's error kind or
+    the carried one (one marker beat, data 0, for an item the policy leaves out)."""
     mark = encodings.encode([], target, errors).data
     beats = [(byte, 0) for byte in mark]
-    for decoded in encodings.decode(message, source, errors):
-        encoded = encodings.encode([decoded.codepoint], target, errors)
-        kind = encoded.errors[0][1] if encoded.errors else decoded.error
+    for codepoint, carried in items:
+        encoded = encodings.encode([codepoint], target, errors)
+        kind = encoded.errors[0][1] if encoded.errors else carried
         for index, byte in enumerate(encoded.data[len(mark):] or b"\0"):
             beats.append((byte, kind.value if index == 0 else 0))
     return beats
@@ -180,6 +202,18 @@ def random_utf16(rng, length):
     return bytes(out[:length])
 
 
+def random_marked_utf16(rng, length):
+    """UTF-16 bytes for the stage that reads the mark: a mark of either order or none in
+    front, sometimes one later too (U+FEFF / U+FFFE there), ``length`` bytes in all; never a
+    message of only a mark (it has no output to end it)."""
+    data = rng.choice((*MARKS, b"")) + random_utf16(rng, length)
+    if rng.random() < 0.2:
+        cut = rng.randrange(0, len(data) + 1, 2)
+        data = data[:cut] + rng.choice(MARKS) + data[cut:]
+    data = data[:length]
+    return data + b"A" if data in MARKS else data
+
+
 def random_unit_policies(rng, length):
     """``(code point, policy)`` pairs for the UTF-16 byte stage (:func:`code_unit_items`)."""
     return [(unit, rng.choice(("replace", "strict", "surrogatepass")))
@@ -189,7 +223,9 @@ def random_unit_policies(rng, length):
 def random_message(core, rng, length):
     """One message of ``length`` items for ``core``."""
     make = {"encoder": random_units, "utf16_encoder": random_units, "utf16_decoder": random_utf16,
-            "utf16_bytes": random_unit_policies}.get(core, random_bytes)
+            "utf16_bytes": random_unit_policies, "utf16_bom_writer": random_unit_policies,
+            "utf16_bom_units": random_marked_utf16, "text_encoder": random_units,
+            "text_decoder": random_marked_utf16}.get(core, random_bytes)
     return make(rng, length)
 
 
@@ -249,6 +285,7 @@ class Bench:
         self.errors = args["errors"]
         self.encodings = (args.get("source_encoding"), args.get("target_encoding"))
         self.byteorder = args.get("byteorder")
+        self.encoding = args.get("encoding")
         self.rng = random.Random(seed)
         self.ports = [name for name in PORTS
                       if name == "aresetn" or hasattr(dut, f"{self.name}_{name}")]
@@ -293,9 +330,9 @@ class Bench:
 
     def frame(self, message):
         """The input frame of a message."""
-        if self.core in ("encoder", "utf16_encoder"):
+        if self.core in ("encoder", "utf16_encoder", "text_encoder"):
             return AxiStreamFrame(b"".join(unit.to_bytes(4, "little") for unit in message))
-        if self.core in ("utf16_decoder", "utf16_bytes"):     # code units and their kinds
+        if self.core in ("utf16_decoder", "utf16_bytes", "utf16_bom_writer"):   # units, kinds
             items = code_unit_items(self.core, message)
             return AxiStreamFrame(b"".join(unit.to_bytes(2, "little") for unit, _ in items),
                                   tuser=[kind.value for _, kind in items for _ in range(2)])
@@ -334,7 +371,7 @@ class Bench:
                                        STALL_CYCLES * CLOCK_NS * max(1, len(message)), "ns")
             got = self.beats(frame)
             want = expected_beats(self.core, self.errors, message, *self.encodings,
-                                  byteorder=self.byteorder)
+                                  byteorder=self.byteorder, encoding=self.encoding)
             if got != want:
                 raise AssertionError(describe(label, index, message, want, got))
         await ClockCycles(self.clock, 32)

@@ -1,8 +1,8 @@
 """The exported Verilog of every core, shared by the export tests (``test_export.py``) and the
 cocotb tests (``test_export_cocotb.py``) through the session fixture ``exported`` of
 ``conftest.py``: each core in each error mode (the decoder also with 2 lanes, the validator with
-1 and 4, the transcoder between UTF-8 and UTF-16LE, the UTF-16 code-unit cores in one mode
-each), with and without initial values."""
+1 and 4, the transcoder between UTF-8 and UTF-16LE, the UTF-16 code-unit cores and the
+stages of the ``utf-16`` mark in one mode each, the text decoder and encoder of ``utf-16``), with and without initial values."""
 
 import re
 from dataclasses import dataclass
@@ -32,7 +32,19 @@ VARIANTS = {
     "utf16_decoder_replace": ("utf16_decoder", {"errors": "replace"}),
     "utf16_units_little": ("utf16_units", {"byteorder": "little"}),
     "utf16_bytes_big": ("utf16_bytes", {"byteorder": "big"}),
+    # The stages of the `utf-16` scheme's mark: reading it from bytes, writing it as a unit.
+    "utf16_bom_units": ("utf16_bom_units", {}),
+    "utf16_bom_writer": ("utf16_bom_writer", {}),
+    # Any encoding by name: the utf-16 scheme's stages in a row (its mark read and written; the
+    # UTF-8 family's are the decoder and encoder above).
+    "text_decoder_utf16": ("text_decoder", {"encoding": "utf-16", "errors": "replace"}),
+    "text_encoder_utf16": ("text_encoder", {"encoding": "utf-16", "errors": "strict"}),
 }
+
+#: The variants exported only with initial values: the text decoder and encoder are the UTF-16
+#: stages in a row, each of which the power-up test runs alone (a smaller Verilator build).
+WITH_INITIAL_VALUES_ONLY = frozenset(variant for variant, (core, _) in VARIANTS.items()
+                                     if core.startswith("text_"))
 
 _PORT = re.compile(r"^\s*(input|output)\s+(?:\[(\d+):0\]\s+)?(\w+)\s*;", re.M)
 
@@ -58,11 +70,13 @@ class Exported:
 
 
 def export_all(folder):
-    """Export every variant, with and without initial values, into ``folder`` (each file
-    named after its module); returns ``{instance: Exported}``."""
+    """Export every variant, with and without initial values (but those of
+    :data:`WITH_INITIAL_VALUES_ONLY`), into ``folder`` (each file named after its module);
+    returns ``{instance: Exported}``."""
     found = {}
     for variant, (core, params) in VARIANTS.items():
-        for instance, initial_values in ((variant, True), (f"{variant}_noinit", False)):
+        for instance, initial_values in ((variant, True), (f"{variant}_noinit", False))[
+                :1 if variant in WITH_INITIAL_VALUES_ONLY else 2]:
             module = f"utf8_{instance}"
             verilog = export_verilog(core, name=module, initial_values=initial_values, **params)
             path = Path(folder) / f"{module}.v"

@@ -168,11 +168,14 @@ def test_exported_file(exported, variant):
     expected = {"aclk": 1, "aresetn": 1, "s_axis_tvalid": 1, "s_axis_tready": 1,
                 "s_axis_tlast": 1, "m_axis_tvalid": 1, "m_axis_tready": 1, "m_axis_tlast": 1,
                 "s_axis_tdata": {"encoder": 32, "utf16_encoder": 32, "utf16_decoder": 16,
-                                 "utf16_bytes": 16}.get(item.core, 8 * lanes),
+                                 "utf16_bytes": 16, "utf16_bom_writer": 16,
+                                 "text_encoder": 32}.get(item.core, 8 * lanes),
                 "m_axis_tdata": {"decoder": 32 * lanes, "utf16_decoder": 32, "utf16_encoder": 16,
-                                 "utf16_units": 16}.get(item.core, 8),
+                                 "text_decoder": 32,
+                                 "utf16_units": 16, "utf16_bom_units": 16,
+                                 "utf16_bom_writer": 16}.get(item.core, 8),
                 "m_axis_tuser": 3 * lanes}
-    if item.core in ("utf16_decoder", "utf16_bytes"):   # the error kind of an input code unit
+    if item.core in ("utf16_decoder", "utf16_bytes", "utf16_bom_writer"):   # an input unit's kind
         expected.update(s_axis_tuser=3)
         assert "s_axis_tuser[2:0] is the error kind of the input code unit" in \
             header.replace("\n// ", " ")
@@ -242,6 +245,7 @@ def test_core_parameters_and_checks():
     assert parameter_choices("decoder", "encoding") == ("utf-8", "utf-8-sig", "cesu-8",
                                                         "mutf-8", "wtf-8", "utf-8-rfc2279")
     assert core_parameters("utf16_decoder") == {"errors": "replace"}
+    assert core_parameters("utf16_bom_units") == core_parameters("utf16_bom_writer") == {}
     assert parameter_choices("decoder", "lanes") == (1, 2, 4, 8, 16)
     assert parameter_choices("encoder", "errors") == ("replace", "strict", "surrogateescape")
     # (carry_error is internal)
@@ -286,6 +290,7 @@ def test_export_command(tmp_path, capsys):
     (["decoder", "--name", "a.b"], "module name must be a Verilog identifier"),
     (["decoder", "-o", "/nonexistent/dir/x.v"], "cannot write"),
     (["encoder", "--lanes", "4"], "encoder takes no parameter 'lanes' (it takes errors, encoding)"),
+    (["utf16_bom_writer", "--errors", "replace"], "utf16_bom_writer takes no parameter 'errors'"),
 ])
 def test_export_command_errors(capsys, argv, message):
     status, out, err = run(capsys, "export", *argv)

@@ -4,7 +4,8 @@ against Amaranth's simulation of the same design.
 
 One Verilator build holds every exported core (``cocotb_top``: one instance per core and
 mode, ports prefixed by the instance name), cached across runs by
-:mod:`utf8_gateware.sim.cocotb_verilator`; each core also without initial values (instance
+:mod:`utf8_gateware.sim.cocotb_verilator`; each core (but the text decoder and encoder,
+``exported.WITH_INITIAL_VALUES_ONLY``) also without initial values (instance
 ``<variant>_noinit``), built with ``--x-initial unique`` so that its registers start from random
 values (``+verilator+rand+reset+2``), as in silicon.
 """
@@ -17,7 +18,7 @@ from amaranth.sim import Simulator
 
 import corpora
 from cocotb_axis_bench import OUTPUTS
-from exported import VARIANTS, top_module
+from exported import VARIANTS, WITH_INITIAL_VALUES_ONLY, top_module
 from utf8_gateware.hdl.axi_stream import AxiStreamAdapter
 from utf8_gateware.hdl.export import make_core
 from utf8_gateware.sim import cocotb_verilator
@@ -100,8 +101,8 @@ def test_cocotb_random(build, variant, tmp_path):
     # bytes per input item: fewer before the reset, so that it falls within the traced cycles.)
     core = VARIANTS[variant][0]
     simulate(build, variant, "random_stream", tmp_path, trace=path, trace_cycles=TRACE_CYCLES,
-             items=1000 if core.startswith("utf16_") else 3000,
-             items_before_reset=30 if core == "utf16_bytes" else 60)
+             items=1000 if core.startswith(("utf16_", "text_")) else 3000,
+             items_before_reset=30 if core in ("utf16_bytes", "text_encoder") else 60)
     trace = json.loads(path.read_text())
     cycles, names = trace["cycles"], trace["ports"]
     assert len(cycles) == TRACE_CYCLES
@@ -120,11 +121,11 @@ def test_cocotb_random(build, variant, tmp_path):
 
 
 @pytest.mark.parametrize("variant", [variant for variant, (core, _) in VARIANTS.items()
-                                     if core != "transcoder" and not core.startswith("utf16_")])
+                                     if core in ("decoder", "encoder", "sanitizer", "validator")])
 def test_cocotb_corpora(build, variant, tmp_path):
     """Every corpus case as one message, under random pauses on both sides (the transcoder's
-    decoder and encoder run them alone, and the UTF-8 corpora are not UTF-16: these run the
-    random streams)."""
+    decoder and encoder run them alone, and the UTF-8 corpora are not UTF-16: the UTF-16 cores
+    and the text decoder and encoder of ``utf-16`` run the random streams)."""
     corpora.require()
     simulate(build, variant, "corpora_stream", tmp_path)
 
@@ -134,10 +135,12 @@ def test_cocotb_rule_checker_fires(build, tmp_path):
     simulate(build, "decoder_replace", "rule_checker", tmp_path)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", [variant for variant in VARIANTS
+                                     if variant not in WITH_INITIAL_VALUES_ONLY])
 def test_cocotb_power_up_without_initial_values(build, variant, tmp_path):
     """Exported without initial values, every register starts from a random value; after one
-    cycle of reset the core is correct (random messages, a reset mid-message)."""
+    cycle of reset the core is correct (random messages, a reset mid-message). (The text
+    decoder and encoder are the UTF-16 stages in a row, each tested here alone.)"""
     seed = list(VARIANTS).index(variant) + 1
     simulate(build, variant, "random_stream", tmp_path, instance=f"{variant}_noinit",
              flags=["+verilator+rand+reset+2", f"+verilator+seed+{seed}"], reset_cycles=1,
