@@ -21,7 +21,7 @@ from utf8_gateware.boards.host import expected_output
 from utf8_gateware.boards.leds import LEDStretcher
 from utf8_gateware.boards.protocol import (
     BoardFrame, CREDIT_SHIFT, EXPANSION, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
-    STATUS_LAYOUT, STATUS_SIZE, SYNC, Status,
+    STATUS_LAYOUT, STATUS_SIZE, SYNC, Status, REWIND, ASK,
     decode_word, encode_frame, host_lengths, data_frame, start_frame)
 from utf8_gateware.boards import buffer, replay_buffer
 from utf8_gateware.boards.buffer import RingBuffer
@@ -609,6 +609,11 @@ def test_control_frames_and_replies():
         await ctx.tick().repeat(12)
         await frame(ctx, HostFrame.END, fields=position(3), length=4)
         assert ctx.get(dut.end_seen)
+        ctx.set(flow.credit_new, 1)                    # after END: no news, no CREDIT
+        ctx.set(flow.credit_due, 1)
+        await ctx.tick().repeat(30)
+        ctx.set(flow.credit_new, 0)
+        ctx.set(flow.credit_due, 0)
         ctx.set(dut.dp_done, 1)                                # the datapath's last output
         await ctx.tick()
         ctx.set(dut.dp_done, 0)
@@ -616,7 +621,11 @@ def test_control_frames_and_replies():
         await ctx.tick().repeat(30)
         assert ctx.get(dut.reported) and ctx.get(dut.active)   # STATUS sent
         assert ctx.get(dut.replies.credit) == 500 and ctx.get(dut.replies.received) == 3
-        await frame(ctx, HostFrame.WINDOW, fields=(2 | 1 << 32 | 9 << 40) << 8, length=6)
+        await frame(ctx, HostFrame.WINDOW, fields=(1 | 0 << 32) << 8, length=6)
+        await ctx.tick().repeat(30)                            # no ASK: no CREDIT
+        assert ctx.get(flow.acked) == 1
+        await frame(ctx, HostFrame.WINDOW, fields=(2 | (REWIND | ASK) << 32 | 9 << 40) << 8,
+                    length=6)
         await ctx.tick().repeat(30)                            # rewind, CREDIT, STATUS again
         assert ctx.get(flow.acked) == 2
         await frame(ctx, HostFrame.END, fields=position(3), length=4)      # STATUS again
