@@ -9,7 +9,7 @@ from utf8_gateware.hdl.component import CheckedComponent
 from .credit import FlowControl
 from .frame_rx import FrameError, ReceivedFrames
 from .frame_tx import FrameRequests
-from .protocol import HostFrame, BoardFrame, Mode, ErrorCode, OFFSET_SIZE, REWIND, ASK, BOARD_LENGTHS
+from .protocol import HostFrame, BoardFrame, Mode, ErrorCode, OFFSET_SIZE, REWIND, BOARD_LENGTHS
 from .replies import ReplyValues
 
 
@@ -28,13 +28,13 @@ class MessageControl(CheckedComponent):
     quietly if the offset is below (a repeat: it owes a ``CREDIT``, which carries the count), and
     is refused otherwise (``SEQUENCE``: a gap); ``END`` marks the input complete if its total is that count (else
     ``SEQUENCE``), and asks for the STATUS again; ``WINDOW`` moves the host's acknowledgement,
-    owes a ``CREDIT`` with the ``ASK`` flag and, with the ``REWIND`` flag, sends the output again from it (``rewind``, as soon as the
+    owes a ``CREDIT`` and, with the ``REWIND`` flag, sends the output again from it (``rewind``, as soon as the
     transmitter is idle) and the STATUS after it. A rejected frame owes an ``ERROR`` (with the
     count received: the host sends again from there) and is rolled back; the message goes on.
 
     Frames sent (to :class:`~.frame_tx.FrameTransmitter`), in this order of priority: ``ERROR``,
-    ``HELLO_ACK``, ``CREDIT`` (after ``START``; when asked; until ``END``, also when it has grown
-    by ``credit_step`` and when the line from the host is idle), ``DATA`` (when due, or when the input is finished), ``STATUS``
+    ``HELLO_ACK``, ``CREDIT`` (after ``START`` and a ``WINDOW``; until ``END``, also when it has
+    grown by ``credit_step`` and when the line from the host is idle), ``DATA`` (when due, or when the input is finished), ``STATUS``
     (when the input is finished and all output sent; once, unless asked again).
 
     Ports
@@ -187,8 +187,8 @@ class MessageControl(CheckedComponent):
             with m.Else():
                 m.d.comb += decided.end.eq(1)
         with m.Elif(is_kind[HostFrame.WINDOW]):
-            # (With ASK, a WINDOW asks for a CREDIT: the host's poll or probe.)
-            m.d.comb += [decided.credit.eq(self.active & (new_flags & ASK).any()),
+            # (A WINDOW also asks for a CREDIT: the host's probe after a timeout.)
+            m.d.comb += [decided.credit.eq(self.active),
                          decided.ack.eq(self.active & window_ahead),
                          decided.rewind.eq(self.active & window_ahead & (new_flags & REWIND).any())]
 

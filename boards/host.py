@@ -315,17 +315,15 @@ class _Transfer:
         received) once the frames before it have arrived. Sent between the frames every
         ``poll_every`` bytes, not after all that may be in flight: the answer then comes while
         half of it is still on the line. The answer times the round trip."""
-        self._ack(ask=True)
+        self._ack()
         self.poll_at = self.sent + self.poll_every
         if self.poll_time is None:
             self.poll_time, self.poll_mark = time.monotonic(), self.sent
 
-    def _ack(self, rewind=False, ask=False):
-        """A WINDOW: acknowledge the output; ``rewind``: ask for it again from there; ``ask``:
-        ask for a CREDIT (a plain acknowledgement costs the board's line nothing)."""
+    def _ack(self, rewind=False):
         if rewind:
             self.out_epoch = (self.out_epoch + 1) & 0xFF
-        self.write(window_frame(len(self.output), rewind, self.out_epoch, ask))
+        self.write(window_frame(len(self.output), rewind, self.out_epoch))
         self.acked_out = len(self.output)
 
     def _go_back(self, received, now, in_order=False):
@@ -483,7 +481,7 @@ class _Transfer:
                 self.write(data_frame(self.data[offset:self.sent], offset, self.in_epoch))
                 self.counts["frames_resent"] += 1
                 self.counts["bytes_resent"] += self.sent - offset
-            self._ack(ask=True)
+            self._ack()
         else:
             self.phase = "hello"
             self.write(encode_frame(HostFrame.HELLO))

@@ -37,10 +37,9 @@ Host -> board
     the STATUS again.
 ``WINDOW`` (0x05, ``acked`` u32, ``flags`` u8, ``epoch`` u8)
     The host has every output payload byte below ``acked`` (cumulative): the board frees them and
-    may send up to ``acked + window``. ``flags`` bit 0 (:data:`REWIND`): send again from
-    ``acked`` (the host missed a frame), with ``epoch`` in the DATA frames from then on; bit 1
-    (:data:`ASK`): answer with a ``CREDIT`` (a request for the board's count, answered after the
-    frames before it; a plain acknowledgement gets no answer).
+    may send up to ``acked + window``; it answers with a ``CREDIT``. ``flags`` bit 0
+    (:data:`REWIND`): send again from ``acked`` (the host missed a frame), with ``epoch`` in the
+    DATA frames from then on.
 
 Board -> host
 -------------
@@ -65,15 +64,15 @@ acknowledges them) and the mode's worst-case expansion ``k`` output bytes per in
 
 so every byte the host may send fits in the input buffer *and* its worst-case output fits in
 the output buffer (``slack`` covers what the cores still hold). The credit never decreases; the
-board announces it after ``START``, in answer to a ``WINDOW`` with :data:`ASK`, and until the
-message's ``END`` has arrived also whenever it has grown by :data:`CREDIT_STEP` bytes and when
+board announces it after ``START``, in answer to a ``WINDOW``, and until the message's ``END``
+has arrived also whenever it has grown by :data:`CREDIT_STEP` bytes and when
 the line from the host has been silent for 32 byte times (the host may be waiting for it). After
 ``END`` a credit is no news: announcing it would only take line time from the output. With
 32 KiB of input buffer and 64 KiB of output buffer (SPRAM) the host is granted 16..32 KiB ahead,
 several frames, so it never waits for a round trip: the busier direction of the line carries
 payload more than 99 % of the time (``DATA`` frames of 4 KiB cost 0.24 %, ``CREDIT`` frames
-14 bytes per 8 KiB of input: the answers to the host's requests for the count, which make most
-announcements needless). A DATA frame's length with its offset (``data`` + 4) must fit in
+about 14 bytes per 8 KiB of input: the answers to the host's requests for the count, which
+make most announcements needless). A DATA frame's length with its offset (``data`` + 4) must fit in
 the credit left.
 
 *Board -> host.* The host grants a receive window (``START``) beyond its acknowledgement
@@ -101,7 +100,7 @@ A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host st
 over. What go-back-N sends again is what was in flight past a loss, and the host's ``WINDOW``
 (``REWIND``) waits behind it on the line, so the host keeps its input in flight small (a few
 frames, however large its credit) and asks for the board's count every half of it (a
-``WINDOW`` with :data:`ASK` is answered by a ``CREDIT``); those round trips size its timeout. The host gives up after a number of timeouts without progress or of restarts (see
+``WINDOW`` is answered by a ``CREDIT``); those round trips size its timeout. The host gives up after a number of timeouts without progress or of restarts (see
 :class:`~utf8_gateware.boards.host.Link`).
 
 Modes
@@ -140,7 +139,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind, Labelled
 
 
 __all__ = [
-    "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "ASK", "VERSION", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
+    "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "VERSION", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
     "HostFrame", "BoardFrame", "Mode", "UTF16_MODES", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
     "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
     "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",
@@ -157,9 +156,6 @@ OVERHEAD = 6
 OFFSET_SIZE = 4
 #: ``WINDOW`` flag: send the output again from ``acked``.
 REWIND = 0x01
-#: ``WINDOW`` flag: answer with a ``CREDIT`` (a request for the board's count; without it a
-#: ``WINDOW`` only acknowledges output, and costs the board's line nothing).
-ASK = 0x02
 #: Offsets in DATA frames (and an END's total) are modulo 2**24; the top byte is an epoch.
 OFFSET_MASK = 0xFF_FFFF
 VERSION = 1
@@ -169,7 +165,8 @@ MAX_PAYLOAD = 4096
 #: frame: the host asks for the board's count every half of its input in flight (at least two
 #: frames, see :func:`~utf8_gateware.boards.host.inflight_for`) and the answers carry the
 #: credit, so on the board's line (the busier one in ``transcode``) announcements between them
-#: would only cost time (at 12 Mbaud: 98.75 % line utilisation with 4 KiB, 99.47 % with 8 KiB).
+#: would only cost time (``transcode`` at 12 Mbaud: 98.7 % line utilisation with 4 KiB, 99.4 %
+#: with 8 KiB).
 CREDIT_STEP = 8192
 #: A frame left incomplete for this long is discarded (the board's inter-byte timeout).
 FRAME_TIMEOUT_S = 0.005
@@ -447,11 +444,11 @@ def end_frame(total, epoch=0):
     return encode_frame(HostFrame.END, struct.pack("<I", stream_position(total, epoch)))
 
 
-def window_frame(acked, rewind=False, epoch=0, ask=False):
+def window_frame(acked, rewind=False, epoch=0):
     """``WINDOW``: every output byte below ``acked`` arrived; ``rewind``: send again from there
-    (in ``epoch``); ``ask``: answer with a ``CREDIT``."""
-    flags = (REWIND if rewind else 0) | (ASK if ask else 0)
-    return encode_frame(HostFrame.WINDOW, struct.pack("<IBB", acked, flags, epoch & 0xFF))
+    (in ``epoch``)."""
+    return encode_frame(HostFrame.WINDOW,
+                        struct.pack("<IBB", acked, REWIND if rewind else 0, epoch & 0xFF))
 
 
 def board_position(value, have):
