@@ -94,7 +94,9 @@ gap in a frame sent before the board saw the last ``REWIND`` is no news. In the 
 drops a DATA frame it cannot use and asks for the output again from what it has (``WINDOW``
 with :data:`REWIND`); the board keeps every output byte until it is acknowledged. Frames lost
 without a trace (a sync byte dropped) are found by the host's timeout: without progress it
-sends again from the last acknowledgement (and ``END``, ``WINDOW``). The STATUS is sent when all
+probes with ``END``, or with its last input byte as a DATA frame of its own (a gap the board
+answers with an ``ERROR`` and its count; a needless probe costs 15 bytes, not a frame), and a
+``WINDOW``. The STATUS is sent when all
 output has been sent; a host that misses output or the STATUS asks again (``REWIND``, ``END``).
 A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host starts the message
 over. What go-back-N sends again is what was in flight past a loss, and the host's ``WINDOW``
