@@ -235,7 +235,7 @@ class _Transfer:
         self.poll_time = None       # when the outstanding request for the count was sent
         self.poll_mark = 0          # ... and the input bytes sent before it
         self.srtt = self.rttvar = None
-        self.backoff = 1            # doubles with each timeout without progress in between
+        self.backoff = 1            # doubles with each timeout, until a round trip is measured
         self.phase = "hello"
         self.credit = self.sent = self.max_sent = self.acked_in = 0
         self.end_sent = False
@@ -368,7 +368,6 @@ class _Transfer:
 
     def _moved(self, now):
         self.last_progress = self.last_action = now
-        self.backoff = 1
 
     def _round_trip(self, now, received):
         """A CREDIT arrived: if it counts every byte sent before the outstanding request for the
@@ -379,6 +378,10 @@ class _Transfer:
         if self.poll_time is None or received < self.poll_mark:
             return
         sample, self.poll_time = now - self.poll_time, None
+        # (RFC 6298 5.7: a backed-off timeout stays until a new sample, not just until some
+        # progress: else a timeout that was too short fires again on every round trip, and
+        # Karn's rule drops every answer that would correct it.)
+        self.backoff = 1
         if self.srtt is None:
             self.srtt, self.rttvar = sample, sample / 2
         else:
@@ -462,8 +465,8 @@ class _Transfer:
         """The retransmission timeout, sized from the link: ``retransmit_after`` until a round
         trip was measured, then the smoothed round trip plus four times its variation (RFC
         6298; a simulated board is much slower than a real one), at least twice the round trip
-        and 20 ms; doubled for each timeout since the last progress, at most a third of
-        ``timeout``."""
+        and 20 ms; doubled for each timeout since the last round trip measured, at most a
+        third of ``timeout``."""
         if self.srtt is None:
             rto = self.link.retransmit_after
         else:

@@ -39,6 +39,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <random>
 #include <type_traits>
@@ -223,9 +224,14 @@ int main(int argc, char **argv) {
 		struct pollfd fds[2] = {{0, POLLIN, 0}, {master, POLLIN, 0}};
 		if (to_board.empty() && host.runnable()) {
 			// The host is busy (or waits for a CPU): time stands still until it writes or
-			// sleeps (checked again every 100 us).
+			// sleeps (checked again every 100 us; /proc, and so this, is Linux's).
+#ifdef __linux__
 			struct timespec wait = {0, 100000};
-			if (ppoll(fds, 2, &wait, nullptr) > 0 && (fds[0].revents & (POLLIN | POLLHUP))) {
+			int ready = ppoll(fds, 2, &wait, nullptr);
+#else
+			int ready = poll(fds, 2, 1);
+#endif
+			if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP))) {
 				char dummy[256];
 				if (read(0, dummy, sizeof(dummy)) <= 0)
 					stdin_open = false;
