@@ -33,8 +33,8 @@ class MessageControl(CheckedComponent):
     count received: the host sends again from there) and is rolled back; the message goes on.
 
     Frames sent (to :class:`~.frame_tx.FrameTransmitter`), in this order of priority: ``ERROR``,
-    ``HELLO_ACK``, ``CREDIT`` (after ``START``; when it has grown by ``credit_step``; when the
-    line from the host is idle), ``DATA`` (when due, or when the input is finished), ``STATUS``
+    ``HELLO_ACK``, ``CREDIT`` (after ``START`` and a ``WINDOW``; until ``END``, also when it has
+    grown by ``credit_step`` and when the line from the host is idle), ``DATA`` (when due, or when the input is finished), ``STATUS``
     (when the input is finished and all output sent; once, unless asked again).
 
     Ports
@@ -264,8 +264,9 @@ class MessageControl(CheckedComponent):
         wants = [
             (BoardFrame.ERROR, state.err_pending, BOARD_LENGTHS[BoardFrame.ERROR][0]),
             (BoardFrame.HELLO_ACK, state.hello_pending, self.hello_size),
+            # (After END a grown credit is no news: only answers, no announcements.)
             (BoardFrame.CREDIT, ready & (state.credit_force | self.flow.credit_new &
-                (self.flow.credit_due | self.frames.line_idle)),
+                ~self.end_seen & (self.flow.credit_due | self.frames.line_idle)),
                 BOARD_LENGTHS[BoardFrame.CREDIT][0]),
             (BoardFrame.DATA, ready & (self.flow.data_len != 0) & (self.flow.data_due | finished),
                 data_frame),

@@ -235,7 +235,7 @@ class _Transfer:
         self.poll_time = None       # when the outstanding request for the count was sent
         self.poll_mark = 0          # ... and the input bytes sent before it
         self.srtt = self.rttvar = None
-        self.backoff = 1            # doubles with each timeout without progress in between
+        self.backoff = 1            # doubles with each timeout, until a round trip is measured
         self.phase = "hello"
         self.credit = self.sent = self.max_sent = self.acked_in = 0
         self.end_sent = False
@@ -246,7 +246,7 @@ class _Transfer:
         self.wire_in = self.wire_out = 0
         self.frames_sent = 0
         now = time.monotonic()
-        self.last_progress = self.last_action = now
+        self.last_progress = self.last_action = self.last_look = now
         self.back_mark = self.ask_mark = (None, now)
 
     def write(self, frame):
@@ -264,7 +264,7 @@ class _Transfer:
                 return None
             chunk = link._read()
             self.wire_out += len(chunk)
-            now = time.monotonic()
+            now = self._looked(time.monotonic())
             for kind, payload in link.parser.feed(chunk):
                 self._on_frame(kind, payload, now)
             self._on_time(now)
@@ -351,9 +351,23 @@ class _Transfer:
 
     # -- receiving ------------------------------------------------------------------------------
 
+    def _looked(self, now):
+        """``now``, after a look at the line; a long time since the last look (the host did not
+        run: a loaded machine, or a virtual board that stands still while the host runs) is not
+        the board's silence: the timeouts start again from here. (A look takes at most the
+        port's read timeout, 20 ms.)"""
+        if now - self.last_look > self.LATE_S:
+            late = now - self.last_look
+            self.last_action += late
+            self.last_progress += late
+        self.last_look = now
+        return now
+
+    #: A gap between two looks at the line longer than this is the host's (not the board's).
+    LATE_S = 0.2
+
     def _moved(self, now):
         self.last_progress = self.last_action = now
-        self.backoff = 1
 
     def _round_trip(self, now, received):
         """A CREDIT arrived: if it counts every byte sent before the outstanding request for the
@@ -364,6 +378,10 @@ class _Transfer:
         if self.poll_time is None or received < self.poll_mark:
             return
         sample, self.poll_time = now - self.poll_time, None
+        # (RFC 6298 5.7: a backed-off timeout stays until a new sample, not just until some
+        # progress: else a timeout that was too short fires again on every round trip, and
+        # Karn's rule drops every answer that would correct it.)
+        self.backoff = 1
         if self.srtt is None:
             self.srtt, self.rttvar = sample, sample / 2
         else:
@@ -447,8 +465,8 @@ class _Transfer:
         """The retransmission timeout, sized from the link: ``retransmit_after`` until a round
         trip was measured, then the smoothed round trip plus four times its variation (RFC
         6298; a simulated board is much slower than a real one), at least twice the round trip
-        and 20 ms; doubled for each timeout since the last progress, at most a third of
-        ``timeout``."""
+        and 20 ms; doubled for each timeout since the last round trip measured, at most a
+        third of ``timeout``."""
         if self.srtt is None:
             rto = self.link.retransmit_after
         else:
@@ -456,10 +474,10 @@ class _Transfer:
         return min(rto * self.backoff, self.link.timeout / 3)
 
     def _on_time(self, now):
-        """Without progress for the timeout, probe: END again if it was sent, else the last DATA
-        frame (the board takes it, or answers with ERROR and its count: a gap to go back to,
-        or drops it quietly if it had it, or the STATUS again), and a WINDOW (the board answers
-        with a CREDIT). Output still owed
+        """Without progress for the timeout, probe: END again if it was sent (the STATUS again,
+        or an ERROR with the board's count), else the last byte sent as a DATA frame of its own
+        (the board drops it quietly if it has it, or answers with ERROR and its count: a gap to
+        go back to), and a WINDOW (the board answers with a CREDIT). Output still owed
         shows as a gap or in the STATUS. Give up after ``timeout`` without progress."""
         if now - self.last_action < self._rto():
             return
@@ -476,11 +494,13 @@ class _Transfer:
             if self.end_sent:
                 self.write(end_frame(len(self.data), self.in_epoch))
             elif self.sent > self.acked_in:
-                # The last frame again: the board takes it, or its ERROR says what it lacks.
-                offset = max(self.acked_in, self.sent - self.frame)
+                # The last byte sent again, in a frame of its own (15 bytes, not a whole frame:
+                # a timeout may be needless): the board drops it quietly if it has it, else its
+                # ERROR says what it lacks (frames lost without a trace: a gap to go back to).
+                offset = self.sent - 1
                 self.write(data_frame(self.data[offset:self.sent], offset, self.in_epoch))
                 self.counts["frames_resent"] += 1
-                self.counts["bytes_resent"] += self.sent - offset
+                self.counts["bytes_resent"] += 1
             self._ack()
         else:
             self.phase = "hello"

@@ -5,7 +5,10 @@ the same :class:`~utf8_gateware.boards.board.BoardCore` that the iCEBreaker bits
 with the PLL replaced by the simulation clock, runs it in a child process and gives the path of
 a pty (:attr:`VirtualBoard.port`) that a host opens with pyserial like a USB-UART. The C++
 driver (``virtual_board.cc``) bit-bangs the UART at the simulated baud rate; line utilisation
-measured by the board's cycle counters is in simulated time. The bridge can inject faults on
+measured by the board's cycle counters is in simulated time, and does not depend on how fast
+the host machine runs the host: while the host process is runnable (computing, or preempted on a
+busy machine) and none of its bytes is waiting, simulated time stands still. The bridge can
+inject faults on
 the line in both directions (:class:`Faults`): bit flips, dropped and inserted bytes, stalls and
 resets of the board.
 """
@@ -108,7 +111,10 @@ class VirtualBoard:
     ``core``: the :class:`BoardCore` to run (default: the iCEBreaker's configuration, see
     :func:`~utf8_gateware.boards.icebreaker.board_core`). After :meth:`start`, :attr:`port` is
     the pty path to open with pyserial (any baud rate setting works; the simulated line runs at
-    ``core.baud``). ``faults``: :class:`Faults` to inject (default: none). :meth:`stop` ends the
+    ``core.baud``). ``faults``: :class:`Faults` to inject (default: none). ``host_pid``: the
+    process that talks to the board (default: the one that starts it); while it is runnable with
+    none of its bytes waiting, simulated time stands still (``None``: time runs freely, whatever
+    the host does; so it does where Linux's ``/proc`` is missing). :meth:`stop` ends the
     child process and returns its statistics (``cycles``, ``elapsed_ns``, ``framing_errors``,
     ``faults``: the count of each kind injected, ``stalled``: the cycles of the stalls in each
     direction, ``to_board`` and ``to_host``).
@@ -119,13 +125,17 @@ class VirtualBoard:
     #: message's first credit (16-32 KiB, several seconds of simulation).
     RETRANSMIT_AFTER = 5.0
 
-    def __init__(self, core=None, faults=None, executable=None):
+    #: ``host_pid``'s default: the process that starts the board.
+    STARTER = "starter"
+
+    def __init__(self, core=None, faults=None, executable=None, host_pid=STARTER):
         if core is None:
             from .icebreaker import board_core
             core = board_core()
         self.core = core
         self.faults = faults
         self.executable = executable
+        self.host_pid = host_pid
         self.port = None
         self.process = None
         self.stats = None
@@ -136,12 +146,13 @@ class VirtualBoard:
 
     def start(self):
         executable = self.executable or build_virtual_board(self.core)
+        host_pid = os.getpid() if self.host_pid == self.STARTER else self.host_pid or 0
         master, slave = os.openpty()
         try:
             tty.setraw(slave)   # no echo, no line editing, 8-bit clean
             self.port = os.ttyname(slave)
             self.process = subprocess.Popen(
-                [str(executable), str(master), str(self.core.divisor),
+                [str(executable), str(master), str(self.core.divisor), str(host_pid),
                  *(self.faults.arguments(self.core.clk_freq) if self.faults else [])],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 pass_fds=(master, slave), close_fds=True)

@@ -5,11 +5,17 @@
 // sim/compiled.py), which defines CXXRTL_TOP; the design's ports are `clk`, `rst`, `rx`, `tx`,
 // `led_activity`, `led_error`.
 //
-// Usage: virtual_board MASTER_FD DIVISOR [RATE SEED KINDS RESET_AT STALL]
+// Usage: virtual_board MASTER_FD DIVISOR HOST_PID [RATE SEED KINDS RESET_AT STALL]
 //
 //   MASTER_FD  an open file descriptor of the pty master (the parent also passes the slave, kept
 //              open so that the master never reports a hang-up between two host connections)
 //   DIVISOR    clock cycles per UART bit
+//   HOST_PID   the process of the host (0: none). While it is runnable (Linux: 'R' in
+//              /proc/PID/stat: computing, or preempted on a busy machine, maybe in the middle of
+//              writing a frame) and no byte of it is waiting, simulated time stands still: the
+//              simulated line sees a host infinitely faster than itself, as a real line nearly
+//              does, so what it measures does not depend on the host machine's load. A host
+//              that sleeps (waiting for the board) lets time run.
 //   RATE       faults per byte in each direction (0: none), injected by the bridge
 //   SEED       of the fault generator (a fixed seed gives the same faults on the same bytes)
 //   KINDS      bit mask of the faults to draw from: 1 bit flip, 2 dropped byte, 4 inserted byte,
@@ -20,8 +26,9 @@
 //
 // The driver plays the USB-UART bridge: bytes the host writes to the pty are sent on the board's
 // `rx` pin (8N1, back to back), and characters the board sends on `tx` are sampled mid-bit and
-// written to the pty. Simulated time is the cycle count; it advances while the host is idle too
-// (so the board's timeouts fire), but then in slices of 3000 bit times between sleeps in poll(2)
+// written to the pty. Simulated time is the cycle count; it stands still while the host is
+// runnable with no byte waiting (HOST_PID), and advances while the host sleeps (so the board's
+// timeouts fire), when the line is idle in slices of 3000 bit times between sleeps in poll(2)
 // that grow to 20 ms, so an idle board costs little CPU. The driver stops when its standard input reaches end of file (the
 // parent closes it) and prints `cycles=C elapsed_ns=E framing_errors=F` and the faults injected,
 // `faults=flip:N,drop:N,insert:N,stall:N,reset:N`, and the cycles of the stalls drawn in each
@@ -32,6 +39,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <random>
 #include <type_traits>
@@ -40,6 +48,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace {
@@ -88,27 +97,51 @@ struct Faults {
 	uint64_t below(uint64_t limit) { return 1 + rng() % limit; }
 };
 
+// Whether a process is runnable (state 'R' in /proc/PID/stat); false if it cannot be told.
+struct HostState {
+	int fd = -1;
+	explicit HostState(long pid) {
+		if (pid > 0) {
+			char path[64];
+			std::snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+			fd = open(path, O_RDONLY);
+		}
+	}
+	bool runnable() {
+		if (fd < 0)
+			return false;
+		char text[512];
+		ssize_t count = pread(fd, text, sizeof(text) - 1, 0);
+		if (count <= 0)
+			return false;
+		text[count] = '\0';
+		const char *end = std::strrchr(text, ')');  // "PID (COMM) STATE ..."
+		return end && end[1] == ' ' && end[2] == 'R';
+	}
+};
+
 }
 
 int main(int argc, char **argv) {
-	if (argc != 3 && argc != 8)
-		fail("usage: virtual_board MASTER_FD DIVISOR [RATE SEED KINDS RESET_AT STALL]");
+	if (argc != 4 && argc != 9)
+		fail("usage: virtual_board MASTER_FD DIVISOR HOST_PID [RATE SEED KINDS RESET_AT STALL]");
 	int master = (int)parse_long(argv[1]);
 	long divisor = parse_long(argv[2]);
 	if (divisor < 4)
 		fail("divisor must be at least 4");
 	if (fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK) < 0)
 		fail("cannot make the pty master non-blocking");
+	HostState host(parse_long(argv[3]));
 
 	Faults faults;
 	uint64_t reset_at = 0;
 	uint64_t stall_max = 1;
-	if (argc == 8) {
-		faults.rate = std::strtod(argv[3], nullptr);
-		faults.rng.seed((uint64_t)parse_long(argv[4]));
-		faults.kinds = (unsigned)parse_long(argv[5]);
-		reset_at = (uint64_t)parse_long(argv[6]);
-		stall_max = (uint64_t)parse_long(argv[7]);
+	if (argc == 9) {
+		faults.rate = std::strtod(argv[4], nullptr);
+		faults.rng.seed((uint64_t)parse_long(argv[5]));
+		faults.kinds = (unsigned)parse_long(argv[6]);
+		reset_at = (uint64_t)parse_long(argv[7]);
+		stall_max = (uint64_t)parse_long(argv[8]);
 		if (stall_max < 1)
 			fail("STALL must be at least 1");
 	}
@@ -189,11 +222,29 @@ int main(int argc, char **argv) {
 		bool idle = to_board.empty() && tx_bits == 0 && rx_state == IDLE &&
 		            cycle - last_activity > idle_after;
 		struct pollfd fds[2] = {{0, POLLIN, 0}, {master, POLLIN, 0}};
+		if (to_board.empty() && host.runnable()) {
+			// The host is busy (or waits for a CPU): time stands still until it writes or
+			// sleeps (checked again every 100 us; /proc, and so this, is Linux's).
+#ifdef __linux__
+			struct timespec wait = {0, 100000};
+			int ready = ppoll(fds, 2, &wait, nullptr);
+#else
+			int ready = poll(fds, 2, 1);
+#endif
+			if (ready > 0 && (fds[0].revents & (POLLIN | POLLHUP))) {
+				char dummy[256];
+				if (read(0, dummy, sizeof(dummy)) <= 0)
+					stdin_open = false;
+			}
+			idle_timeout_ms = 0;
+			continue;
+		}
 		if (idle) {
-			if (poll(fds, 2, idle_timeout_ms) > 0 && (fds[1].revents & POLLIN))
+			if (poll(fds, 2, idle_timeout_ms) > 0 && (fds[1].revents & POLLIN)) {
 				idle_timeout_ms = 0;
-			else
-				idle_timeout_ms = idle_timeout_ms < 1 ? 1 : (idle_timeout_ms * 2 > 20 ? 20 : idle_timeout_ms * 2);
+				continue;  // take the host's bytes before simulating on
+			}
+			idle_timeout_ms = idle_timeout_ms < 1 ? 1 : (idle_timeout_ms * 2 > 20 ? 20 : idle_timeout_ms * 2);
 		} else {
 			idle_timeout_ms = 0;
 			if (poll(fds, 1, 0) < 0)

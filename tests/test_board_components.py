@@ -21,7 +21,7 @@ from utf8_gateware.boards.host import expected_output
 from utf8_gateware.boards.leds import LEDStretcher
 from utf8_gateware.boards.protocol import (
     BoardFrame, CREDIT_SHIFT, EXPANSION, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
-    STATUS_LAYOUT, STATUS_SIZE, SYNC, Status,
+    STATUS_LAYOUT, STATUS_SIZE, SYNC, Status, REWIND,
     decode_word, encode_frame, host_lengths, data_frame, start_frame)
 from utf8_gateware.boards import buffer, replay_buffer
 from utf8_gateware.boards.buffer import RingBuffer
@@ -419,6 +419,37 @@ def test_credit_follows_consumption_and_output():
     assert seen["left"] == (30, 40 + 960 // 4 - 30, 40 + 960 // 4)
 
 
+@pytest.mark.parametrize("window, acked, room", [
+    (1 << 30, 0, 64), (2048 + 5, 0, 64), (2048 + 5, 150, 64), (70, 0, 64), (70, 120, 64),
+    (30, 0, 30), (30, 20, 50), (0, 0, 0),
+])
+def test_credit_room_of_any_window(window, acked, room):
+    """The host's room (acked + window - bytes sent) on the counts' low bits: a huge window, one
+    past twice the output buffer, an acknowledgement beyond the bytes sent (after a rewind):
+    the next DATA frame's length is the same as with 32-bit arithmetic."""
+    dut = credit_window()
+    seen = {}
+
+    async def bench(ctx):
+        flow = dut.flow
+        ctx.set(flow.mode, Mode.TRANSCODE)
+        ctx.set(flow.enable, 1)
+        ctx.set(flow.frame, 64)
+        ctx.set(flow.window, window)
+        ctx.set(flow.acked, acked)
+        ctx.set(dut.write, 1)                           # 200 output bytes, none sent
+        await ctx.tick().repeat(200)
+        ctx.set(dut.write, 0)
+        await ctx.tick().repeat(20)
+        seen["len"] = ctx.get(flow.data_len)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    run_simulation(sim, "credit-room")
+    assert seen["len"] == room
+
+
 def test_credit_parameter_checks():
     with pytest.raises(ValueError, match="power of 2"):
         credit_window(in_depth=3000)
@@ -609,6 +640,11 @@ def test_control_frames_and_replies():
         await ctx.tick().repeat(12)
         await frame(ctx, HostFrame.END, fields=position(3), length=4)
         assert ctx.get(dut.end_seen)
+        ctx.set(flow.credit_new, 1)                    # after END: no news, no CREDIT
+        ctx.set(flow.credit_due, 1)
+        await ctx.tick().repeat(30)
+        ctx.set(flow.credit_new, 0)
+        ctx.set(flow.credit_due, 0)
         ctx.set(dut.dp_done, 1)                                # the datapath's last output
         await ctx.tick()
         ctx.set(dut.dp_done, 0)
@@ -616,7 +652,7 @@ def test_control_frames_and_replies():
         await ctx.tick().repeat(30)
         assert ctx.get(dut.reported) and ctx.get(dut.active)   # STATUS sent
         assert ctx.get(dut.replies.credit) == 500 and ctx.get(dut.replies.received) == 3
-        await frame(ctx, HostFrame.WINDOW, fields=(2 | 1 << 32 | 9 << 40) << 8, length=6)
+        await frame(ctx, HostFrame.WINDOW, fields=(2 | REWIND << 32 | 9 << 40) << 8, length=6)
         await ctx.tick().repeat(30)                            # rewind, CREDIT, STATUS again
         assert ctx.get(flow.acked) == 2
         await frame(ctx, HostFrame.END, fields=position(3), length=4)      # STATUS again

@@ -168,6 +168,36 @@ def test_damaged_status_is_asked_for_at_once():
     assert len(ends) == 2
 
 
+def test_time_the_host_did_not_look_is_no_timeout():
+    """A host that did not run for longer than its timeout (preempted on a loaded machine; a
+    virtual board stands still meanwhile, so its answers come only later) does not take that
+    time for the board's silence: no probe, which used to send a whole frame again."""
+    data = b"the host was away"
+
+    class Away(ScriptedBoard):
+        step = 0
+
+        def write(self, frame):
+            super().write(frame)
+            if self.seen[-1][0] == HostFrame.END and self.step == 0:
+                time.sleep(0.5)                 # longer than the host's timeout, 0.2 s
+                self.step = 1
+
+        def read(self, size):
+            if self.step == 1:                  # the host's first look after it finds nothing
+                self.step = 2
+                return b""
+            if self.step == 2:
+                self.pending += board_data(data, 0) + board_status(data, data)
+                self.step = 3
+            return super().read(size)
+
+    port = Away(lambda kind, payload: b"")
+    result = Link(port, timeout=3.0, retransmit_after=0.2).run(Mode.TRANSCODE, data)
+    assert result.output == data and result.counts["timeouts"] == 0
+    assert [kind for kind, _ in port.seen].count(HostFrame.END) == 1
+
+
 def test_output_frames_are_not_acknowledged_one_by_one():
     """Output is acknowledged with the polls for the input's count and every eighth of the
     window, not after each (short) DATA frame: a WINDOW costs 12 bytes of the line to the

@@ -223,8 +223,9 @@ def test_board_reset_mid_message():
     assert reports[0]["link"]["restarts"] == 1
     # At 1e-4 resets per byte each way an attempt at this message meets one with probability
     # about 0.6, so the 5 attempts the host makes all fail for about 8 % of the seeds (at 2e-4,
-    # a third of them).
-    reports, injected = run_with_faults(Faults(1e-4, seed=3, kinds=["reset"]),
+    # a third of them). Which bytes a fault hits depends a little on the host's timing: with
+    # seed 3 (3 resets) the attempts ran out once in five runs, with seed 5 (1 reset) never.
+    reports, injected = run_with_faults(Faults(1e-4, seed=5, kinds=["reset"]),
                                         [(Mode.VALIDATE, message_for(Mode.VALIDATE, 8192))])
     assert injected["reset"] >= 1 and reports[0]["link"]["restarts"] >= 1
 
@@ -235,18 +236,44 @@ def test_board_reset_mid_message():
     (Mode.TRANSCODE, 64 << 10), (Mode.DECODE, 16 << 10), (Mode.ENCODE, 64 << 10),
     (Mode.VALIDATE, 64 << 10),
 ])
-def test_line_utilisation(link, mode, size):
+def test_line_utilisation(board, mode, size):
     """With a large input the busier direction of the line is >= 99 % busy with payload,
-    measured in simulated time by the board's own cycle counters."""
+    measured in simulated time by the board's own cycle counters, however slowly the host runs:
+    here it stops for 1.5 s in the middle of its first DATA frame (as a host preempted on a
+    loaded machine may), and the virtual board's time stands still meanwhile (running freely,
+    the line would idle and the frame time out)."""
     if mode is Mode.ENCODE:
         units = [ord(char) for char in SAMPLE.decode("utf-8", "replace")]
         data = utf32(units * (size // (4 * len(units)) + 1))[:size]
     else:
         data = (SAMPLE * (size // len(SAMPLE) + 1))[:size]
-    report = check(link, mode, data)
+    with open_link(board) as link:
+        link.connect()
+        link.serial.write = stalling(link.serial.write, {3: 1.5})
+        report = check(link, mode, data)
     print(f"{mode.label}: {report['line_utilisation']:.4f} ({report['busier_direction']}, "
-          f"{len(data)} bytes in, {report['bytes_out']} out)")
+          f"{len(data)} bytes in, {report['bytes_out']} out) {report['link']}")
     assert report["line_utilisation"] >= 0.99
+
+
+def stalling(write, stalls):
+    """``write``, but the writes numbered as the keys of ``stalls`` (from 1: the message's HELLO
+    and START, its first DATA frame, ...) stop half-way for their values' seconds, busy
+    (runnable, like a preempted process)."""
+    count = 0
+
+    def stalled_write(data):
+        nonlocal count
+        count += 1
+        if count not in stalls:
+            return write(data)
+        half = len(data) // 2
+        written = write(data[:half])
+        end = time.monotonic() + stalls[count]
+        while time.monotonic() < end:
+            pass
+        return written + write(data[half:])
+    return stalled_write
 
 
 #: The fastest rate of the board: 4 clock cycles per bit.
