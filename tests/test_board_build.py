@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """``utf8-gateware build`` and ``program``: the iCEBreaker (the ULX3S's build is in
 ``test_board_ulx3s.py``), and the bitstream's netlist after place and route simulated through
 the virtual board (marker ``postsynth``; one build serves both)."""
@@ -10,6 +11,7 @@ import time
 import pytest
 
 from utf8_gateware.boards import icebreaker, ulx3s
+from utf8_gateware.boards.board import BoardCore
 from utf8_gateware.sim import compiled, postroute
 from utf8_gateware.toolchain import find_programmer
 
@@ -83,7 +85,9 @@ def test_board_after_place_and_route_every_mode(built):
     from utf8_gateware.boards.host import Link, expected_output, stream
     from utf8_gateware.boards.virtual import VirtualBoard
     _, report, _ = built
-    core = icebreaker.board_core(utf16=icebreaker.UTF16)      # as the bitstream has it
+    # The bitstream's board core, for its parameters only (the netlist is the build's): never
+    # elaborated here, hence the file's UnusedElaboratable=no.
+    core = BoardCore(clk_freq=icebreaker.CLOCK_HZ, baud=icebreaker.BAUD, utf16=icebreaker.UTF16)
     executable = postroute.build_board(report["routed_netlist"])
     with VirtualBoard(core, executable=executable) as board:
         with Link(board.port, timeout=120,
