@@ -10,7 +10,7 @@ length masks. The byte tables come from the reference model's grammar
 (:data:`~utf8_gateware.sim.encodings.rfc2279.RFC2279_GRAMMAR`), never written again here.
 """
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 

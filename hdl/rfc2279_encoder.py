@@ -1,7 +1,7 @@
 """Streaming encoder of original UTF-8 (RFC 2279): 32-bit values in, their 1 to 6 bytes out,
 one LUT level between flip-flops (the shift encoder's patterns: :mod:`.utf8_shift_encoder`)."""
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
@@ -10,7 +10,8 @@ from .component import CheckedComponent
 from .error_kind import check_policy
 from .layouts import EncodedByteLayout, UnitLayout
 from .pipeline import keep
-from .utf8_shift_encoder import EnableCopies, shift_stage, stage_signals
+from .utf8_shift_encoder import (EnableCopies, drive_output, error_bytes, shift_stage,
+                                 stage_signals)
 
 
 __all__ = ["RFC2279_ENCODE_ERRORS", "Rfc2279Encoder"]
@@ -109,12 +110,7 @@ class Rfc2279Encoder(CheckedComponent):
     def _output_stage(self, m, adv, take, a4, b_valid, b_r01):
         """B, the output shift register (six bytes), and K, the skid register; drives ``o``."""
         err = a4.err
-        mark = 0x00 if self._errors == "strict" else 0xEF       # the lead byte of an error
-        lead = Cat(*((err | a4.lead[j]) if (mark >> j) & 1 else (~err & a4.lead[j])
-                     for j in range(8)))
-        p1, p2 = a4.p1, a4.p2
-        if self._errors != "strict":
-            p1, p2 = p1 | a4.errq.replicate(6), keep(a4.errq, Const(0x3D, 6), p2)    # BF BD
+        lead, p1, p2 = error_bytes(a4, marker=self._errors == "strict")
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, q4=6, q5=6, error=2)
         b.rem = Signal(6, init=1, name="b_rem")
         t0, t1, *tq = (take.new() for _ in range(6))     # tq: one copy per payload register
@@ -132,10 +128,7 @@ class Rfc2279Encoder(CheckedComponent):
                 (b.q1, b.q2, b.q3, b.q4), tq, (p1, p2, a4.p3, a4.p4), (b.q2, b.q3, b.q4, b.q5))),
             (b.q5, a4.p5),          # the last of the chain: moves on the cycle after the take
         ])
-        k = stage_signals("k", "valid", "last", data=8, error=2)
-        o = self.o
-        adv.drive([(o.valid, b_valid, k.valid), (o.p.data, b.s, k.data),
-                   (o.p.error, b.error, k.error), (o.p.last, b.rem[0] & b.last, k.last)])
+        drive_output(adv, self.o, b_valid, b.s, b.error, b.rem[0] & b.last)
 
 
 def _field(u, k):

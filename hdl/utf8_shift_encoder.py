@@ -12,7 +12,7 @@ from .pipeline import keep
 
 
 __all__ = ["SHIFT_ENCODINGS", "SHIFT_ERRORS", "Utf8ShiftEncoder", "unit_pieces", "class_flags",
-           "character"]
+           "character", "error_bytes", "drive_output"]
 
 #: The error policies :class:`Utf8ShiftEncoder` offers.
 SHIFT_ERRORS = ("replace", "strict", "surrogateescape", "surrogatepass")
@@ -200,12 +200,7 @@ class Utf8ShiftEncoder(CheckedComponent):
     def _output_stage(self, m, adv, take, a3, b_valid, b_r01):
         """B, the output shift register, and K, the skid register; drives ``o``."""
         err = a3.err
-        mark = 0x00 if self._errors in _MARKERS else 0xEF      # the lead byte of an error
-        lead = Cat(*((err | a3.lead[j]) if (mark >> j) & 1 else (~err & a3.lead[j])
-                     for j in range(8)))
-        p1, p2 = a3.p1, a3.p2           # an error with strict is one beat: no payloads
-        if self._errors not in _MARKERS:
-            p1, p2 = p1 | a3.errq.replicate(6), keep(a3.errq, Const(0x3D, 6), p2)    # BF BD
+        lead, p1, p2 = error_bytes(a3, marker=self._errors in _MARKERS)
         # The first beat's error kind: SURROGATE (010) or TOO_LARGE (011) for an invalid unit,
         # else NONE, or with carry_error the carried kind (each bit one LUT of t0, err, large
         # and the carried bit).
@@ -246,11 +241,29 @@ class Utf8ShiftEncoder(CheckedComponent):
                 (f.f1, ~t2 & f.f2), (f.f2, ~t2 & f.f3), (f.f3, t2),
             ]
         adv.load(pairs)
-        k = stage_signals("k", "valid", "last", data=8, error=len(kind))
-        b_last = b.rem[0] & b.last
-        o = self.o
-        adv.drive([(o.valid, b_valid, k.valid), (o.p.data, b.s, k.data),
-                   (o.p.error, b.error, k.error), (o.p.last, b_last, k.last)])
+        drive_output(adv, self.o, b_valid, b.s, b.error, b.rem[0] & b.last)
+
+
+def error_bytes(a, marker):
+    """The first three bytes of the character in stage ``a`` (``a.lead``, ``a.p1``, ``a.p2``),
+    an error's put in: ``a.err`` makes the lead byte EF and (``a.errq``, its copy) the payloads
+    BF BD (U+FFFD), or with ``marker`` (``strict``: one marker beat, no payloads) the lead byte
+    00. Returns ``(lead, p1, p2)``: one LUT each of A's flip-flops."""
+    err = a.err
+    mark = 0x00 if marker else 0xEF
+    lead = Cat(*((err | a.lead[j]) if (mark >> j) & 1 else (~err & a.lead[j]) for j in range(8)))
+    p1, p2 = a.p1, a.p2
+    if not marker:
+        p1, p2 = p1 | a.errq.replicate(6), keep(a.errq, Const(0x3D, 6), p2)      # BF BD
+    return lead, p1, p2
+
+
+def drive_output(adv, o, valid, data, error, last):
+    """``o`` (an :data:`~.layouts.EncodedByteLayout` stream) from the output slot (``valid``,
+    ``data``, ``error``, ``last``), behind the skid register K (:meth:`EnableCopies.drive`)."""
+    k = stage_signals("k", "valid", "last", data=8, error=len(error))
+    adv.drive([(o.valid, valid, k.valid), (o.p.data, data, k.data),
+               (o.p.error, error, k.error), (o.p.last, last, k.last)])
 
 
 def unit_pieces(valid, last, u, carried=None, errors=None, encoding="utf-8"):

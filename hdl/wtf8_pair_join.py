@@ -21,7 +21,7 @@ JOIN_LATENCY = 5
 
 def join_pairs(move, valid, last, u, carried=None):
     """The WTF-8 specification's "Encoding" (the reference model's ``StreamEncoder`` with
-    ``join_pairs``) as four stages loaded by ``move`` (the shift encoder's unit-stage enables:
+    ``join_pairs``) as five stages loaded by ``move`` (the shift encoder's unit-stage enables:
     an object with ``load(pairs)``), from the input unit ``u`` (32 bits; ``valid``, ``last``,
     ``carried``: the error kind of ``carry_error`` or ``None``).
 
@@ -29,9 +29,8 @@ def join_pairs(move, valid, last, u, carried=None):
     DC00..DFFF, becomes one unit: the pair's code point (The Unicode Standard 3.9, D91), with the
     lead's carried kind. Every other unit passes unchanged (lone surrogates, values of 0x110000
     or more: the shift encoder writes every surrogate it sees, all lone, and flags too large
-    values). Returns ``(valid, last, u, carried)`` for A1: ``valid`` is one LUT of two
-    flip-flops, the rest flip-flops (``u``: 21 bits, and u[31:21] as copies of one flip-flop,
-    set if the unit's u[31:21] is not zero).
+    values). Returns ``(valid, last, u, carried)`` for A1, all flip-flops of S (``u``: 21 bits,
+    and u[31:21] as copies of one flip-flop, set if the unit's u[31:21] is not zero).
 
     Stages (every register one LUT of at most four flip-flops)::
 
