@@ -21,14 +21,16 @@ from .pipeline import CE_FANOUT, Pipeline, any_of, keep
 __all__ = ["Utf8Validator", "verdict_layout"]
 
 
-#: The most flip-flops a copy of the pipeline's clock enable drives, per lane count (as the
-#: decoder's; measured on the UP5K, seeds 1-3, median): one enable for 1, 2 and 4 lanes (at one
-#: lane 456 LCs and 146.7/147.8/147.8 MHz against 468 LCs and 138.3/147.8/149.5 with 40, 486
-#: LCs and 146.7 MHz median with 15; without any enable, which is no working core, 455 LCs and
-#: 148.9/160.0/148.9 MHz: the enables are not what limits one lane, see the class docstring);
-#: at 4 lanes 843 LCs and 85.0 MHz against 887 and 82.5 with 15, and 89.2 MHz with 60, before
-#: the sums' changes).
-_CE_FANOUT = {1: None, 2: None, 4: None}
+def _ce_fanout(lanes):
+    """The most flip-flops a copy of the pipeline's clock enable drives, by lane count
+    (measured on the UP5K, seeds 1-3, median): ``None``, one enable, for 1, 2 and 4 lanes
+    (at one lane 456 LCs and 146.7/147.8/147.8 MHz against 468 LCs and 138.3/147.8/149.5
+    with 40, 486 LCs and 146.7 MHz median with 15; without any enable, which is no working
+    core, 455 LCs and 148.9/160.0/148.9 MHz: the enables are not what limits one lane, see
+    the class docstring); at 4 lanes 843 LCs and 85.0 MHz against 887 and 82.5 with 15, and
+    89.2 MHz with 60, before the sums' changes); copies of ``4 * CE_FANOUT`` loads from 8
+    lanes on."""
+    return None if lanes <= 4 else 4 * CE_FANOUT
 
 
 def verdict_layout(counter_width):
@@ -318,7 +320,7 @@ class Utf8Validator(CheckedComponent):
         # message, `ends`, is a data register, and a stale one would be a verdict.)
         read = self.read_stages(lanes=n, counter_width=width)
         pipe = Pipeline(m, flush_steps=3 + read,
-                        ce_fanout=_CE_FANOUT.get(n, 4 * CE_FANOUT))
+                        ce_fanout=_ce_fanout(n))
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
         if n == 1:
