@@ -4,12 +4,16 @@ An editable install (README's commands) finds modules through the folders themse
 package left out of ``pyproject.toml`` still imports there and only a user who installs the
 wheel meets the ``ModuleNotFoundError``. These tests read ``pyproject.toml`` and the tree."""
 
-import tomllib
 from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
 
 
 ROOT = Path(__file__).resolve().parents[1]
-SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+SETUPTOOLS = PYPROJECT["tool"]["setuptools"]
 
 
 def folder(package):
