@@ -16,6 +16,11 @@ else short of a board.
   --routed-netlist`` keeps it) compiled with Verilator and the virtual board's driver: the
   executable for :class:`~utf8_gateware.boards.virtual.VirtualBoard`, so the host streams every
   mode through the bitstream's netlist.
+* :func:`build_core_model` -- a core alone, placed and routed as ``utf8-gateware synth``
+  measures it (:func:`route_core`: inside :class:`~utf8_gateware.hdl.synth.PortHarness`, cached),
+  the harness cut off (:func:`cut_harness`: the input shift register's cells removed, the capture
+  register's flip-flops switched off), compiled with the stream driver: a
+  :class:`.compiled.StreamModel` with the RTL model's ports and behaviour.
 
 What nextpnr's JSON leaves out, and how the simulation puts it back (:func:`complete`):
 
