@@ -238,6 +238,23 @@ def test_flip_lut_bit():
         postroute.flip_lut_bit(routed)      # the core's only cell has no flip-flop
 
 
+def test_harness_ports_and_names():
+    """PortHarness lists the core's ports in its registers' order, and the names of each
+    register bit before synthesis include the core's port it drives or samples."""
+    from amaranth.back import rtlil
+    core, _ = synth.make_target("encoder", errors="strict")
+    harness = synth.PortHarness(core)
+    assert harness.in_ports == [("i__payload", 33), ("i__valid", 1), ("o__ready", 1)]
+    assert harness.out_ports == [("i__ready", 1), ("o__payload", 12), ("o__valid", 1)]
+    rtlil.convert(harness, ports=harness.ports)   # elaborated: no UnusedElaboratable warning
+    ceiling = synth.PortHarness(synth.CeilingCore(width=4))
+    text = rtlil.convert(ceiling, name="ceiling_harness", ports=ceiling.ports)
+    names = postroute.harness_names(text, "ceiling_harness")
+    for k, bit in enumerate(names["in_sr"]):
+        assert ["core.a", k] in bit and ["in_sr", k] in bit
+    assert names["out_r"] == [[["out_r", k]] for k in range(4)]
+
+
 def test_routed_rtlil_of_a_cut_harness():
     """The cut netlist reads into Yosys: the core's ports, no harness pins, no `rst`."""
     text = postroute.routed_rtlil(*postroute.cut_harness(*harness(), *PORTS), reset=False)
