@@ -47,7 +47,12 @@ import importlib.metadata
 import importlib.resources
 import json
 import re
+import tempfile
+from pathlib import Path
 
+from amaranth.back import rtlil
+
+from utf8_gateware.hdl import synth
 from . import compiled, postsynth
 
 
@@ -322,7 +327,6 @@ def build_board(routed_netlist):
     takes g++ over 7 minutes of processor time at ``-O1``. Cached (the RTLIL by
     :func:`routed_rtlil`, the executable by :func:`.compiled.build_verilator`). Raises
     :class:`.compiled.CompiledSimError` if Verilator, the file or a step fails."""
-    from pathlib import Path
     from utf8_gateware.boards import virtual
     try:
         text = Path(routed_netlist).read_text()
@@ -482,8 +486,6 @@ def route_core(target, **params):
     names and bits), ``registers`` (:func:`harness_names`) and ``report`` (fmax, cells, run
     times of the build). Cached by the harness's RTLIL (without source locations), the tools'
     versions and the flow."""
-    from amaranth.back import rtlil
-    from utf8_gateware.hdl import synth
     core, params = synth.make_target(target, **params)
     harness = synth.PortHarness(core)
     top = f"{target}_harness"
@@ -494,8 +496,6 @@ def route_core(target, **params):
                             text)
 
     def make():
-        import tempfile
-        from pathlib import Path
         postsynth.STATS["route"] += 1
         with tempfile.TemporaryDirectory(prefix="utf8-gateware-postroute-") as tmp:
             report = synth.synth_target(target, build_dir=tmp, routed=True, **params)
