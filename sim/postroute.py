@@ -364,7 +364,8 @@ def _dff_enabled(cell):
 #: The registers of :class:`~utf8_gateware.hdl.synth.PortHarness` that the cut replaces.
 HARNESS_REGISTERS = ("in_sr", "out_r")
 
-_ALIAS_SCRIPT = "read_rtlil design.il\nhierarchy -top {top}\nproc\nflatten\nopt_clean\nwrite_json names.json\n"
+_ALIAS_SCRIPT = ("read_rtlil design.il\nhierarchy -top {top}\nproc\nflatten\nopt_clean\n"
+                 "write_json names.json\n")
 
 
 def harness_names(rtlil_text, top):
@@ -373,9 +374,9 @@ def harness_names(rtlil_text, top):
     that is the same net (``in_sr[3]`` is also ``core.i__payload[3]``, and the input of the
     core's submodules). Yosys keeps some of them, not always the same ones, through
     synthesis; nextpnr keeps one per net."""
-    netnames = json.loads(postsynth._yosys({"design.il": rtlil_text},
-                                           _ALIAS_SCRIPT.format(top=top), "names.json",
-                                           "reading the harness's names"))["modules"][top]["netnames"]
+    text = postsynth._yosys({"design.il": rtlil_text}, _ALIAS_SCRIPT.format(top=top),
+                            "names.json", "reading the harness's names")
+    netnames = json.loads(text)["modules"][top]["netnames"]
     names = {}
     for name, net in netnames.items():
         for index, bit in enumerate(net["bits"]):
