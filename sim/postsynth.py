@@ -17,8 +17,9 @@ RAM primitives and the reset that the PLL's lock releases.
 * :func:`build_stream_model` -- a stream core after synthesis, as a :class:`.compiled.StreamModel`
   (same ports, same driver, same results as the RTL model: bit- and cycle-exact).
 
-The whole board is simulated one step further, after place and route (its bitstream's own
-netlist): :mod:`.postroute`, which uses this module's cell library and substitutes.
+The whole board and each core alone are simulated one step further, after place and route
+(the bitstream's own netlist; each core as ``utf8-gateware synth`` places it, its harness cut
+off): :mod:`.postroute`, which uses this module's cell library and substitutes.
 
 Cell models and substitutions
 -----------------------------
@@ -39,9 +40,6 @@ model comes from ``cells_sim.v`` unchanged, except two, replaced by :data:`SUBST
   "the contents of the memory location addressed by the address input" (TN1314, iCE40 SPRAM
   Usage Guide, table 2.1), no hold through a write; the board's buffers capture it in the cycle
   it is valid (``boards/buffer.py``, ``share_port``).
-
-The cores alone are simulated after synthesis only: their ports outnumber the UP5K-SG48's pins,
-so they cannot be placed and routed without a harness around them.
 
 Caching: netlists and simulation RTLIL live in ``cache_dir("postsynth")`` (see
 :func:`.compiled.cache_dir`), keyed by the design's RTLIL, the Yosys version, the flow and the
@@ -65,8 +63,9 @@ __all__ = ["SYNTH_SCRIPT", "SUBSTITUTES", "cells_sim_path", "cell_models", "netl
            "simulation_rtlil", "read_script", "build_stream_model", "flip_lut", "STATS"]
 
 
-#: Yosys runs of this module in this process (``synth``, ``read``): tests check warm builds.
-STATS = {"synth": 0, "read": 0}
+#: Tool runs in this process (Yosys: ``synth``, ``read``; :mod:`.postroute`'s place and route:
+#: ``route``): tests check warm builds.
+STATS = {"synth": 0, "read": 0, "route": 0}
 
 #: The synthesis, as in :func:`utf8_gateware.hdl.synth.synthesize` (UP5K), then a netlist.
 SYNTH_SCRIPT = ("read_rtlil design.il\n"

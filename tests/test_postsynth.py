@@ -2,24 +2,22 @@
 """Post-synthesis simulation (marker ``postsynth``): each core after ``synth_ice40``, simulated
 with the iCE40 cell models (:mod:`utf8_gateware.sim.postsynth`), on the corpora and a random
 adversarial stream, against the reference model and bit- and cycle-exactly against the RTL's
-compiled model; a netlist with one LUT inverted, which must fail. The whole board, one step
-further (after place and route), is in ``test_board_build.py``; ``sim/postroute.py``'s netlist
-completion in ``test_postroute.py``."""
+compiled model; a netlist with one LUT inverted, which must fail. One step further, after place
+and route: the cores in ``test_postroute.py``, the whole board in ``test_board_build.py``. The
+stimulus and the checks are ``netlist_checks.py``'s."""
 
 import array
 import random
 
 import pytest
-from amaranth.hdl import Shape
 
-import corpora
 from cocotb_axis_bench import random_messages
+from netlist_checks import check_against_rtl
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
-from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.sanitizer import Utf8Sanitizer
 from utf8_gateware.hdl.validator import Utf8Validator
-from utf8_gateware.sim import compiled, engines, postsynth, reference
+from utf8_gateware.sim import compiled, postsynth
 
 
 pytestmark = [
@@ -58,119 +56,13 @@ def models():
 
 
 # -------------------------------------------------------------------------------------------------
-# Stimulus: messages of items, each item a payload with its `last` bit
-
-def _field(core, port, name):
-    """``(offset, width)`` of field ``name`` in the payload of stream ``port``."""
-    field = core.signature.members[port].signature.members["payload"].shape[name]
-    return field.offset, Shape.cast(field.shape).width
-
-
-def _messages(kind, rng):
-    """The corpora (when present) and random adversarial messages, as lists of bytes / units."""
-    messages = []
-    corpus = (corpora.ROOT / "README.md").is_file()
-    if kind == "encode":
-        if corpus:
-            messages += [list(case.units) for case in corpora.encode_cases() if case.units]
-        messages += random_messages("encoder", rng, 20000)
-    else:
-        if corpus:
-            messages += [case.data for case in corpora.decode_cases() if case.data]
-            messages.append(corpora.kuhn())
-        messages += random_messages("decoder", rng, 40000)
-    return messages
-
-
-def _items(core, kind, messages):
-    """``(bytes, in_bytes)`` of the driver's input file: one item per byte / unit (per beat of
-    four bytes for the validator), ``last`` on each message's final item."""
-    last, _ = _field(core, "i", "last")
-    if kind == "validate":
-        count, _ = _field(core, "i", "count")
-        words = []
-        for message in messages:
-            beats = [message[k:k + 4] for k in range(0, len(message), 4)]
-            for index, beat in enumerate(beats):
-                words.append(int.from_bytes(beat, "little") | (len(beat) << count) |
-                             (int(index == len(beats) - 1) << last))
-        return array.array("Q", words).tobytes(), 8
-    words = [unit | (int(index == len(message) - 1) << last)
-             for message in messages for index, unit in enumerate(message)]
-    in_bytes = 2 if last < 16 else 8
-    return array.array("H" if in_bytes == 2 else "Q", words).tobytes(), in_bytes
-
-
-def _outputs(core, result):
-    """Output payloads split into messages (at each ``last``), as ints."""
-    last, _ = _field(core, "o", "last")
-    words = array.array({2: "H", 4: "I", 8: "Q"}[result.out_bytes])
-    words.frombytes(result.data)
-    messages, current = [], []
-    for word in words:
-        current.append(word)
-        if (word >> last) & 1:
-            messages.append(current)
-            current = []
-    assert not current, "outputs after the last `last`"
-    return messages
-
-
-def _bits(word, core, name):
-    """Field ``name`` of output payload ``word``."""
-    offset, width = _field(core, "o", name)
-    return (word >> offset) & ((1 << width) - 1)
-
-
-def _check_reference(core, kind, errors, messages, outputs):
-    """The outputs of each message are the reference model's (CPython's for the verdicts)."""
-    assert len(outputs) == len(messages)
-    for message, got in zip(messages, outputs):
-        if kind == "decode":
-            decoded = [(_bits(word, core, "codepoint"), ErrorKind(_bits(word, core, "error")))
-                       for word in got]
-            assert decoded == [tuple(item) for item in reference.decode(message, errors)], message
-            continue
-        if kind == "encode":
-            assert engines._parse_encoded(got, message, errors) == \
-                tuple(reference.encode(message, errors)), message
-            continue
-        decoded = reference.decode(message, errors)
-        flagged = [kind_ for _, kind_ in decoded if kind_ is not ErrorKind.NONE]
-        if kind == "validate":
-            try:
-                bytes(message).decode("utf-8")
-                offset = 0
-            except UnicodeDecodeError as error:
-                offset = error.start
-            (word,) = got
-            assert (_bits(word, core, "valid"), _bits(word, core, "offset"),
-                    _bits(word, core, "error"), _bits(word, core, "errors")) == \
-                (int(not flagged), offset, (flagged or [ErrorKind.NONE])[0].value,
-                 len(flagged)), message
-        else:
-            data = b"".join(reference.encode_unit(cp, errors)[0] for cp, _ in decoded)
-            assert bytes(_bits(word, core, "data") for word in got) == data, message
-            assert sum(_bits(word, core, "error") != 0 for word in got) == len(flagged), message
-
-
-# -------------------------------------------------------------------------------------------------
 # The cores
 
 @pytest.mark.parametrize("name", list(CORES))
 def test_core_after_synthesis(models, name):
     factory, kind, errors = CORES[name]
-    core = factory()
     rtl, netlist = models(name)
-    messages = _messages(kind, random.Random(name))
-    items, in_bytes = _items(core, kind, messages)
-    for options in ({}, {"gaps": 0.3, "stalls": 0.3, "seed": 7}):
-        # The items are whole payloads (beats with their `last`), not lanes for the driver to pack.
-        got = netlist.run(items, in_bytes=in_bytes, auto_last=False, lanes=False, **options)
-        want = rtl.run(items, in_bytes=in_bytes, auto_last=False, lanes=False, **options)
-        assert got.data == want.data, f"{name} {options}: outputs differ from the RTL's"
-        assert got.cycles == want.cycles, f"{name} {options}: timing differs from the RTL's"
-    _check_reference(core, kind, errors, messages, _outputs(core, got))
+    check_against_rtl(factory(), kind, errors, rtl, netlist, name)
 
 
 def test_flipped_lut_is_caught(models):
