@@ -48,22 +48,19 @@ The error policies of an encoding are those the reference model offers
 ``surrogateescape``), but for the pairs in :data:`NOT_YET`.
 """
 
-from amaranth.lib import stream
-
 from utf8_gateware.sim.encodings import DECODE_POLICIES, lookup
 from .bom_stripper import byte_order_mark
 from .error_kind import DECODE_ERRORS
 from .lane_marks import ByteMarks
 from .layouts import CodepointLayout
 from .rfc2279_decoder import Rfc2279Decoder
-from .surrogate_escaper import SurrogateEscaper
 from .surrogate_joiner import SurrogateJoiner
 from .surrogate_pair_rejecter import surrogate_pair
 from .utf8_grammar import GRAMMARS
 
 
 __all__ = ["DECODER_ENCODINGS", "NOT_YET", "decoder_policies", "check_family_parameters",
-           "FamilyStages", "OWN_CORES", "output_layout", "stages_latency", "connect_back"]
+           "FamilyStages", "OWN_CORES", "output_layout", "stages_latency"]
 
 
 #: The encodings ``Utf8Decoder`` decodes with a core of their own instead of the lane pipeline:
@@ -121,10 +118,9 @@ _HIDE = {("utf-8-sig", None): byte_order_mark}
 _REJECT = {("wtf-8", None): surrogate_pair}
 _JOIN = {
     ("cesu-8", "replace"): {},
-    ("cesu-8", "surrogateescape"): {"errors": "surrogatepass"},
+    ("cesu-8", "surrogateescape"): {"errors": "surrogateescape"},
     ("mutf-8", None): {"lone_is_error": False},
 }
-_BACK = {("cesu-8", "surrogateescape"): (SurrogateEscaper,)}
 
 
 class FamilyStages:
@@ -138,7 +134,6 @@ class FamilyStages:
         self.reject = _entry(_REJECT, encoding, errors)
         join = _entry(_JOIN, encoding, errors)
         self.joiner = SurrogateJoiner(**join) if join is not None else None
-        self.back = _entry(_BACK, encoding, errors) or ()
         self.steps = self.joiner.LATENCY if self.joiner else 0
         self._flags = None
 
@@ -146,7 +141,7 @@ class FamilyStages:
     def folds(encoding, errors):
         """Whether ``encoding`` with ``errors`` adds anything to the byte decoder."""
         return any(_entry(table, encoding, errors) is not None
-                   for table in (_HIDE, _REJECT, _JOIN, _BACK))
+                   for table in (_HIDE, _REJECT, _JOIN))
 
     def mark(self, pipe, byte, a, b, c, d, slots):
         """The marks beside the lane's stages ``a`` .. ``d`` (``byte``: stage ``A``'s input),
@@ -171,33 +166,8 @@ class FamilyStages:
             return valid, payload
         return self.joiner.build(pipe, slot, self._flags)
 
-    def back_stages(self):
-        """New instances of the stages after the decoder's output port, in order."""
-        return [cls() for cls in self.back]
-
 
 def stages_latency(encoding, errors):
     """Cycles the marks and stages of ``encoding`` with ``errors`` add to the byte decoder's
     latency."""
-    stages = FamilyStages(encoding, errors)
-    return stages.steps + sum(cls.LATENCY for cls in stages.back)
-
-
-def connect_back(m, stages, o):
-    """Add ``stages`` to ``m`` as submodules, chained, the last one driving the stream ``o``;
-    returns the stream the byte decoder is to drive (``o`` itself without stages)."""
-    if not stages:
-        return o
-    source = head = stream.Signature(CodepointLayout).create(path=("codepoints",))
-    for n, stage in enumerate(stages):
-        m.submodules[f"back{n}"] = stage
-        _feed(m, source, stage.i)
-        source = stage.o
-    _feed(m, source, o)
-    return head
-
-
-def _feed(m, source, sink):
-    """``sink`` takes ``source``'s items."""
-    m.d.comb += [sink.valid.eq(source.valid), source.ready.eq(sink.ready),
-                 sink.payload.eq(source.payload)]
+    return FamilyStages(encoding, errors).steps

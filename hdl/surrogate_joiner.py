@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Const, Value
+from amaranth.hdl import Cat, Const, Mux, Value
 
 from .error_kind import ErrorKind
 from .lane_marks import surrogate_sequences
@@ -59,12 +59,16 @@ class SurrogateJoiner:
     leaves a bubble).
     """
 
-    #: Steps from the decoder's last output slot to the joined output slot.
+    #: Steps from the decoder's last output slot to the joined output slot (and with
+    #: ``surrogateescape`` three more, the escape stages ``K1`` .. ``K3``: 4).
     LATENCY = 1
 
     def __init__(self, errors="replace", *, lone_is_error=True):
         self._substitute = lone_is_error and errors == "replace"
+        self._escape = lone_is_error and errors == "surrogateescape"
         self._lone_kind = ErrorKind.SURROGATE if lone_is_error else None
+        if self._escape:
+            self.LATENCY = 1 + _ESCAPE_STAGES
 
     def mark(self, marks, d):
         """The stage-``D`` marks: ``lead`` and ``trail`` (the byte completes a well-formed
@@ -83,6 +87,7 @@ class SurrogateJoiner:
         """The flags of the item in each slot stage, from the stage-``D`` ``marked`` and the
         byte's ``last``: registers of stage ``E``, then one per slot stage (``slots``). Returns
         the flags of the last two levels (the last slot's, and those of the level before)."""
+        self._marked = marked
         flags = {"lead": marked.lead & ~last, "trail": marked.trail,
                  "surrogate": marked.lead | marked.trail}
         levels, entering = [], []
@@ -91,6 +96,7 @@ class SurrogateJoiner:
             flags = {name: pipe.data(f"join_{stage}_{name}", value)
                      for name, value in flags.items()}
             levels.append(SimpleNamespace(**flags))
+        self._levels = levels
         # A lead in the last slot or in the level before it (one flip-flop).
         levels[-1].leads = pipe.data("join_leads", entering[-2] | entering[-1])
         # With one slot stage, stage E's byte has an output of its own that is no trail, or
@@ -111,6 +117,8 @@ class SurrogateJoiner:
         and of ``x``, :meth:`flags`); returns ``(valid, payload, ones)`` of ``J`` (``ones``:
         the bits ORed in at the output; with surrogateescape also an escape's bits above 6,
         which ``x`` marks by its ``esc`` flag instead of holding them)."""
+        if self._escape:
+            return self._build_escapes(pipe, x, flags)
         m = pipe.m
         before, flags = flags
         # `wait`: a lead was in x in an earlier step, and since then x held bubbles only (set
@@ -179,6 +187,95 @@ class SurrogateJoiner:
                        Const(0, 1))
             ones = ones | (mask & flag.replicate(len(payload)))
         return j_valid, payload, ones
+
+    def _build_escapes(self, pipe, x, flags):
+        """``surrogateescape``'s ``J`` and escape stages (see the class documentation)."""
+        m = pipe.m
+        before, flags = flags
+        s1 = self._levels[-3]
+        lead_here = self._marked.lead        # stage D's byte completes a lead (last or not)
+        # `nb`, a register beside the level before x: what x is loaded with next is a valid
+        # item and no trail, or the start of a lead (stage D's lead marks the slot two before
+        # its own, the silent slot of its ED or a bubble after it).
+        nb = pipe.data("join_nb", (x.prev.valid_next & ~s1.trail) | lead_here)
+        # x holds an item of its own that is not a waiting lead; x holds a surrogate that is
+        # decided where it stands (a trail, or a lead that ends its message).
+        xo = pipe.data("join_xo", x.valid_next & ~before.lead)
+        xs = pipe.data("join_xs", before.surrogate & ~before.lead)
+        # `wait`: a lead is in x or was, x held no item since, and it is not written yet. J
+        # writes it (lone) when the next slot breaks it (`nb`), into x's slot (the lead's own
+        # or a silent one after it).
+        wait = pipe.register("join_wait")
+        with m.If(pipe.enable()):
+            m.d.sync += wait.eq((before.lead | (wait & ~nb & ~xo)) & ~pipe.masked)
+        pair = wait & flags.trail
+        j_valid = pipe.data("join_j_valid", xo | (wait & nb))
+        # J holds a lone surrogate: the waiting lead written, or a surrogate decided in x. One
+        # copy per escape stage, each a LUT packed with its flip-flop: they differ only where
+        # `xs` and not `xo` (never: a surrogate decided in x is an item of its own).
+        lone_now = [Mux(wait, nb & ~xo, xs), Mux(wait, nb & ~xo, xs & xo),
+                    Mux(wait, nb & ~(xo | xs), xs)]
+        low = pipe.held("join_l_low", x.codepoint[0:6], flags.lead, 6)
+        mid = pipe.held("join_l_mid", x.codepoint[6:10], flags.lead, 4)
+        high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k])
+                                                       for k in (1, 2, 3)), _all(mid)), 5)
+        bits = []
+        for bit in range(21):
+            value = x.codepoint[bit]
+            if bit < 10:
+                value = keep(x.valid, value, wait & Cat(low, mid)[bit])
+            else:
+                value = keep(pair, low[bit - 10] if bit < 16 else high[bit - 16], value)
+            bits.append(value)
+        j = SimpleNamespace(
+            cp=Cat(*(pipe.data(f"join_j_cp{bit}", value) for bit, value in enumerate(bits))),
+            error=pipe.data("join_j_error", x.error, ErrorKind).as_value(),
+            last=pipe.data("join_j_last", x.last),
+            valid=j_valid, esc=pipe.data("join_j_esc", x.esc))
+        # K1 .. K3: J's lone surrogate (slot s) becomes the escapes of its three bytes, written
+        # into s (K1: the third byte), s - 1 (K2: the second) and s - 2 (K3: ED), which are
+        # silent: its own bytes' slots, or bubbles (a waiting lead is written before the next
+        # item or lead start). Each stage one LUT per bit of the stage before and a copy of the
+        # lone flag.
+        stage = j
+        for n, byte in enumerate(_ESCAPE_BYTES):
+            lone = pipe.data(f"join_lone{n}", lone_now[n])
+            cp = []
+            for bit in range(21):
+                if bit < 7 and byte is not None:
+                    value = byte(j.cp)[bit]
+                    value = keep(lone, value, stage.cp[bit]) if not isinstance(value, int) \
+                        else (stage.cp[bit] | lone if value else stage.cp[bit] & ~lone)
+                elif bit < 6:
+                    value = stage.cp[bit]          # K1: the third byte's bits are J's own
+                else:
+                    value = stage.cp[bit] & ~lone
+                cp.append(value)
+            surrogate = Const(ErrorKind.SURROGATE.value, len(stage.error))
+            stage = SimpleNamespace(
+                cp=Cat(*(pipe.data(f"join_k{n + 1}_cp{bit}", value)
+                         for bit, value in enumerate(cp))),
+                error=pipe.data(f"join_k{n + 1}_error",
+                                stage.error | (surrogate & lone.replicate(len(stage.error))),
+                                len(stage.error)),
+                last=pipe.data(f"join_k{n + 1}_last", stage.last & ~lone if n else stage.last),
+                valid=pipe.data(f"join_k{n + 1}_valid", stage.valid | lone if n else stage.valid),
+                esc=pipe.data(f"join_k{n + 1}_esc", stage.esc | lone))
+        payload = Cat(stage.cp, stage.error, stage.last)
+        ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(21)),
+                   Const(0, len(payload) - 21))
+        return stage.valid, payload, ones
+
+
+#: The escape stages' bytes, bits 0..6 of each (``None``: the slot's own bits 0..5): K1 the
+#: third byte (J's bits 0..5), K2 the second (80 | J's bits 6..11: bit 11 is 1 in every
+#: surrogate), K3 ED.
+_ESCAPE_BYTES = (
+    None,
+    lambda cp: [cp[6], cp[7], cp[8], cp[9], cp[10], 1, 0],
+    lambda cp: [(0xED >> bit) & 1 for bit in range(7)],
+)
+_ESCAPE_STAGES = len(_ESCAPE_BYTES)
 
 
 def _all(bits):
