@@ -81,7 +81,8 @@ class SurrogateJoiner:
         return SimpleNamespace(lead=marks.fact("lead", seq.lead),
                                trail=marks.fact("trail", seq.trail),
                                own=marks.fact("own", ~(c.pend0 | c.sc) | c.vl),
-                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv)
+                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv,
+                               burst2=getattr(d.lanes[0], "i2", None))
 
     def flags(self, pipe, marked, last, slots):
         """The flags of the item in each slot stage, from the stage-``D`` ``marked`` and the
@@ -192,12 +193,15 @@ class SurrogateJoiner:
         """``surrogateescape``'s ``J`` and escape stages (see the class documentation)."""
         m = pipe.m
         before, flags = flags
-        s1 = self._levels[-3]
-        lead_here = self._marked.lead        # stage D's byte completes a lead (last or not)
+        e, s1 = self._levels[-4:-2]
+        marked = self._marked
         # `nb`, a register beside the level before x: what x is loaded with next is a valid
-        # item and no trail, or the start of a lead (stage D's lead marks the slot two before
-        # its own, the silent slot of its ED or a bubble after it).
-        nb = pipe.data("join_nb", (x.prev.valid_next & ~s1.trail) | lead_here)
+        # item and no trail (S1's own valid item that is no trail, or stage D's second burst
+        # item), or the start of a lead (stage D's lead, last or not, marks the slot two before
+        # its own: the silent slot of its ED or a bubble after it); set while masked, which
+        # ends a wait (stale leads reach x in the flush).
+        s1_item = pipe.data("join_1_item", x.prev.prev.valid_next & ~e.trail)
+        nb = pipe.data("join_nb", s1_item | marked.burst2 | marked.lead | pipe.masked)
         # x holds an item of its own that is not a waiting lead; x holds a surrogate that is
         # decided where it stands (a trail, or a lead that ends its message).
         xo = pipe.data("join_xo", x.valid_next & ~before.lead)
@@ -207,7 +211,7 @@ class SurrogateJoiner:
         # or a silent one after it).
         wait = pipe.register("join_wait")
         with m.If(pipe.enable()):
-            m.d.sync += wait.eq((before.lead | (wait & ~nb & ~xo)) & ~pipe.masked)
+            m.d.sync += wait.eq(before.lead | (wait & ~nb & ~xo))
         pair = wait & flags.trail
         j_valid = pipe.data("join_j_valid", xo | (wait & nb))
         # J holds a lone surrogate: the waiting lead written, or a surrogate decided in x. One
@@ -223,7 +227,8 @@ class SurrogateJoiner:
         for bit in range(21):
             value = x.codepoint[bit]
             if bit < 10:
-                value = keep(x.valid, value, wait & Cat(low, mid)[bit])
+                # (x's bit, or with x a bubble L's: J holds nothing then but a waiting lead.)
+                value = keep(x.valid, value, Cat(low, mid)[bit])
             else:
                 value = keep(pair, low[bit - 10] if bit < 16 else high[bit - 16], value)
             bits.append(value)
@@ -255,8 +260,7 @@ class SurrogateJoiner:
             stage = SimpleNamespace(
                 cp=Cat(*(pipe.data(f"join_k{n + 1}_cp{bit}", value)
                          for bit, value in enumerate(cp))),
-                error=pipe.data(f"join_k{n + 1}_error",
-                                stage.error | (surrogate & lone.replicate(len(stage.error))),
+                error=pipe.data(f"join_k{n + 1}_error", keep(lone, surrogate, stage.error),
                                 len(stage.error)),
                 last=pipe.data(f"join_k{n + 1}_last", stage.last & ~lone if n else stage.last),
                 valid=pipe.data(f"join_k{n + 1}_valid", stage.valid | lone if n else stage.valid),
