@@ -72,7 +72,7 @@ class Utf8Decoder(CheckedComponent):
         lone surrogate is well-formed there). An encoding other than ``utf-8`` is decoded with
         one lane; its stages add
         :func:`~utf8_gateware.hdl.decoder_family.stages_latency` cycles (none for
-        ``utf-8-sig`` and ``wtf-8``, 1 for ``cesu-8`` and ``mutf-8``, 8 for ``cesu-8`` with
+        ``utf-8-sig`` and ``wtf-8``, 1 for ``cesu-8`` and ``mutf-8``, 4 for ``cesu-8`` with
         ``surrogateescape``) and keep one byte per cycle. Any other combination is a one-line
         :class:`ValueError`.
 

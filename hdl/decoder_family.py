@@ -14,11 +14,9 @@ encoding       byte grammar                         marks and stages
 ``cesu-8``     CESU-8 (surrogates, no 4-byte form)  :class:`~.surrogate_joiner.SurrogateJoiner`
                                                     in the pipeline (joins pairs; a lone
                                                     surrogate is an error); with
-                                                    ``surrogateescape`` it passes a lone
-                                                    surrogate on and
-                                                    :class:`~.surrogate_escaper.SurrogateEscaper`
-                                                    after the decoder writes its three bytes'
-                                                    escapes
+                                                    ``surrogateescape`` its escape stages
+                                                    write a lone surrogate's three escapes
+                                                    into silent slots
 ``mutf-8``     Modified UTF-8 (also C0 80, no 00)   ``SurrogateJoiner`` (joins pairs; a lone
                                                     surrogate is well-formed)
 ``wtf-8``      generalized UTF-8 (surrogates)       a trail sequence right after a lead
@@ -38,10 +36,11 @@ own (:mod:`.lane_marks`: a few flip-flops, no latency), marking the byte whose s
 hides or rejects. A CESU-8 pair spans six bytes and a lead is lone or not by the next output,
 which may come any number of bubbles later: that is a stage after the byte decoder's output
 slot that keeps a lead's ten bits until the next item is seen coming, inside its rigid pipeline
-(one clock enable, one skid register), fed by flags the lane computes. Only ``surrogateescape``'s
-three escapes per lone CESU-8 surrogate (more items out than in) need a stage with a queue,
-:class:`~.surrogate_escaper.SurrogateEscaper`, after the decoder's output. Everything keeps one
-byte per cycle; the stages' latencies add (:func:`stages_latency`).
+(one clock enable, one skid register), fed by flags the lane computes. ``surrogateescape``'s
+three escapes per lone CESU-8 surrogate (more items out than the surrogate's one) go into slots
+that are always silent, the surrogate's own bytes' or bubbles, by three more stages of the
+joiner; so no stage has a queue, and everything keeps one byte per cycle. The stages' latencies
+add (:func:`stages_latency`).
 
 The error policies of an encoding are those the reference model offers
 (:data:`~utf8_gateware.sim.encodings.DECODE_POLICIES`) that the gateware has (``replace``,
@@ -112,8 +111,7 @@ def _entry(table, encoding, errors):
 
 
 #: Per encoding and policy (``None``: any): the mark whose scalar stage ``E`` hides, the mark
-#: whose scalar it rejects (U+FFFD, ``SURROGATE``), the joiner's keyword arguments, and the
-#: stages after the decoder's output (classes).
+#: whose scalar it rejects (U+FFFD, ``SURROGATE``), and the joiner's keyword arguments.
 _HIDE = {("utf-8-sig", None): byte_order_mark}
 _REJECT = {("wtf-8", None): surrogate_pair}
 _JOIN = {
@@ -126,8 +124,7 @@ _JOIN = {
 class FamilyStages:
     """What ``encoding`` with ``errors`` adds to the one-lane byte decoder being built, in the
     order the decoder calls it: :meth:`mark` after stage ``D``, :meth:`after` on its last
-    output slot, :meth:`back_stages` after its output port. :attr:`steps`: pipeline steps it
-    adds (the joiner's)."""
+    output slot. :attr:`steps`: pipeline steps it adds (the joiner's)."""
 
     def __init__(self, encoding, errors):
         self.hide = _entry(_HIDE, encoding, errors)

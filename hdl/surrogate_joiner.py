@@ -26,9 +26,11 @@ class SurrogateJoiner:
     * An error item of the byte decoder (U+FFFD or an escape U+DC80..U+DCFF, with its kind)
       passes through as it is and never merges with a lead surrogate before it: the lead is
       lone, an error of its own (ED A0 80 ED B0 is U+FFFD ``SURROGATE``, U+FFFD ``TRUNCATED``).
-    * A lone surrogate becomes U+FFFD ``SURROGATE`` (``errors="replace"``), passes as itself
-      flagged ``SURROGATE`` (``"surrogatepass"``) or, with ``lone_is_error=False`` (Modified
-      UTF-8, where every Java ``char`` sequence is well-formed), as itself with ``NONE``.
+    * A lone surrogate becomes U+FFFD ``SURROGATE`` (``errors="replace"``), the escapes
+      U+DC00+b of its three bytes b, each ``SURROGATE`` (``"surrogateescape"``, PEP 383 as the
+      reference renders it), passes as itself flagged ``SURROGATE`` (``"surrogatepass"``) or,
+      with ``lone_is_error=False`` (Modified UTF-8, where every Java ``char`` sequence is
+      well-formed), as itself with ``NONE``.
 
     Why a stage after the byte decoder: a pair spans six bytes, past the byte decoder's
     three-byte look-back, and a lead is lone or not by the next output, which may come any
@@ -57,6 +59,23 @@ class SurrogateJoiner:
     against 277 LCs with CESU-8).
     Latency: :attr:`LATENCY` = 1 step after ``X``; throughput: one item in every step (a pair
     leaves a bubble).
+
+    ``surrogateescape`` (CESU-8): three more items per lone surrogate, and no queue. ``J``
+    writes a lone surrogate as one item, in slot *s*, and three stages after it, ``K1`` ..
+    ``K3``, turn it into the escapes of its three bytes, in slots *s* - 2, *s* - 1, *s*: while
+    ``J`` holds it, ``K1`` takes ``J``'s slot as the third byte's escape (its bits 0..5 are
+    the surrogate's), ``K2`` the slot before as the second's (80 | the surrogate's bits 6..11),
+    ``K3`` the one before that as ED's; an escape's bits above 6 are set at the output by a
+    flag (``ones``), and so is each stage one LUT per bit. Those two slots are always silent:
+    a trail, or a lead that ends its message, is lone where it stands, after its own bytes'
+    slots; a waiting lead is written before the next item *or the next lead's start*, which the
+    lead's completion in stage ``D`` marks two slots back (its ED's slot or a bubble after it),
+    so the next lead's three slots stay free for its own escapes (ED A0 80 ED A0 80 41: six
+    escapes, then U+0041, in nine slots). Its waiting and the next slot's breaking it (``nb``,
+    a flip-flop a step ahead: S1's own non-trail item, stage D's second burst item or lead,
+    or the flush, which ends a wait) make ``J``'s valid one LUT of three flip-flops, and the
+    lone flag of four, a copy per escape stage. :attr:`LATENCY` = 4; every flip-flop one LUT4
+    of flip-flops (UP5K: 411 LCs, seeds 1-3 147.8, 147.2, 162.1 MHz).
     """
 
     #: Steps from the decoder's last output slot to the joined output slot (and with
