@@ -218,7 +218,9 @@ class SurrogateJoiner:
         # item and no trail (S1's own valid item that is no trail, or stage D's second burst
         # item), or the start of a lead (stage D's lead, last or not, marks the slot two before
         # its own: the silent slot of its ED or a bubble after it); set while masked, which
-        # ends a wait (stale leads reach x in the flush).
+        # ends a wait (stale leads reach x in the flush; a real lead reaches x two steps after
+        # the flush at the earliest, its three bytes behind the first). Stage D's third burst
+        # item, which x takes straight from D, is never set: CESU-8 has no 4-byte prefix.
         s1_item = pipe.data("join_1_item", x.prev.prev.valid_next & ~e.trail)
         nb = pipe.data("join_nb", s1_item | marked.burst2 | marked.lead | pipe.masked)
         # x holds an item of its own that is not a waiting lead; x holds a surrogate that is
