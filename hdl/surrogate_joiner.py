@@ -160,14 +160,9 @@ class SurrogateJoiner:
             breaks = lut(m, "join_breaks", x.valid_next & ~before.trail)
             other = x.valid & ~flags.lead
         j_valid = pipe.data("join_j_valid", other | (wait & breaks))
-        # L: the lead's bits 0..5 and 6..9, loaded with each lead in x; its bits 6..9 plus
-        # one, for the pair, a step behind (each bit one LUT of four bits, no carry chain). A
-        # lead waits two steps at least before its trail reaches x (the trail's first two
-        # bytes come first), so both are the waiting lead's by then.
-        low = pipe.held("join_l_low", x.codepoint[0:6], flags.lead, 6)
-        mid = pipe.held("join_l_mid", x.codepoint[6:10], flags.lead, 4)
-        high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k])
-                                                       for k in (1, 2, 3)), _all(mid)), 5)
+        # L (`_lead_bits`): a lead waits two steps at least before its trail reaches x (the
+        # trail's first two bytes come first), so its bits plus one are the waiting lead's then.
+        low, mid, high = _lead_bits(pipe, x, flags.lead)
         # A surrogate in J that is lone: the waiting lead (x holds a bubble), or a surrogate in
         # x that is not the waiting lead's trail.
         lone = (wait & ~x.valid) | (flags.surrogate & ~pair)
@@ -240,10 +235,7 @@ class SurrogateJoiner:
         # `xs` and not `xo` (never: a surrogate decided in x is an item of its own).
         lone_now = [Mux(wait, nb & ~xo, xs), Mux(wait, nb & ~xo, xs & xo),
                     Mux(wait, nb & ~(xo | xs), xs)]
-        low = pipe.held("join_l_low", x.codepoint[0:6], flags.lead, 6)
-        mid = pipe.held("join_l_mid", x.codepoint[6:10], flags.lead, 4)
-        high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k])
-                                                       for k in (1, 2, 3)), _all(mid)), 5)
+        low, mid, high = _lead_bits(pipe, x, flags.lead)
         bits = []
         for bit in range(21):
             value = x.codepoint[bit]
@@ -301,6 +293,17 @@ _ESCAPE_BYTES = (
     lambda cp: [(0xED >> bit) & 1 for bit in range(7)],
 )
 _ESCAPE_STAGES = len(_ESCAPE_BYTES)
+
+
+def _lead_bits(pipe, x, lead):
+    """L: the bits 0..5 and 6..9 of the latest lead in the slot ``x`` (``lead``: x holds one),
+    and bits 6..9 plus one, for the pair, a step behind (each bit one LUT of four bits, no carry
+    chain)."""
+    low = pipe.held("join_l_low", x.codepoint[0:6], lead, 6)
+    mid = pipe.held("join_l_mid", x.codepoint[6:10], lead, 4)
+    high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k]) for k in (1, 2, 3)),
+                                        _all(mid)), 5)
+    return low, mid, high
 
 
 def _all(bits):
