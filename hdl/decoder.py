@@ -5,8 +5,8 @@ from amaranth.lib import stream
 from amaranth.lib.wiring import In, Out
 
 from .component import CheckedComponent, in_a_row
-from .decoder_family import (OWN_CORES, FamilyStages, check_family_parameters, connect_back,
-                             output_layout, stages_latency)
+from .decoder_family import (OWN_CORES, FamilyStages, check_family_parameters, output_layout,
+                             stages_latency)
 from .decoder_lane import (LaneTables, before, kind_of, lane_stages, stage_a, stage_align,
                            stage_b, stage_c, stage_d, stage_e)
 from .error_kind import DECODE_ERRORS, ErrorKind, check_policy
@@ -72,7 +72,7 @@ class Utf8Decoder(CheckedComponent):
         lone surrogate is well-formed there). An encoding other than ``utf-8`` is decoded with
         one lane; its stages add
         :func:`~utf8_gateware.hdl.decoder_family.stages_latency` cycles (none for
-        ``utf-8-sig`` and ``wtf-8``, 1 for ``cesu-8`` and ``mutf-8``, 8 for ``cesu-8`` with
+        ``utf-8-sig`` and ``wtf-8``, 1 for ``cesu-8`` and ``mutf-8``, 4 for ``cesu-8`` with
         ``surrogateescape``) and keep one byte per cycle. Any other combination is a one-line
         :class:`ValueError`.
 
@@ -300,7 +300,7 @@ class Utf8Decoder(CheckedComponent):
         output = family.after(pipe, slots[0], beat_valid, out)
         if slots[0].esc is not None and len(output) == 2:
             output = (*output, slots[0].ones(len(Value.cast(output[1]))))
-        pipe.drive_output(connect_back(m, family.back_stages(), self.o), *output)
+        pipe.drive_output(self.o, *output)
         return m
 
     # -- slots -----------------------------------------------------------------------------------
@@ -412,7 +412,7 @@ class Utf8Decoder(CheckedComponent):
                 value = value | any_of(flags)
             bits.append(value)
         name = f"s{stage}_{j}"
-        return _Slot(
+        return _Slot(prev=slot,
             codepoint=Cat(*(pipe.data(f"{name}_cp{bit}", value)
                             for bit, value in enumerate(bits))),
             error=pipe.data(f"{name}_kind", slot.error.as_value() |
@@ -430,9 +430,9 @@ class _Slot:
     #: An escape's bits that ``esc`` sets (bits 0..6 are the byte's, in the slot).
     ESCAPE = _ESCAPE
 
-    def __init__(self, *, codepoint, error, valid, valid_next, last, esc=None):
+    def __init__(self, *, codepoint, error, valid, valid_next, last, esc=None, prev=None):
         self.codepoint, self.error, self.valid, self.last = codepoint, error, valid, last
-        self.valid_next, self.esc = valid_next, esc
+        self.valid_next, self.esc, self.prev = valid_next, esc, prev
 
     def ones(self, width):
         """The bits ``esc`` sets in an output payload of ``width`` bits (codepoint first)."""

@@ -14,11 +14,9 @@ encoding       byte grammar                         marks and stages
 ``cesu-8``     CESU-8 (surrogates, no 4-byte form)  :class:`~.surrogate_joiner.SurrogateJoiner`
                                                     in the pipeline (joins pairs; a lone
                                                     surrogate is an error); with
-                                                    ``surrogateescape`` it passes a lone
-                                                    surrogate on and
-                                                    :class:`~.surrogate_escaper.SurrogateEscaper`
-                                                    after the decoder writes its three bytes'
-                                                    escapes
+                                                    ``surrogateescape`` its escape stages
+                                                    write a lone surrogate's three escapes
+                                                    into silent slots
 ``mutf-8``     Modified UTF-8 (also C0 80, no 00)   ``SurrogateJoiner`` (joins pairs; a lone
                                                     surrogate is well-formed)
 ``wtf-8``      generalized UTF-8 (surrogates)       a trail sequence right after a lead
@@ -38,17 +36,16 @@ own (:mod:`.lane_marks`: a few flip-flops, no latency), marking the byte whose s
 hides or rejects. A CESU-8 pair spans six bytes and a lead is lone or not by the next output,
 which may come any number of bubbles later: that is a stage after the byte decoder's output
 slot that keeps a lead's ten bits until the next item is seen coming, inside its rigid pipeline
-(one clock enable, one skid register), fed by flags the lane computes. Only ``surrogateescape``'s
-three escapes per lone CESU-8 surrogate (more items out than in) need a stage with a queue,
-:class:`~.surrogate_escaper.SurrogateEscaper`, after the decoder's output. Everything keeps one
-byte per cycle; the stages' latencies add (:func:`stages_latency`).
+(one clock enable, one skid register), fed by flags the lane computes. ``surrogateescape``'s
+three escapes per lone CESU-8 surrogate (more items out than the surrogate's one) go into slots
+that are always silent, the surrogate's own bytes' or bubbles, by three more stages of the
+joiner; so no stage has a queue, and everything keeps one byte per cycle. The stages' latencies
+add (:func:`stages_latency`).
 
 The error policies of an encoding are those the reference model offers
 (:data:`~utf8_gateware.sim.encodings.DECODE_POLICIES`) that the gateware has (``replace``,
 ``surrogateescape``), but for the pairs in :data:`NOT_YET`.
 """
-
-from amaranth.lib import stream
 
 from utf8_gateware.sim.encodings import DECODE_POLICIES, lookup
 from .bom_stripper import byte_order_mark
@@ -56,14 +53,13 @@ from .error_kind import DECODE_ERRORS
 from .lane_marks import ByteMarks
 from .layouts import CodepointLayout
 from .rfc2279_decoder import Rfc2279Decoder
-from .surrogate_escaper import SurrogateEscaper
 from .surrogate_joiner import SurrogateJoiner
 from .surrogate_pair_rejecter import surrogate_pair
 from .utf8_grammar import GRAMMARS
 
 
 __all__ = ["DECODER_ENCODINGS", "NOT_YET", "decoder_policies", "check_family_parameters",
-           "FamilyStages", "OWN_CORES", "output_layout", "stages_latency", "connect_back"]
+           "FamilyStages", "OWN_CORES", "output_layout", "stages_latency"]
 
 
 #: The encodings ``Utf8Decoder`` decodes with a core of their own instead of the lane pipeline:
@@ -115,30 +111,26 @@ def _entry(table, encoding, errors):
 
 
 #: Per encoding and policy (``None``: any): the mark whose scalar stage ``E`` hides, the mark
-#: whose scalar it rejects (U+FFFD, ``SURROGATE``), the joiner's keyword arguments, and the
-#: stages after the decoder's output (classes).
+#: whose scalar it rejects (U+FFFD, ``SURROGATE``), and the joiner's keyword arguments.
 _HIDE = {("utf-8-sig", None): byte_order_mark}
 _REJECT = {("wtf-8", None): surrogate_pair}
 _JOIN = {
     ("cesu-8", "replace"): {},
-    ("cesu-8", "surrogateescape"): {"errors": "surrogatepass"},
+    ("cesu-8", "surrogateescape"): {"errors": "surrogateescape"},
     ("mutf-8", None): {"lone_is_error": False},
 }
-_BACK = {("cesu-8", "surrogateescape"): (SurrogateEscaper,)}
 
 
 class FamilyStages:
     """What ``encoding`` with ``errors`` adds to the one-lane byte decoder being built, in the
     order the decoder calls it: :meth:`mark` after stage ``D``, :meth:`after` on its last
-    output slot, :meth:`back_stages` after its output port. :attr:`steps`: pipeline steps it
-    adds (the joiner's)."""
+    output slot. :attr:`steps`: pipeline steps it adds (the joiner's)."""
 
     def __init__(self, encoding, errors):
         self.hide = _entry(_HIDE, encoding, errors)
         self.reject = _entry(_REJECT, encoding, errors)
         join = _entry(_JOIN, encoding, errors)
         self.joiner = SurrogateJoiner(**join) if join is not None else None
-        self.back = _entry(_BACK, encoding, errors) or ()
         self.steps = self.joiner.LATENCY if self.joiner else 0
         self._flags = None
 
@@ -146,7 +138,7 @@ class FamilyStages:
     def folds(encoding, errors):
         """Whether ``encoding`` with ``errors`` adds anything to the byte decoder."""
         return any(_entry(table, encoding, errors) is not None
-                   for table in (_HIDE, _REJECT, _JOIN, _BACK))
+                   for table in (_HIDE, _REJECT, _JOIN))
 
     def mark(self, pipe, byte, a, b, c, d, slots):
         """The marks beside the lane's stages ``a`` .. ``d`` (``byte``: stage ``A``'s input),
@@ -171,33 +163,8 @@ class FamilyStages:
             return valid, payload
         return self.joiner.build(pipe, slot, self._flags)
 
-    def back_stages(self):
-        """New instances of the stages after the decoder's output port, in order."""
-        return [cls() for cls in self.back]
-
 
 def stages_latency(encoding, errors):
     """Cycles the marks and stages of ``encoding`` with ``errors`` add to the byte decoder's
     latency."""
-    stages = FamilyStages(encoding, errors)
-    return stages.steps + sum(cls.LATENCY for cls in stages.back)
-
-
-def connect_back(m, stages, o):
-    """Add ``stages`` to ``m`` as submodules, chained, the last one driving the stream ``o``;
-    returns the stream the byte decoder is to drive (``o`` itself without stages)."""
-    if not stages:
-        return o
-    source = head = stream.Signature(CodepointLayout).create(path=("codepoints",))
-    for n, stage in enumerate(stages):
-        m.submodules[f"back{n}"] = stage
-        _feed(m, source, stage.i)
-        source = stage.o
-    _feed(m, source, o)
-    return head
-
-
-def _feed(m, source, sink):
-    """``sink`` takes ``source``'s items."""
-    m.d.comb += [sink.valid.eq(source.valid), source.ready.eq(sink.ready),
-                 sink.payload.eq(source.payload)]
+    return FamilyStages(encoding, errors).steps

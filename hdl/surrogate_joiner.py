@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Const, Value
+from amaranth.hdl import Cat, Const, Mux, Value
 
 from .error_kind import ErrorKind
 from .lane_marks import surrogate_sequences
@@ -26,9 +26,11 @@ class SurrogateJoiner:
     * An error item of the byte decoder (U+FFFD or an escape U+DC80..U+DCFF, with its kind)
       passes through as it is and never merges with a lead surrogate before it: the lead is
       lone, an error of its own (ED A0 80 ED B0 is U+FFFD ``SURROGATE``, U+FFFD ``TRUNCATED``).
-    * A lone surrogate becomes U+FFFD ``SURROGATE`` (``errors="replace"``), passes as itself
-      flagged ``SURROGATE`` (``"surrogatepass"``) or, with ``lone_is_error=False`` (Modified
-      UTF-8, where every Java ``char`` sequence is well-formed), as itself with ``NONE``.
+    * A lone surrogate becomes U+FFFD ``SURROGATE`` (``errors="replace"``), the escapes
+      U+DC00+b of its three bytes b, each ``SURROGATE`` (``"surrogateescape"``, PEP 383 as the
+      reference renders it), passes as itself flagged ``SURROGATE`` (``"surrogatepass"``) or,
+      with ``lone_is_error=False`` (Modified UTF-8, where every Java ``char`` sequence is
+      well-formed), as itself with ``NONE``.
 
     Why a stage after the byte decoder: a pair spans six bytes, past the byte decoder's
     three-byte look-back, and a lead is lone or not by the next output, which may come any
@@ -57,14 +59,35 @@ class SurrogateJoiner:
     against 277 LCs with CESU-8).
     Latency: :attr:`LATENCY` = 1 step after ``X``; throughput: one item in every step (a pair
     leaves a bubble).
+
+    ``surrogateescape`` (CESU-8): three more items per lone surrogate, and no queue. ``J``
+    writes a lone surrogate as one item, in slot *s*, and three stages after it, ``K1`` ..
+    ``K3``, turn it into the escapes of its three bytes, in slots *s* - 2, *s* - 1, *s*: while
+    ``J`` holds it, ``K1`` takes ``J``'s slot as the third byte's escape (its bits 0..5 are
+    the surrogate's), ``K2`` the slot before as the second's (80 | the surrogate's bits 6..11),
+    ``K3`` the one before that as ED's; an escape's bits above 6 are set at the output by a
+    flag (``ones``), and so is each stage one LUT per bit. Those two slots are always silent:
+    a trail, or a lead that ends its message, is lone where it stands, after its own bytes'
+    slots; a waiting lead is written before the next item *or the next lead's start*, which the
+    lead's completion in stage ``D`` marks two slots back (its ED's slot or a bubble after it),
+    so the next lead's three slots stay free for its own escapes (ED A0 80 ED A0 80 41: six
+    escapes, then U+0041, in nine slots). Its waiting and the next slot's breaking it (``nb``,
+    a flip-flop a step ahead: S1's own non-trail item, stage D's second burst item or lead,
+    or the flush, which ends a wait) make ``J``'s valid one LUT of three flip-flops, and the
+    lone flag of four, a copy per escape stage. :attr:`LATENCY` = 4; every flip-flop one LUT4
+    of flip-flops (UP5K: 411 LCs, seeds 1-3 147.8, 147.2, 162.1 MHz).
     """
 
-    #: Steps from the decoder's last output slot to the joined output slot.
+    #: Steps from the decoder's last output slot to the joined output slot (and with
+    #: ``surrogateescape`` three more, the escape stages ``K1`` .. ``K3``: 4).
     LATENCY = 1
 
     def __init__(self, errors="replace", *, lone_is_error=True):
         self._substitute = lone_is_error and errors == "replace"
+        self._escape = lone_is_error and errors == "surrogateescape"
         self._lone_kind = ErrorKind.SURROGATE if lone_is_error else None
+        if self._escape:
+            self.LATENCY = 1 + _ESCAPE_STAGES
 
     def mark(self, marks, d):
         """The stage-``D`` marks: ``lead`` and ``trail`` (the byte completes a well-formed
@@ -77,12 +100,14 @@ class SurrogateJoiner:
         return SimpleNamespace(lead=marks.fact("lead", seq.lead),
                                trail=marks.fact("trail", seq.trail),
                                own=marks.fact("own", ~(c.pend0 | c.sc) | c.vl),
-                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv)
+                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv,
+                               burst2=getattr(d.lanes[0], "i2", None))
 
     def flags(self, pipe, marked, last, slots):
         """The flags of the item in each slot stage, from the stage-``D`` ``marked`` and the
         byte's ``last``: registers of stage ``E``, then one per slot stage (``slots``). Returns
         the flags of the last two levels (the last slot's, and those of the level before)."""
+        self._marked = marked
         flags = {"lead": marked.lead & ~last, "trail": marked.trail,
                  "surrogate": marked.lead | marked.trail}
         levels, entering = [], []
@@ -91,6 +116,7 @@ class SurrogateJoiner:
             flags = {name: pipe.data(f"join_{stage}_{name}", value)
                      for name, value in flags.items()}
             levels.append(SimpleNamespace(**flags))
+        self._levels = levels
         # A lead in the last slot or in the level before it (one flip-flop).
         levels[-1].leads = pipe.data("join_leads", entering[-2] | entering[-1])
         # With one slot stage, stage E's byte has an output of its own that is no trail, or
@@ -111,6 +137,8 @@ class SurrogateJoiner:
         and of ``x``, :meth:`flags`); returns ``(valid, payload, ones)`` of ``J`` (``ones``:
         the bits ORed in at the output; with surrogateescape also an escape's bits above 6,
         which ``x`` marks by its ``esc`` flag instead of holding them)."""
+        if self._escape:
+            return self._build_escapes(pipe, x, flags)
         m = pipe.m
         before, flags = flags
         # `wait`: a lead was in x in an earlier step, and since then x held bubbles only (set
@@ -132,14 +160,9 @@ class SurrogateJoiner:
             breaks = lut(m, "join_breaks", x.valid_next & ~before.trail)
             other = x.valid & ~flags.lead
         j_valid = pipe.data("join_j_valid", other | (wait & breaks))
-        # L: the lead's bits 0..5 and 6..9, loaded with each lead in x; its bits 6..9 plus
-        # one, for the pair, a step behind (each bit one LUT of four bits, no carry chain). A
-        # lead waits two steps at least before its trail reaches x (the trail's first two
-        # bytes come first), so both are the waiting lead's by then.
-        low = pipe.held("join_l_low", x.codepoint[0:6], flags.lead, 6)
-        mid = pipe.held("join_l_mid", x.codepoint[6:10], flags.lead, 4)
-        high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k])
-                                                       for k in (1, 2, 3)), _all(mid)), 5)
+        # L (`_lead_bits`): a lead waits two steps at least before its trail reaches x (the
+        # trail's first two bytes come first), so its bits plus one are the waiting lead's then.
+        low, mid, high = _lead_bits(pipe, x, flags.lead)
         # A surrogate in J that is lone: the waiting lead (x holds a bubble), or a surrogate in
         # x that is not the waiting lead's trail.
         lone = (wait & ~x.valid) | (flags.surrogate & ~pair)
@@ -179,6 +202,108 @@ class SurrogateJoiner:
                        Const(0, 1))
             ones = ones | (mask & flag.replicate(len(payload)))
         return j_valid, payload, ones
+
+    def _build_escapes(self, pipe, x, flags):
+        """``surrogateescape``'s ``J`` and escape stages (see the class documentation)."""
+        m = pipe.m
+        before, flags = flags
+        e, s1 = self._levels[-4:-2]
+        marked = self._marked
+        # `nb`, a register beside the level before x: what x is loaded with next is a valid
+        # item and no trail (S1's own valid item that is no trail, or stage D's second burst
+        # item), or the start of a lead (stage D's lead, last or not, marks the slot two before
+        # its own: the silent slot of its ED or a bubble after it); set while masked, which
+        # ends a wait (stale leads reach x in the flush; a real lead reaches x two steps after
+        # the flush at the earliest, its three bytes behind the first). Stage D's third burst
+        # item, which x takes straight from D, is never set: CESU-8 has no 4-byte prefix.
+        s1_item = pipe.data("join_1_item", x.prev.prev.valid_next & ~e.trail)
+        nb = pipe.data("join_nb", s1_item | marked.burst2 | marked.lead | pipe.masked)
+        # x holds an item of its own that is not a waiting lead; x holds a surrogate that is
+        # decided where it stands (a trail, or a lead that ends its message).
+        xo = pipe.data("join_xo", x.valid_next & ~before.lead)
+        xs = pipe.data("join_xs", before.surrogate & ~before.lead)
+        # `wait`: a lead is in x or was, x held no item since, and it is not written yet. J
+        # writes it (lone) when the next slot breaks it (`nb`), into x's slot (the lead's own
+        # or a silent one after it).
+        wait = pipe.register("join_wait")
+        with m.If(pipe.enable()):
+            m.d.sync += wait.eq(before.lead | (wait & ~nb & ~xo))
+        pair = wait & flags.trail
+        j_valid = pipe.data("join_j_valid", xo | (wait & nb))
+        # J holds a lone surrogate: the waiting lead written, or a surrogate decided in x. One
+        # copy per escape stage, each a LUT packed with its flip-flop: they differ only where
+        # `xs` and not `xo` (never: a surrogate decided in x is an item of its own).
+        lone_now = [Mux(wait, nb & ~xo, xs), Mux(wait, nb & ~xo, xs & xo),
+                    Mux(wait, nb & ~(xo | xs), xs)]
+        low, mid, high = _lead_bits(pipe, x, flags.lead)
+        bits = []
+        for bit in range(21):
+            value = x.codepoint[bit]
+            if bit < 10:
+                # (x's bit, or with x a bubble L's: J holds nothing then but a waiting lead.)
+                value = keep(x.valid, value, Cat(low, mid)[bit])
+            else:
+                value = keep(pair, low[bit - 10] if bit < 16 else high[bit - 16], value)
+            bits.append(value)
+        j = SimpleNamespace(
+            cp=Cat(*(pipe.data(f"join_j_cp{bit}", value) for bit, value in enumerate(bits))),
+            error=pipe.data("join_j_error", x.error, ErrorKind).as_value(),
+            last=pipe.data("join_j_last", x.last),
+            valid=j_valid, esc=pipe.data("join_j_esc", x.esc))
+        # K1 .. K3: J's lone surrogate (slot s) becomes the escapes of its three bytes, written
+        # into s (K1: the third byte), s - 1 (K2: the second) and s - 2 (K3: ED), which are
+        # silent: its own bytes' slots, or bubbles (a waiting lead is written before the next
+        # item or lead start). Each stage one LUT per bit of the stage before and a copy of the
+        # lone flag.
+        stage = j
+        for n, byte in enumerate(_ESCAPE_BYTES):
+            lone = pipe.data(f"join_lone{n}", lone_now[n])
+            cp = []
+            for bit in range(21):
+                if bit < 7 and byte is not None:
+                    value = byte(j.cp)[bit]
+                    value = keep(lone, value, stage.cp[bit]) if not isinstance(value, int) \
+                        else (stage.cp[bit] | lone if value else stage.cp[bit] & ~lone)
+                elif bit < 6:
+                    value = stage.cp[bit]          # K1: the third byte's bits are J's own
+                else:
+                    value = stage.cp[bit] & ~lone
+                cp.append(value)
+            surrogate = Const(ErrorKind.SURROGATE.value, len(stage.error))
+            stage = SimpleNamespace(
+                cp=Cat(*(pipe.data(f"join_k{n + 1}_cp{bit}", value)
+                         for bit, value in enumerate(cp))),
+                error=pipe.data(f"join_k{n + 1}_error", keep(lone, surrogate, stage.error),
+                                len(stage.error)),
+                last=pipe.data(f"join_k{n + 1}_last", stage.last & ~lone if n else stage.last),
+                valid=pipe.data(f"join_k{n + 1}_valid", stage.valid | lone if n else stage.valid),
+                esc=pipe.data(f"join_k{n + 1}_esc", stage.esc | lone))
+        payload = Cat(stage.cp, stage.error, stage.last)
+        ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(21)),
+                   Const(0, len(payload) - 21))
+        return stage.valid, payload, ones
+
+
+#: The escape stages' bytes, bits 0..6 of each (``None``: the slot's own bits 0..5): K1 the
+#: third byte (J's bits 0..5), K2 the second (80 | J's bits 6..11: bit 11 is 1 in every
+#: surrogate), K3 ED.
+_ESCAPE_BYTES = (
+    None,
+    lambda cp: [cp[6], cp[7], cp[8], cp[9], cp[10], 1, 0],
+    lambda cp: [(0xED >> bit) & 1 for bit in range(7)],
+)
+_ESCAPE_STAGES = len(_ESCAPE_BYTES)
+
+
+def _lead_bits(pipe, x, lead):
+    """L: the bits 0..5 and 6..9 of the latest lead in the slot ``x`` (``lead``: x holds one),
+    and bits 6..9 plus one, for the pair, a step behind (each bit one LUT of four bits, no carry
+    chain)."""
+    low = pipe.held("join_l_low", x.codepoint[0:6], lead, 6)
+    mid = pipe.held("join_l_mid", x.codepoint[6:10], lead, 4)
+    high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k]) for k in (1, 2, 3)),
+                                        _all(mid)), 5)
+    return low, mid, high
 
 
 def _all(bits):
