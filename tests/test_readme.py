@@ -44,3 +44,7 @@ def test_layout_names_every_module():
             if path.name not in named:
                 missing.append(str(path.relative_to(ROOT)))
     assert missing == [], "modules missing from README's Layout"
+    files = {path.name for folder in ("utf8_gateware", "hdl", "sim", "formal", "boards", "bench",
+                                      "tests")
+             for path in (ROOT / folder).rglob("*")}
+    assert named - files == set(), "README's Layout names modules that do not exist"
