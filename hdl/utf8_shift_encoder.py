@@ -526,8 +526,8 @@ class SqueezeEnables(EnableCopies):
     def load_copies(self, a2_valid):
         """Each copy's next state (A2's ``valid`` is built after the copies are used)."""
         for copy in self.copies:
-            # take's next state, one LUT per copy (of a copy of take and of ``b_r01b``: a LUT
-            # like another's would be merged with it, one far route to each flip-flop)
+            # take's next state, one LUT packed with this copy: of a take copy of its own and
+            # of b_r01b (with b_r01 it would be that take copy's own LUT, shared: a far route)
             taken = self.ready & keep(self.take.new(), self.a3_n1, self.b_r01b)
             with self.m.If(self.enable):
                 with self.m.If(self.ready & copy & ~a2_valid):   # A3 takes A2's bubble
