@@ -456,7 +456,7 @@ class EnableCopies:
     ``next(own value)`` (which keeps synthesis from merging them) and loaded when ``enable``
     (a flip-flop) is high. All start at 0 (the iCE40's power-up state: a flip-flop that drives
     a clock enable is never inverted). :meth:`load` uses them as clock enables, at most
-    :data:`SHIFT_CE_FANOUT` flip-flops per copy
+    :attr:`FANOUT` flip-flops per copy
     (packed across calls: a copy serves the registers of several stages)."""
 
     #: The most flip-flops one copy drives as clock enables.
@@ -514,7 +514,7 @@ class SqueezeEnables(EnableCopies):
     clock enable is a copy of ``adv`` (a flip-flop), its data input ``take``'s next state
     (one LUT), its synchronous set ``o.ready & move & ~a2_valid`` (one LUT of its own value:
     the copies stay apart). A squeeze thus waits for a cycle in which the sink is ready (then
-    ``adv`` is high in the next): ``move`` is low whenever ``adv`` is (it is set only with
+    ``adv`` is high in the next): ``move`` is low whenever ``adv`` is low (it is set only with
     ``o.ready``), so holding it while ``adv`` is low holds 0, and the stages never move while A3
     holds a unit that B does not take. All start at 0: the stages stay put until the first
     ``take``, as without squeezing."""
