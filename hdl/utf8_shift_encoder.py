@@ -50,9 +50,10 @@ class Utf8ShiftEncoder(CheckedComponent):
     (:func:`class_flags`). ``carry_error``: the input's error kind rides through A1..A3
     (``carried``) to the first beat of its unit (unless the unit is itself invalid; the mark
     carries none), and the unit stages also move while A3 holds a bubble
-    (:class:`SqueezeEnables`: a LUT of two flip-flops in front of their clock enables), so that
-    a decoder in front keeps the output at one byte per cycle; so does ``"wtf-8"``, whose
-    joiner gives one output for the two units of a pair.
+    (:class:`SqueezeEnables`: flip-flops ``move``, ``move_ce*`` set a cycle ahead, instead of
+    ``take``), so that a decoder in front keeps the output at one byte per cycle; so does
+    ``"wtf-8"``, whose joiner gives one output for the two units of a pair. ``i.ready`` is then
+    a copy of ``move``.
 
     Stages (each loaded under a clock enable that is a flip-flop)::
 
@@ -83,11 +84,14 @@ class Utf8ShiftEncoder(CheckedComponent):
     :data:`~utf8_gateware.hdl.wtf8_pair_join.JOIN_LATENCY` added); an n-byte character takes n cycles, with no idle
     cycle between characters while the source has a unit and the sink is ready. Without
     squeezing (no ``carry_error``, not ``"wtf-8"``) the stages hold a bubble for a cycle in
-    which ``take`` was high and the source had no unit (one idle cycle on ``o`` when it reaches B); ``take`` starts low, and
-    after the sink refused a byte it is low for a cycle.
+    which ``take`` was high and the source had no unit (one idle cycle on ``o`` when it reaches
+    B); squeezing, such a bubble is dropped while B writes a character of two or more bytes
+    (not in the cycle after the sink refused a byte). ``take`` starts low, and after the sink
+    refused a byte it is low for a cycle.
 
     LUT depth: one (every register bit is one LUT of at most four flip-flops, or a flip-flop;
-    the ports are one LUT of flip-flops: a 2:1 multiplexer of slot and skid register).
+    squeezing, the synchronous set of each ``move`` copy is one LUT of three flip-flops; the
+    ports are one LUT of flip-flops: a 2:1 multiplexer of slot and skid register).
     """
 
     @classmethod
@@ -145,7 +149,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         squeeze = self._carry_error or self._encoding == "wtf-8"
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01),
                             enable=adv.first)
-        move = SqueezeEnables(m, take) if squeeze else take
+        move = SqueezeEnables(m, take, adv, o.ready, a3_n1) if squeeze else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
         unit = (i.valid, i.p.last, i.p.codepoint, carried)
@@ -163,7 +167,7 @@ class Utf8ShiftEncoder(CheckedComponent):
                          n1=a3_n1)  # a bubble
         if squeeze:
             move.load_copies(a2.valid)
-        self._output_stage(m, adv, take, a3, b_valid, b_r01)
+        self._output_stage(m, adv, take, a3, b_valid, b_r01, [move.b_r01b] if squeeze else [])
         return m
 
     def _mark_state(self, m, take, pieces):
@@ -197,7 +201,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         return {name: value if name == "valid" else Mux(mk, mark[name], value)
                 for name, value in pieces.items()}
 
-    def _output_stage(self, m, adv, take, a3, b_valid, b_r01):
+    def _output_stage(self, m, adv, take, a3, b_valid, b_r01, r01_copies=()):
         """B, the output shift register, and K, the skid register; drives ``o``."""
         err = a3.err
         lead, p1, p2 = error_bytes(a3, marker=self._errors in _MARKERS)
@@ -240,6 +244,9 @@ class Utf8ShiftEncoder(CheckedComponent):
                 (b.q5, a3.p3),
                 (f.f1, ~t2 & f.f2), (f.f2, ~t2 & f.f3), (f.f3, t2),
             ]
+        # (squeezing: b_r01's copy for the enables' next states, of its own value, so that
+        # synthesis keeps the two apart)
+        pairs += [(r01, keep(t0, a3.n12, r01 | b.rem[2])) for r01 in r01_copies]
         adv.load(pairs)
         drive_output(adv, self.o, b_valid, b.s, b.error, b.rem[0] & b.last)
 
@@ -437,13 +444,23 @@ def character(a2, errors, encoding="utf-8"):
 SHIFT_CE_FANOUT = 24
 
 
+#: The most flip-flops one copy of the squeezing enables (:class:`SqueezeEnables`) drives:
+#: five logic blocks. Fewer copies than with 24, so fewer set LUTs that A2's valid and
+#: ``o.ready`` reach (``wtf-8`` ``replace``, seeds 1-3: 113.8 / 118.1 / 122.9 MHz, 322 LCs;
+#: with 24: 109.7 / 108.5 / 109.7, 334; with 32, 48, 64: medians 121.3, 89.6, 96.0).
+SQUEEZE_CE_FANOUT = 40
+
+
 class EnableCopies:
     """A control flip-flop in copies (``name``, ``name_ce1``, ...), each computed by
     ``next(own value)`` (which keeps synthesis from merging them) and loaded when ``enable``
     (a flip-flop) is high. All start at 0 (the iCE40's power-up state: a flip-flop that drives
     a clock enable is never inverted). :meth:`load` uses them as clock enables, at most
-    :data:`SHIFT_CE_FANOUT` flip-flops per copy
+    :attr:`FANOUT` flip-flops per copy
     (packed across calls: a copy serves the registers of several stages)."""
+
+    #: The most flip-flops one copy drives as clock enables.
+    FANOUT = SHIFT_CE_FANOUT
 
     def __init__(self, m, name, next, enable=None):
         self.m, self.name, self.next, self.enable = m, name, next, enable
@@ -470,7 +487,7 @@ class EnableCopies:
             register, value = Value.cast(register), Value.cast(value)
             for bit in range(len(register)):
                 if not self.room:
-                    self.copy, self.room = self.new(), SHIFT_CE_FANOUT
+                    self.copy, self.room = self.new(), self.FANOUT
                 with self.m.If(self.copy):
                     self.m.d.sync += register[bit].eq(value[bit])
                 self.room -= 1
@@ -484,43 +501,51 @@ class EnableCopies:
         self.m.d.comb += [output.eq(Mux(self.first, slot, skid)) for output, slot, skid in outputs]
 
 
-class SqueezeEnables:
-    """The clock enables of the unit stages that squeeze out bubbles: a copy of ``take``, or A3
-    empty (``a3_empty``, a flip-flop in copies), one LUT of two flip-flops per group of at
-    most :data:`SHIFT_CE_FANOUT` flip-flops. So while B writes a character of several bytes, a
-    bubble in A3 is replaced by the unit behind it, and a source that offers a unit every n
-    cycles from its start (a decoder in front) loses no output cycle to the bubbles that
-    entered the stages before B was busy. ``a3_empty`` starts at 0 (the iCE40's power-up
-    state): the stages stay put until the first ``take``, as without squeezing."""
+class SqueezeEnables(EnableCopies):
+    """The clock enables of the unit stages that squeeze out bubbles: flip-flops ``move``,
+    ``move_ce1``, ... (each drives at most :data:`SQUEEZE_CE_FANOUT` clock enables), set for the
+    cycles in which B takes A3's character (``take``) or A3 holds a bubble, computed a cycle
+    ahead. So while B writes a character of several bytes, a bubble in A3 is replaced by the
+    unit behind it, and a source that offers a unit every n cycles from its start (a decoder in
+    front) loses no output cycle to the bubbles that entered the stages before B was busy.
 
-    def __init__(self, m, take):
-        self.m, self.take = m, take
-        self.copies = []                # (take copy, a3_empty copy)
-        self.room, self.enable = 0, None
+    The next state, ``take``'s (``o.ready`` and ``take ? a3_n1 : b_r01`` under ``adv``) or A3
+    empty (``move & ~a2_valid``), has seven inputs; each copy is one flip-flop with three: its
+    clock enable is a copy of ``adv`` (a flip-flop), its data input ``take``'s next state
+    (one LUT), its synchronous set ``o.ready & move & ~a2_valid`` (one LUT of its own value:
+    the copies stay apart). A squeeze thus waits for a cycle in which the sink is ready (then
+    ``adv`` is high in the next): ``move`` is low whenever ``adv`` is low (it is set only with
+    ``o.ready``), so holding it while ``adv`` is low holds 0, and the stages never move while A3
+    holds a unit that B does not take. All start at 0: the stages stay put until the first
+    ``take``, as without squeezing."""
+
+    FANOUT = SQUEEZE_CE_FANOUT
+
+    def __init__(self, m, take, adv, ready, a3_n1):
+        self.m, self.take, self.ready, self.a3_n1 = m, take, ready, a3_n1
+        self.enable = adv.new()                             # a copy of ``adv`` of their own
+        self.b_r01b = Signal(init=1, name="b_r01b")         # a copy of ``b_r01`` (B loads it)
+        self.copies = []
+        self.room, self.copy = 0, None
 
     def new(self):
-        """One more enable: a copy of ``take`` or of ``a3_empty``."""
+        """One more copy (its next state: :meth:`load_copies`)."""
         n = len(self.copies)
-        empty = Signal(name="a3_empty" if not n else f"a3_empty_ce{n}")
-        self.copies.append((self.take.new(), empty))
-        return self.copies[-1][0] | empty
-
-    def load(self, pairs):
-        """As :meth:`EnableCopies.load`."""
-        for register, value in pairs:
-            register, value = Value.cast(register), Value.cast(value)
-            for bit in range(len(register)):
-                if not self.room:
-                    self.enable, self.room = self.new(), SHIFT_CE_FANOUT
-                with self.m.If(self.enable):
-                    self.m.d.sync += register[bit].eq(value[bit])
-                self.room -= 1
+        copy = Signal(name="move" if not n else f"move_ce{n}")
+        self.copies.append(copy)
+        return copy
 
     def load_copies(self, a2_valid):
-        """Each copy of ``a3_empty`` takes ``~a2_valid`` under its own enable."""
-        for t, empty in self.copies:
-            with self.m.If(t | empty):
-                self.m.d.sync += empty.eq(~a2_valid)
+        """Each copy's next state (A2's ``valid`` is built after the copies are used)."""
+        for copy in self.copies:
+            # take's next state, one LUT packed with this copy: of a take copy of its own and
+            # of b_r01b (with b_r01 it would be that take copy's own LUT, shared: a far route)
+            taken = self.ready & keep(self.take.new(), self.a3_n1, self.b_r01b)
+            with self.m.If(self.enable):
+                with self.m.If(self.ready & copy & ~a2_valid):   # A3 takes A2's bubble
+                    self.m.d.sync += copy.eq(1)
+                with self.m.Else():
+                    self.m.d.sync += copy.eq(taken)
 
 
 class _Stage:

@@ -6,7 +6,7 @@ by its unit stages' clock enables, one LUT level between flip-flops. (The decode
 CESU-8 and Modified UTF-8 bytes, is :class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`.)
 """
 
-from amaranth.hdl import Cat
+from amaranth.hdl import Cat, Const
 
 from .pipeline import keep
 from .utf8_shift_encoder import stage_signals
@@ -64,7 +64,7 @@ def join_pairs(move, valid, last, u, carried=None):
     move.load([
         (q.valid, p.valid), (q.last, p.last), (q.u, p.u),
         (q.large, ~(p.zh & p.zm & p.zt)), (q.hz, p.zh & p.zm & p.z20 & p.p16),
-        (q.t, p.s12 & p.tt), (q.l, p.s12 & p.ll), (q.w1, p.u[6:10] + 1),
+        (q.t, p.s12 & p.tt), (q.l, p.s12 & p.ll), (q.w1, _plus_one(p.u[6:10])),
         *_err(q, getattr(p, "err", None)),
     ])
     h = stage_signals("h", "valid", "wait", "used", "last", "large", u=21, w1=5, **err)
@@ -88,6 +88,15 @@ def join_pairs(move, valid, last, u, carried=None):
         *_err(s, getattr(g, "err", None)),                      # a pair's: its lead's
     ])
     return s.valid, s.last, Cat(s.u, s.large.replicate(11)), getattr(s, "err", None)
+
+
+def _plus_one(bits):
+    """``bits + 1`` (one bit wider), each bit a LUT of the bits up to it (an adder would be a
+    carry chain: a longer path than one LUT)."""
+    carries = [Const(1, 1)]
+    for bit in bits:
+        carries.append(carries[-1] & bit)
+    return Cat(*(bit ^ carry for bit, carry in zip(bits, carries)), carries[-1])
 
 
 def _err(stage, value):
