@@ -2,7 +2,8 @@
 
 * :func:`build` -- Verilog sources -> a Verilator build for cocotb (``cocotb_tools.runner``),
   cached: the build directory is named by a SHA-256 of the sources, the top module, the flags,
-  and the versions of Verilator, cocotb and the C++ compiler, under
+  the versions of Verilator, cocotb and the C++ compiler and the folder of cocotb's libraries
+  (the executable loads them from there), under
   ``cache_dir("verilator")`` (see :func:`.compiled.cache_dir`), so a second run of the tests
   compiles nothing. Only the executable is kept.
 * :func:`lint` -- ``verilator --lint-only -Wall``: the warnings it reports.
@@ -84,8 +85,12 @@ def lint(sources, toplevel):
 
 
 def _key(sources, toplevel, args):
+    from cocotb_tools.config import libs_dir
+
     digest = hashlib.sha256()
-    for part in (toplevel, repr(args), repr(TIMESCALE), MAKE_FLAGS,
+    # (The executable finds cocotb's libraries by their absolute path: a build made in another
+    # environment cannot run in this one.)
+    for part in (toplevel, repr(args), repr(TIMESCALE), MAKE_FLAGS, str(libs_dir),
                  importlib.metadata.version("verilator"), importlib.metadata.version("cocotb"),
                  compiler_identity(find_compiler())):
         digest.update(part.encode() + b"\0\0")
