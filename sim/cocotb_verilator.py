@@ -2,7 +2,8 @@
 
 * :func:`build` -- Verilog sources -> a Verilator build for cocotb (``cocotb_tools.runner``),
   cached: the build directory is named by a SHA-256 of the sources, the top module, the flags,
-  and the versions of Verilator, cocotb and the C++ compiler, under
+  the versions of Verilator, cocotb and the C++ compiler and the folder of cocotb's libraries
+  (the executable loads them from there), under
   ``cache_dir("verilator")`` (see :func:`.compiled.cache_dir`), so a second run of the tests
   compiles nothing. Only the executable is kept.
 * :func:`lint` -- ``verilator --lint-only -Wall``: the warnings it reports.
@@ -37,7 +38,9 @@ __all__ = ["CocotbFailure", "BUILD_ARGS", "MAKE_FLAGS", "TIMESCALE", "lint", "bu
 #: Verilator arguments of every build: the allowed warnings off, every other one fatal.
 BUILD_ARGS = tuple(f"-Wno-{code}" for code in VERILATOR_WAIVERS)
 #: Make variables of every build: the C++ compiler without optimisation. It compiles the model
-#: three times faster than Verilator's default (-Os); the simulations' time goes into Python.
+#: three times faster than Verilator's default (-Os) (a build with -O1 on the fast path had not
+#: finished in four times as long). A top level of many instances spends its time in their input logic, which
+#: Verilator evaluates whenever any input changes: keep a build's instances few.
 MAKE_FLAGS = "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"
 #: The simulation's time unit and precision (the exported files have no ``timescale``).
 TIMESCALE = ("1ns", "1ps")
@@ -84,8 +87,12 @@ def lint(sources, toplevel):
 
 
 def _key(sources, toplevel, args):
+    from cocotb_tools.config import libs_dir
+
     digest = hashlib.sha256()
-    for part in (toplevel, repr(args), repr(TIMESCALE), MAKE_FLAGS,
+    # (The executable finds cocotb's libraries by their absolute path: a build made in another
+    # environment cannot run in this one.)
+    for part in (toplevel, repr(args), repr(TIMESCALE), MAKE_FLAGS, str(libs_dir),
                  importlib.metadata.version("verilator"), importlib.metadata.version("cocotb"),
                  compiler_identity(find_compiler())):
         digest.update(part.encode() + b"\0\0")
