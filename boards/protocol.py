@@ -96,8 +96,11 @@ with :data:`REWIND`); the board keeps every output byte until it is acknowledged
 without a trace (a sync byte dropped) are found by the host's timeout: without progress it
 probes with ``END``, or with its last input byte as a DATA frame of its own (a gap the board
 answers with an ``ERROR`` and its count; a needless probe costs 15 bytes, not a frame), and a
-``WINDOW``. The STATUS is sent when all
-output has been sent; a host that misses output or the STATUS asks again (``REWIND``, ``END``).
+``WINDOW`` with ``REWIND`` (the board has no timer: output, or a request for it, lost on the line
+is sent again here; with all output received a rewind sends nothing but the STATUS). The STATUS
+is sent when all output has been sent; a host that misses output or the STATUS asks again
+(``REWIND``, ``END``), once per gap and round trip: a gap it sees after a timeout (the answer to
+its probe) is news, however long the backed-off timeout.
 A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host starts the message
 over. What go-back-N sends again is what was in flight past a loss, and the host's ``WINDOW``
 (``REWIND``) waits behind it on the line, so the host keeps its input in flight small (a few
