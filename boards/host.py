@@ -16,8 +16,8 @@ import time
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import encodings, reference
-from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, BOARD_LENGTHS,
-                       HostFrame, BoardFrame, Mode, ErrorCode, FrameParser, Hello, Status,
+from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, MAX_WINDOW, STATUS_SIZE, HELLO_SIZE,
+                       BOARD_LENGTHS, HostFrame, BoardFrame, Mode, ErrorCode, FrameParser, Hello, Status,
                        decode_word, encode_frame, board_position, data_frame, end_frame,
                        start_frame, window_frame)
 
@@ -98,7 +98,8 @@ class Link:
     """A connection to a board on ``port`` (a path or a ``serial.Serial``-like object).
 
     ``timeout``: seconds without any progress before giving up. ``window``: the host's receive
-    window (bytes of output it lets the board send beyond what it acknowledged). ``frame``: the
+    window (bytes of output it lets the board send beyond what it acknowledged; 1 to
+    :data:`~.protocol.MAX_WINDOW`, else a one-line :class:`ValueError`). ``frame``: the
     largest DATA payload in either direction (default: the board's ``max_payload``; smaller
     frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
     beyond the count the board last confirmed (default: :func:`inflight_for` the board's baud
@@ -111,6 +112,10 @@ class Link:
     """
     def __init__(self, port, *, baud=3_000_000, timeout=5.0, window=1 << 16, frame=None,
                  inflight=None, retransmit_after=0.5, max_restarts=4):
+        if isinstance(window, bool) or not isinstance(window, int) or \
+                not 1 <= window <= MAX_WINDOW:
+            raise ValueError(f"the receive window must be 1..{MAX_WINDOW} bytes (the board's "
+                             f"offsets are modulo 2**32), not {window!r}")
         self.timeout = timeout
         self.window = window
         self.frame = frame

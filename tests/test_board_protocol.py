@@ -22,7 +22,7 @@ from utf8_gateware.boards.host import USB_ROUND_TRIP_S, Link, inflight_for
 from utf8_gateware.boards.protocol import (
     SYNC, REWIND, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
     data_frame, encode_frame, end_frame, start_frame, stream_position, window_frame,
-    HELLO_FORMAT, HOST_LENGTHS, OFFSET_MASK, STATUS_FIELDS, STATUS_FORMAT)
+    HELLO_FORMAT, HOST_LENGTHS, MAX_WINDOW, OFFSET_MASK, STATUS_FIELDS, STATUS_FORMAT)
 
 from standins import AsciiDecoder
 
@@ -74,6 +74,15 @@ def test_inflight_covers_a_real_round_trip_and_no_more():
             assert inflight % frame == 0
             assert inflight == 4 * frame or trip <= inflight / 2 < trip + frame / 2
     assert inflight_for(3_000_000, 256) == 1792 and inflight_for(12_000_000, 256) == 5376
+
+
+@pytest.mark.parametrize("window", [0, MAX_WINDOW + 1, 1 << 32, 2.5, True])
+def test_host_window_is_bounded(window):
+    """The board takes its room (acked + window - sent) modulo 2**32: the host refuses a
+    window past MAX_WINDOW (one line) instead of a message whose output never comes."""
+    with pytest.raises(ValueError, match=r"^the receive window must be 1\.\.1073741824 bytes"):
+        Link(ScriptedBoard(lambda kind, payload: b""), window=window)
+    Link(ScriptedBoard(lambda kind, payload: b""), window=MAX_WINDOW)
 
 
 # -- the host's recovery, against a scripted board -----------------------------------------------
