@@ -16,8 +16,8 @@ import time
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import encodings, reference
-from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, STATUS_SIZE, HELLO_SIZE, BOARD_LENGTHS,
-                       HostFrame, BoardFrame, Mode, ErrorCode, FrameParser, Hello, Status,
+from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, MAX_WINDOW, STATUS_SIZE, HELLO_SIZE,
+                       BOARD_LENGTHS, HostFrame, BoardFrame, Mode, ErrorCode, FrameParser, Hello, Status,
                        decode_word, encode_frame, board_position, data_frame, end_frame,
                        start_frame, window_frame)
 
@@ -98,7 +98,8 @@ class Link:
     """A connection to a board on ``port`` (a path or a ``serial.Serial``-like object).
 
     ``timeout``: seconds without any progress before giving up. ``window``: the host's receive
-    window (bytes of output it lets the board send beyond what it acknowledged). ``frame``: the
+    window (bytes of output it lets the board send beyond what it acknowledged; 1 to
+    :data:`~.protocol.MAX_WINDOW`, else a one-line :class:`ValueError`). ``frame``: the
     largest DATA payload in either direction (default: the board's ``max_payload``; smaller
     frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
     beyond the count the board last confirmed (default: :func:`inflight_for` the board's baud
@@ -111,6 +112,10 @@ class Link:
     """
     def __init__(self, port, *, baud=3_000_000, timeout=5.0, window=1 << 16, frame=None,
                  inflight=None, retransmit_after=0.5, max_restarts=4):
+        if isinstance(window, bool) or not isinstance(window, int) or \
+                not 1 <= window <= MAX_WINDOW:
+            raise ValueError(f"the receive window must be 1..{MAX_WINDOW} bytes (the board's "
+                             f"offsets are modulo 2**32), not {window!r}")
         self.timeout = timeout
         self.window = window
         self.frame = frame
@@ -330,9 +335,9 @@ class _Transfer:
         """Send again from the board's count ``received``, in a new epoch (the ERRORs of the
         frames that followed a bad one carry the old epoch). ``in_order``: the ERROR is of a
         frame of the current epoch; other ERRORs (a bad frame: what it was is unknown) count once
-        per count and timeout."""
-        if (self.sent > received or self.end_sent) and (in_order or self.back_mark[0] != received
-                                                        or now - self.back_mark[1] > self._rto()):
+        per count and round trip (:meth:`_fresh`)."""
+        if (self.sent > received or self.end_sent) and (in_order or
+                                                        self._fresh(self.back_mark, received, now)):
             self.sent = max(received, self.acked_in)
             self.poll_at = min(self.poll_at, self.sent + self.poll_every)
             self.end_sent = False
@@ -342,12 +347,20 @@ class _Transfer:
             self.counts["go_backs"] += 1
 
     def _ask_again(self, now):
-        """Ask for the output again from what arrived (once per gap and timeout)."""
+        """Ask for the output again from what arrived (once per gap and round trip, see
+        :meth:`_fresh`)."""
         have = len(self.output)
-        if self.ask_mark[0] != have or now - self.ask_mark[1] > self._rto():
+        if self._fresh(self.ask_mark, have, now):
             self._ack(rewind=True)
             self.ask_mark = (have, now)
             self.counts["rewinds"] += 1
+
+    def _fresh(self, mark, count, now):
+        """Whether a sign of a gap at ``count`` is news after the request ``mark`` (count, time)
+        made for the last one: another count, or a round trip's timeout (not backed off: the
+        backoff times the probes of a silent line; a gap seen after a backed-off wait is the
+        answer to a probe, and ignoring it left both sides waiting until the host gave up)."""
+        return mark[0] != count or now - mark[1] > self._rto(backoff=False)
 
     # -- receiving ------------------------------------------------------------------------------
 
@@ -461,24 +474,26 @@ class _Transfer:
         else:
             self.counts["duplicates"] += 1
 
-    def _rto(self):
+    def _rto(self, backoff=True):
         """The retransmission timeout, sized from the link: ``retransmit_after`` until a round
         trip was measured, then the smoothed round trip plus four times its variation (RFC
         6298; a simulated board is much slower than a real one), at least twice the round trip
-        and 20 ms; doubled for each timeout since the last round trip measured, at most a
-        third of ``timeout``."""
+        and 20 ms; doubled for each timeout since the last round trip measured (``backoff``),
+        at most a third of ``timeout``."""
         if self.srtt is None:
             rto = self.link.retransmit_after
         else:
             rto = max(self.srtt + 4 * self.rttvar, 2 * self.srtt, 0.02)
-        return min(rto * self.backoff, self.link.timeout / 3)
+        return min(rto * (self.backoff if backoff else 1), self.link.timeout / 3)
 
     def _on_time(self, now):
         """Without progress for the timeout, probe: END again if it was sent (the STATUS again,
         or an ERROR with the board's count), else the last byte sent as a DATA frame of its own
         (the board drops it quietly if it has it, or answers with ERROR and its count: a gap to
-        go back to), and a WINDOW (the board answers with a CREDIT). Output still owed
-        shows as a gap or in the STATUS. Give up after ``timeout`` without progress."""
+        go back to), and a WINDOW with ``REWIND`` (the board answers with a CREDIT and sends
+        its output again from what the host has, then the STATUS: the board has no timer of its
+        own, so output or a request for it lost on the line is found here; a needless rewind
+        costs nothing when all output has arrived). Give up after ``timeout`` without progress."""
         if now - self.last_action < self._rto():
             return
         if now - self.last_progress > self.link.timeout:
@@ -501,7 +516,8 @@ class _Transfer:
                 self.write(data_frame(self.data[offset:self.sent], offset, self.in_epoch))
                 self.counts["frames_resent"] += 1
                 self.counts["bytes_resent"] += 1
-            self._ack()
+            self._ack(rewind=True)      # (counted as a timeout, not a rewind)
+            self.ask_mark = (len(self.output), now)
         else:
             self.phase = "hello"
             self.write(encode_frame(HostFrame.HELLO))

@@ -22,7 +22,7 @@ Host -> board
     Abort whatever is going on (resets the board's datapath) and reply ``HELLO_ACK``.
 ``START`` (0x02, ``mode`` u8, ``window`` u32, ``frame`` u16)
     Begin a message in ``mode`` (:class:`Mode`); ``window``: the host accepts output payload bytes
-    up to ``window`` beyond what it acknowledged; ``frame``: the largest DATA frame payload the
+    up to ``window`` (at most :data:`MAX_WINDOW`) beyond what it acknowledged; ``frame``: the largest DATA frame payload the
     board sends it (0 or more than ``max_payload``: ``max_payload``). Reply: ``CREDIT``. Refused
     (``BUSY``) while a message is in progress; a finished message (its STATUS sent) is replaced.
 ``DATA`` (0x03, ``data`` (1..``max_payload`` bytes), ``offset`` u24, ``epoch`` u8)
@@ -96,8 +96,11 @@ with :data:`REWIND`); the board keeps every output byte until it is acknowledged
 without a trace (a sync byte dropped) are found by the host's timeout: without progress it
 probes with ``END``, or with its last input byte as a DATA frame of its own (a gap the board
 answers with an ``ERROR`` and its count; a needless probe costs 15 bytes, not a frame), and a
-``WINDOW``. The STATUS is sent when all
-output has been sent; a host that misses output or the STATUS asks again (``REWIND``, ``END``).
+``WINDOW`` with ``REWIND`` (the board has no timer: output, or a request for it, lost on the line
+is sent again here; with all output received a rewind sends nothing but the STATUS). The STATUS
+is sent when all output has been sent; a host that misses output or the STATUS asks again
+(``REWIND``, ``END``), once per gap and round trip: a gap it sees after a timeout (the answer to
+its probe) is news, however long the backed-off timeout.
 A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host starts the message
 over. What go-back-N sends again is what was in flight past a loss, and the host's ``WINDOW``
 (``REWIND``) waits behind it on the line, so the host keeps its input in flight small (a few
@@ -141,7 +144,7 @@ from utf8_gateware.hdl.error_kind import ErrorKind, Labelled
 
 
 __all__ = [
-    "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "VERSION", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
+    "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "VERSION", "MAX_WINDOW", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
     "HostFrame", "BoardFrame", "Mode", "UTF16_MODES", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
     "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
     "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",
@@ -161,6 +164,11 @@ REWIND = 0x01
 #: Offsets in DATA frames (and an END's total) are modulo 2**24; the top byte is an epoch.
 OFFSET_MASK = 0xFF_FFFF
 VERSION = 1
+#: The largest receive window a host may grant in ``START`` (1 GiB: far beyond any buffer).
+#: The board computes its room, ``acked + window - sent``, modulo 2**32 and takes it as
+#: negative from 2**31 on; ``acked`` may pass ``sent`` by up to the output buffer (the host had
+#: frames sent before a rewind), so a window near 2**31 would stop all output.
+MAX_WINDOW = 1 << 30
 #: Largest payload of a DATA frame (either direction): 6 bytes of framing per 4 KiB is 0.15 %.
 MAX_PAYLOAD = 4096
 #: The board announces a new credit when it has grown by this much (unasked). Twice a DATA

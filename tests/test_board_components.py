@@ -21,7 +21,7 @@ from utf8_gateware.boards.host import expected_output
 from utf8_gateware.boards.leds import LEDStretcher
 from utf8_gateware.boards.protocol import (
     BoardFrame, CREDIT_SHIFT, EXPANSION, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
-    STATUS_LAYOUT, STATUS_SIZE, SYNC, Status, REWIND,
+    STATUS_LAYOUT, STATUS_SIZE, SYNC, Status, REWIND, MAX_WINDOW,
     decode_word, encode_frame, host_lengths, data_frame, start_frame)
 from utf8_gateware.boards import buffer, replay_buffer
 from utf8_gateware.boards.buffer import RingBuffer
@@ -421,12 +421,14 @@ def test_credit_follows_consumption_and_output():
 
 @pytest.mark.parametrize("window, acked, room", [
     (1 << 30, 0, 64), (2048 + 5, 0, 64), (2048 + 5, 150, 64), (70, 0, 64), (70, 120, 64),
-    (30, 0, 30), (30, 20, 50), (0, 0, 0),
+    (30, 0, 30), (30, 20, 50), (0, 0, 0), (MAX_WINDOW, 150, 64),
+    ((1 << 31) - 1, 150, 0),    # (past the bound the host keeps to: no output at all)
 ])
 def test_credit_room_of_any_window(window, acked, room):
     """The host's room (acked + window - bytes sent) on the counts' low bits: a huge window, one
     past twice the output buffer, an acknowledgement beyond the bytes sent (after a rewind):
-    the next DATA frame's length is the same as with 32-bit arithmetic."""
+    the next DATA frame's length is the same as with 32-bit arithmetic, up to the largest window
+    a host may grant (MAX_WINDOW, with an acknowledgement past the bytes sent too)."""
     dut = credit_window()
     seen = {}
 

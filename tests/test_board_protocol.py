@@ -9,6 +9,7 @@ tested on their own and end to end on the virtual board.
 
 import struct
 import time
+from types import SimpleNamespace
 
 import pytest
 from amaranth.sim import Simulator
@@ -16,11 +17,12 @@ from amaranth.sim import Simulator
 from utf8_gateware.sim.testbench import run_simulation
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.boards.board import BoardCore
+from utf8_gateware.boards import host
 from utf8_gateware.boards.host import USB_ROUND_TRIP_S, Link, inflight_for
 from utf8_gateware.boards.protocol import (
     SYNC, REWIND, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
     data_frame, encode_frame, end_frame, start_frame, stream_position, window_frame,
-    HELLO_FORMAT, HOST_LENGTHS, OFFSET_MASK, STATUS_FIELDS, STATUS_FORMAT)
+    HELLO_FORMAT, HOST_LENGTHS, MAX_WINDOW, OFFSET_MASK, STATUS_FIELDS, STATUS_FORMAT)
 
 from standins import AsciiDecoder
 
@@ -72,6 +74,15 @@ def test_inflight_covers_a_real_round_trip_and_no_more():
             assert inflight % frame == 0
             assert inflight == 4 * frame or trip <= inflight / 2 < trip + frame / 2
     assert inflight_for(3_000_000, 256) == 1792 and inflight_for(12_000_000, 256) == 5376
+
+
+@pytest.mark.parametrize("window", [0, MAX_WINDOW + 1, 1 << 32, 2.5, True])
+def test_host_window_is_bounded(window):
+    """The board takes its room (acked + window - sent) modulo 2**32: the host refuses a
+    window past MAX_WINDOW (one line) instead of a message whose output never comes."""
+    with pytest.raises(ValueError, match=r"^the receive window must be 1\.\.1073741824 bytes"):
+        Link(ScriptedBoard(lambda kind, payload: b""), window=window)
+    Link(ScriptedBoard(lambda kind, payload: b""), window=MAX_WINDOW)
 
 
 # -- the host's recovery, against a scripted board -----------------------------------------------
@@ -196,6 +207,53 @@ def test_time_the_host_did_not_look_is_no_timeout():
     result = Link(port, timeout=3.0, retransmit_after=0.2).run(Mode.TRANSCODE, data)
     assert result.output == data and result.counts["timeouts"] == 0
     assert [kind for kind, _ in port.seen].count(HostFrame.END) == 1
+
+
+class ClockedBoard(ScriptedBoard):
+    """A :class:`ScriptedBoard` on a simulated clock (``now``, seconds): a look at an empty line
+    takes 1/128 s of it, nothing else does, so a run's timing is the same every time."""
+    def __init__(self, reply):
+        super().__init__(reply)
+        self.now = 0.0
+
+    def read(self, size):
+        if not self.pending:
+            self.now += 1 / 128
+        return super().read(size) if self.pending else b""
+
+
+def test_gap_seen_after_a_backed_off_timeout_is_asked_for(monkeypatch):
+    """The liveness hole of a cold CI run (transcode, 1e-3 bit flips, seed 5: "no progress for
+    60 s in spite of 8 retransmissions"): the host has sent everything, an output frame is
+    damaged and so is the output the board sends again. The host asked for it (REWIND) once;
+    its timeouts probed with END and a WINDOW, whose STATUS showed the gap, but the host took
+    it for the gap it had asked for unless a *backed-off* timeout had passed since (its probes
+    doubled the wait each time), so the board, all sent, and the host both waited: here it
+    asks again every 16 s, each answer is damaged, and it gives up after 40 s ("no progress for
+    40 s in spite of 10 retransmissions (sent 380 of 380 bytes, received 256)"). Now a timeout
+    asks for the
+    output again itself, and a gap is news after one round trip's timeout. (A simulated clock:
+    the same every run; the scripted board damages the output it sends again three times.)"""
+    data = bytes(range(0x20, 0x7F)) * 4                     # 380 bytes: two output frames
+    rewinds = []
+
+    def reply(kind, payload):
+        if kind == HostFrame.END:
+            return board_status(data, data) if port.seen[:-1].count(port.seen[-1]) else \
+                board_data(data[:256], 0) + board_data(data, 256, damaged=True)
+        if kind == HostFrame.WINDOW and payload[4] & REWIND:
+            rewinds.append(payload)
+            acked = struct.unpack("<I", payload[:4])[0]
+            damaged = len(rewinds) <= 3                     # the output sent again is hit too
+            return board_data(data, acked, payload[5], damaged=damaged) + \
+                (b"" if damaged else board_status(data, data))
+        return b""
+
+    port = ClockedBoard(reply)
+    monkeypatch.setattr(host, "time", SimpleNamespace(monotonic=lambda: port.now))
+    result = Link(port, timeout=40.0, retransmit_after=0.125).run(Mode.TRANSCODE, data)
+    assert result.output == data
+    assert result.counts["timeouts"] == 3 and port.now < 2.0
 
 
 def test_output_frames_are_not_acknowledged_one_by_one():
