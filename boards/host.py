@@ -17,8 +17,8 @@ import time
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import encodings, reference
 from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, MAX_WINDOW, STATUS_SIZE, HELLO_SIZE,
-                       BOARD_LENGTHS, HostFrame, BoardFrame, Mode, ErrorCode, FrameParser, Hello, Status,
-                       decode_word, encode_frame, board_position, data_frame, end_frame,
+                       BOARD_LENGTHS, HostFrame, BoardFrame, Mode, ErrorCode, FrameParser, Hello,
+                       Status, decode_word, encode_frame, board_position, data_frame, end_frame,
                        start_frame, window_frame)
 
 
