@@ -490,10 +490,12 @@ class _Transfer:
         """Without progress for the timeout, probe: END again if it was sent (the STATUS again,
         or an ERROR with the board's count), else the last byte sent as a DATA frame of its own
         (the board drops it quietly if it has it, or answers with ERROR and its count: a gap to
-        go back to), and a WINDOW with ``REWIND`` (the board answers with a CREDIT and sends
-        its output again from what the host has, then the STATUS: the board has no timer of its
-        own, so output or a request for it lost on the line is found here; a needless rewind
-        costs nothing when all output has arrived). Give up after ``timeout`` without progress."""
+        go back to), and a WINDOW (the board answers with a CREDIT), after END with ``REWIND``
+        (the board also sends its output again from what the host has, then the STATUS: the
+        board has no timer of its own, so output or a request for it lost on the line is found
+        here; a needless rewind costs nothing when all output has arrived, and before END it is
+        not sent: a timeout there may be the host's own stall while output flows). Give up after
+        ``timeout`` without progress."""
         if now - self.last_action < self._rto():
             return
         if now - self.last_progress > self.link.timeout:
@@ -516,8 +518,14 @@ class _Transfer:
                 self.write(data_frame(self.data[offset:self.sent], offset, self.in_epoch))
                 self.counts["frames_resent"] += 1
                 self.counts["bytes_resent"] += 1
-            self._ack(rewind=True)      # (counted as a timeout, not a rewind)
-            self.ask_mark = (len(self.output), now)
+            if self.end_sent:
+                # all input is in: what the board still owes is output (counted as a timeout,
+                # not a rewind). Before END a timeout may be the host's own stall while output
+                # flows, and a rewind would resend all of it in flight.
+                self._ack(rewind=True)
+                self.ask_mark = (len(self.output), now)
+            else:
+                self._ack()
         else:
             self.phase = "hello"
             self.write(encode_frame(HostFrame.HELLO))
