@@ -26,7 +26,7 @@ What :class:`Pipeline` makes, each register fed by one LUT level where the calle
 * **Registered ready and the skid register** (:meth:`drive_output`).
 """
 
-from amaranth.hdl import Mux, Signal, Value
+from amaranth.hdl import Const, Mux, Signal, Value
 
 
 __all__ = ["CE_FANOUT", "Pipeline", "keep", "select", "any_of", "lut"]
@@ -177,6 +177,8 @@ class Pipeline:
         keep in front of a flip-flop with a synchronous reset; with N lanes an AND-OR of N + 1
         pairs (see :func:`select`).
         """
+        if all(isinstance(value, int) and value == 0 for value in values):
+            return Const(0, shape)      # (a grammar without the fact: no register)
         reg = self.register(name, shape)
         return self._load_or_clear(reg, select(values, last, bubble, reg), clear)
 

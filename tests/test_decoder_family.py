@@ -7,6 +7,7 @@ import json
 import random
 
 import pytest
+from amaranth.back import rtlil
 from amaranth.hdl import ResetInserter, Signal
 from amaranth.sim import Simulator
 
@@ -357,6 +358,19 @@ def second_lut_levels(netlist, enables=True):
                                       ("E",) if enables and cell["type"].startswith("SB_DFF")
                                       else ())
                          for bit in cell["connections"].get(port, [])))
+
+
+@pytest.mark.parametrize("encoding, errors", [("cesu-8", "replace"), ("cesu-8", "surrogateescape"),
+                                              ("mutf-8", "replace"), ("utf-8", "surrogateescape")])
+def test_no_four_byte_registers(encoding, errors):
+    # A grammar without four-byte leads (CESU-8, Modified UTF-8) has no registers for them: the
+    # history of a second byte of a four-byte lead (`ch_sb4`) and of the third byte of such a
+    # prefix (`dh_sc`), whose feedback kept synthesis from removing them (and with them the
+    # slots' bits 16..20, the stage-E history's fourth byte, the bursts' third item: 16 LCs
+    # with `replace`, 29 with surrogateescape). UTF-8 keeps them.
+    text = rtlil.convert(Utf8Decoder(errors, encoding=encoding))
+    names = {name for name in ("ch_sb4", "dh_sc") if f" \\{name}\n" in text}
+    assert names == (set() if GRAMMARS[encoding].max_length < 4 else {"ch_sb4", "dh_sc"})
 
 
 @pytest.mark.slow
