@@ -53,10 +53,12 @@ class SurrogateJoiner:
     an output of its own that is no trail (a mark: it leaves no prefix pending or ends the
     message), or stage ``D``'s a burst; so every flip-flop is one LUT4 of flip-flops. (With
     ``surrogateescape``'s three slot stages it is one kept LUT of the slot's sources, and
-    ``J``'s valid two levels.) Cost: 27 flip-flops in ``J``, 15 in ``L``, a wait flag, a lead
-    flag a step ahead, three look-ahead flags, one or two set flags, six of flags and a dozen
-    of the marks' (against 33 + 26 with a held item ahead of the output slot; UP5K: 255
-    against 277 LCs with CESU-8).
+    ``J``'s valid two levels.) ``J`` carries bits 0..15 and a ``pair`` flag: a pair's bits
+    16..20 are ``L``'s ``high``, ORed in at the output (:func:`_pair_high`; no other item has
+    them). Cost: 21 flip-flops in ``J``, 15 in ``L``, a wait flag, a lead flag a step ahead,
+    three look-ahead flags, one or two set flags, six of flags and a dozen of the marks'
+    (against 33 + 26 with a held item ahead of the output slot; UP5K: 235 against 277 LCs with
+    CESU-8).
     Latency: :attr:`LATENCY` = 1 step after ``X``; throughput: one item in every step (a pair
     leaves a bubble).
 
@@ -75,7 +77,8 @@ class SurrogateJoiner:
     a flip-flop a step ahead: S1's own non-trail item, stage D's second burst item or lead,
     or the flush, which ends a wait) make ``J``'s valid one LUT of three flip-flops, and the
     lone flag of four, a copy per escape stage. :attr:`LATENCY` = 4; every flip-flop one LUT4
-    of flip-flops (UP5K: 411 LCs, seeds 1-3 147.8, 147.2, 162.1 MHz).
+    of flip-flops; the escape stages too carry bits 0..15 and ``pair`` (UP5K: 366 LCs, seeds
+    1-3 160.7, 160.7, 157.3 MHz).
     """
 
     #: Steps from the decoder's last output slot to the joined output slot (and with
