@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """Formal proofs of the UTF-8 family's cores (:mod:`utf8_gateware.formal.family`): each proof
 passes and its covers are reached. The cheap ones (the CESU-8, Modified UTF-8 and WTF-8
-decoders on any bytes, CESU-8 with surrogateescape too) carry the marker ``formal``, the others ``formal_long``.
+decoders on any bytes, CESU-8 with surrogateescape too) carry the marker ``formal``, the
+others ``formal_long``.
 
 Each proof has a mutant that must FAIL it, built from the public cores only: a CESU-8 decoder
 that passes lone surrogates (the Modified UTF-8 one); a CESU-8 surrogateescape decoder whose
