@@ -54,11 +54,11 @@ class SurrogateJoiner:
     message), or stage ``D``'s a burst; so every flip-flop is one LUT4 of flip-flops. (With
     ``surrogateescape``'s three slot stages it is one kept LUT of the slot's sources, and
     ``J``'s valid two levels.) ``J`` carries bits 0..15 and a ``pair`` flag: a pair's bits
-    16..20 are ``L``'s ``high``, ORed in at the output (:func:`_pair_high`; no other item has
-    them). Cost: 21 flip-flops in ``J``, 15 in ``L``, a wait flag, a lead flag a step ahead,
-    three look-ahead flags, one or two set flags, six of flags and a dozen of the marks'
-    (against 33 + 26 with a held item ahead of the output slot; UP5K: 235 against 277 LCs with
-    CESU-8).
+    16..20 are ``L``'s ``high``, gated at the output by the flag (no other item has them), and
+    the skid register keeps the flag only. Cost: 21 flip-flops in ``J``, 15 in ``L``, a wait
+    flag, a lead flag a step ahead, three look-ahead flags, one or two set flags, six of flags
+    and a dozen of the marks' (against 33 + 26 with a held item ahead of the output slot;
+    UP5K: 231 against 277 LCs with CESU-8).
     Latency: :attr:`LATENCY` = 1 step after ``X``; throughput: one item in every step (a pair
     leaves a bubble).
 
@@ -198,13 +198,16 @@ class SurrogateJoiner:
                 sets.append((0, self._lone_kind, lone))
         if getattr(x, "esc", None) is not None:
             sets.append((x.ESCAPE, None, x.esc))    # an escape's bits above 6 (surrogateescape)
-        ones = _pair_high(pipe.data("join_j_pair", pair), high, len(payload))
+        ones = Const(0, len(payload))
         for n, (cp, kind, value) in enumerate(sets):
             flag = pipe.data(f"join_set{n}", value)
             mask = Cat(Const(cp, 21), Const(kind.value if kind else 0, len(Value.cast(j_error))),
                        Const(0, 1))
             ones = ones | (mask & flag.replicate(len(payload)))
-        return j_valid, payload, ones
+        # A pair's bits 16..20: L's `high`, which holds a step after the pair is out (the next
+        # lead reaches x three steps after the trail at the earliest): the skid register keeps
+        # the pair's flag only.
+        return j_valid, payload, ones, (pipe.data("join_j_pair", pair), high, 16)
 
     def _build_escapes(self, pipe, x, flags):
         """``surrogateescape``'s ``J`` and escape stages (see the class documentation)."""
