@@ -318,6 +318,12 @@ class FamilyRoundTrip(Elaboratable):
 #: outputs nothing expects, stream rules and the lead/trail rule.
 PAIRING_DEPTH = 17
 
+#: CESU-8 with ``surrogateescape`` (LATENCY 12: the joiner's three escape stages): depth 20
+#: follows the first 6 bytes (one pair, or a lone surrogate's three escapes between other
+#: sequences) to the output; the pair's cover is reached in step 20 (16 s, the cover 14 s, on
+#: the shared machine).
+PAIRING_ESCAPE_DEPTH = 20
+
 #: ``utf-8-sig`` decoding: the first byte is taken in cycle 2 and the folded decoder's LATENCY
 #: is 6 (the mark is hidden inside UTF-8's pipeline; it was 10 with a stripper stage after it,
 #: and depth 18, which now costs minutes), so depth 14 still follows the first 6 bytes (cycles
@@ -362,6 +368,15 @@ def _proofs():
               lambda encoding=encoding: PairingProperties(encoding), cost=5)
         for encoding in ("cesu-8", "mutf-8", "wtf-8")
     ]
+    proofs.append(
+        Proof("family-cesu-8-surrogateescape",
+              "Utf8Decoder(surrogateescape, encoding='cesu-8') on any bytes: 1 (a well-formed "
+              "output is a scalar value, an error output an escape U+DC80..U+DCFF); the "
+              "supplementary code points out are exactly the surrogate pairs in (6 bytes), in "
+              "order; 2 (the outputs below U+0080 are the ASCII bytes, in order); stream rules; "
+              "bounded liveness",
+              "bmc", PAIRING_ESCAPE_DEPTH, PAIRING_ESCAPE_DEPTH + 1,
+              lambda: PairingProperties("cesu-8", "surrogateescape"), cost=16))
     proofs += [
         Proof("family-sig-decoder",
               "Utf8Decoder(replace, encoding='utf-8-sig') == SpecDecoder(replace) with the "

@@ -158,7 +158,8 @@ class FamilyStages:
     def after(self, pipe, slot, valid, payload):
         """The output slot after the last slot stage ``slot`` (whose ``valid`` and ``payload``
         are given): ``(valid, payload)``, or ``(valid, payload, ones)`` with bits set at the
-        output (:meth:`~.pipeline.Pipeline.drive_output`)."""
+        output, or ``(valid, payload, ones, gated)`` with bits gated there too
+        (:meth:`~.pipeline.Pipeline.drive_output`)."""
         if not self.joiner:
             return valid, payload
         return self.joiner.build(pipe, slot, self._flags)

@@ -547,6 +547,9 @@ def _second_byte(pipe, name, stage, prevs):
             q = lane.q
             _pass(pipe, f"{name}{k}", lane, out)
         for length in (2, 3, 4):
+            if not tables.grammar.lead_codes(length):
+                setattr(out, f"ok2_{length}", 0)    # (no lead of this length: no register)
+                continue
             if one and length in tables.split:
                 _second_byte_per_class(pipe, f"{name}{k}", lane, prev, length, out, tables)
                 continue
@@ -609,14 +612,16 @@ def stage_c(pipe, b, surrogateescape):
     prevs = lane_neighbours(pipe, "ch", b, [{"sb4": lane.ok2_4} for lane in b.lanes], dict,
                         RECENT_GROUP if split_neighbours(len(b)) else None)
     for k, (lane, prev, regs) in enumerate(zip(b.lanes, prevs, lanes)):
-        sc = prev["sb4"] & lane.cont        # the third byte of a four-byte prefix
+        # The third byte of a four-byte prefix (never, in a grammar without four-byte leads:
+        # no register, and no history of it in stage D).
+        sc = prev["sb4"] & lane.cont if tables.grammar.max_length == 4 else 0
         regs.asc = pipe.data(f"c{k}_asc", lane.asc)
         regs.cont = pipe.data(f"c{k}_cont", lane.cont)
         regs.ok2l2 = pipe.data(f"c{k}_ok2l2", lane.ok2_2)
         regs.ok2 = pipe.data(f"c{k}_ok2", lane.ok2_2 | lane.ok2_3 | lane.ok2_4)
         # The prefix pending after the byte: of 3 of 4 bytes (`sc`); of 2 or 3 bytes (`anyc`);
         # one that one more byte completes (`need1`); any (`pend0` or `sc`).
-        regs.sc = pipe.data(f"c{k}_sc", sc)
+        regs.sc = pipe.data(f"c{k}_sc", sc) if tables.grammar.max_length == 4 else 0
         regs.anyc = pipe.data(f"c{k}_anyc", lane.ok2_3 | lane.ok2_4 | sc)
         regs.need1 = pipe.data(f"c{k}_need1", lane.ok2_3 | sc)
         regs.pend0 = pipe.data(f"c{k}_pend0", lane.lead2 | lane.lead34 | lane.ok2_3 | lane.ok2_4)

@@ -26,7 +26,7 @@ What :class:`Pipeline` makes, each register fed by one LUT level where the calle
 * **Registered ready and the skid register** (:meth:`drive_output`).
 """
 
-from amaranth.hdl import Mux, Signal, Value
+from amaranth.hdl import Cat, Const, Mux, Signal, Value
 
 
 __all__ = ["CE_FANOUT", "Pipeline", "keep", "select", "any_of", "lut"]
@@ -177,10 +177,12 @@ class Pipeline:
         keep in front of a flip-flop with a synchronous reset; with N lanes an AND-OR of N + 1
         pairs (see :func:`select`).
         """
+        if all(isinstance(value, int) and value == 0 for value in values):
+            return Const(0, shape)      # (a grammar without the fact: no register)
         reg = self.register(name, shape)
         return self._load_or_clear(reg, select(values, last, bubble, reg), clear)
 
-    def drive_output(self, port, slot_valid, slot_payload, ones=None):
+    def drive_output(self, port, slot_valid, slot_payload, ones=None, gated=None):
         """Drive the output stream ``port`` from the last stage (``slot_valid``,
         ``slot_payload``, registers loaded when ``adv``) through a skid register, and make
         ``adv``.
@@ -192,26 +194,46 @@ class Pipeline:
         flip-flops; nothing depends on ``port.ready`` in the same cycle but ``adv``'s next
         state. ``ones``: per payload bit a flip-flop that sets it (ORed in at the output, and a
         synchronous set of the skid register's bit, so that the output stays one LUT).
+        ``gated``: ``(flag, values, start)``, payload bits ``start``.. that are ``flag & value``
+        (a flip-flop of the slot, and a flip-flop per bit that holds its value until a step after
+        the flag's item has left the slot): the skid register keeps the flag, not the bits
+        (each output bit one LUT of ``adv``, the flag, the skid's flag and the value).
         """
         m = self.m
         payload = Value.cast(slot_payload)
         skid = Signal(len(payload), name="skid", reset_less=True)
-        step = self.ce_fanout or len(payload)
-        for start in range(0, len(payload), step):
-            stop = min(start + step, len(payload))
-            with m.If(self.enable(stop - start)):
+        # (The skid register keeps no gated bit.)
+        gated_bits = range(gated[2], gated[2] + len(gated[1])) if gated is not None else ()
+        bits = [bit for bit in range(len(payload)) if bit not in gated_bits]
+        skid_flag = Signal(name="skid_flag", reset_less=True) if gated is not None else None
+        step = self.ce_fanout or len(bits)
+        for start in range(0, len(bits), step):
+            chunk = bits[start:start + step]
+            with m.If(self.enable(len(chunk) + (skid_flag is not None and not start))):
+                if skid_flag is not None and not start:
+                    m.d.sync += skid_flag.eq(gated[0])
                 # Only kept (`adv` low) if the sink did not take it.
-                if ones is None:
-                    m.d.sync += skid[start:stop].eq(payload[start:stop])
-                for bit in range(start, stop) if ones is not None else ():
+                if ones is None and gated is None:
+                    m.d.sync += skid[chunk[0]:chunk[-1] + 1].eq(payload[chunk[0]:chunk[-1] + 1])
+                    continue
+                for bit in chunk:
+                    if ones is None:
+                        m.d.sync += skid[bit].eq(payload[bit])
+                        continue
                     with m.If(ones[bit]):
                         m.d.sync += skid[bit].eq(1)
                     with m.Else():
                         m.d.sync += skid[bit].eq(payload[bit])
+        out = Mux(self.adv, payload if ones is None else payload | ones, skid)
+        if gated is not None:
+            flag, values, start = gated
+            held = Mux(self.adv, flag, skid_flag)
+            out = Cat(out[:start], *(held & value for value in values),
+                      out[start + len(values):])
+        # (After the last enable copy is made.)
         for reg in (self.adv, *self._copies):
             m.d.sync += reg.eq(port.ready | (reg & ~slot_valid) | self.masked)
         m.d.comb += [
             port.valid.eq((~self.adv | slot_valid) & ~self.masked),
-            Value.cast(port.payload).eq(Mux(self.adv, payload if ones is None else payload | ones,
-                                            skid)),
+            Value.cast(port.payload).eq(out),
         ]

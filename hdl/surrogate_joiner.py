@@ -53,10 +53,12 @@ class SurrogateJoiner:
     an output of its own that is no trail (a mark: it leaves no prefix pending or ends the
     message), or stage ``D``'s a burst; so every flip-flop is one LUT4 of flip-flops. (With
     ``surrogateescape``'s three slot stages it is one kept LUT of the slot's sources, and
-    ``J``'s valid two levels.) Cost: 27 flip-flops in ``J``, 15 in ``L``, a wait flag, a lead
-    flag a step ahead, three look-ahead flags, one or two set flags, six of flags and a dozen
-    of the marks' (against 33 + 26 with a held item ahead of the output slot; UP5K: 255
-    against 277 LCs with CESU-8).
+    ``J``'s valid two levels.) ``J`` carries bits 0..15 and a ``pair`` flag: a pair's bits
+    16..20 are ``L``'s ``high``, gated at the output by the flag (no other item has them), and
+    the skid register keeps the flag only. Cost: 21 flip-flops in ``J``, 15 in ``L``, a wait
+    flag, a lead flag a step ahead, three look-ahead flags, one or two set flags, six of flags
+    and a dozen of the marks' (against 33 + 26 with a held item ahead of the output slot;
+    UP5K: 231 against 277 LCs with CESU-8).
     Latency: :attr:`LATENCY` = 1 step after ``X``; throughput: one item in every step (a pair
     leaves a bubble).
 
@@ -75,7 +77,8 @@ class SurrogateJoiner:
     a flip-flop a step ahead: S1's own non-trail item, stage D's second burst item or lead,
     or the flush, which ends a wait) make ``J``'s valid one LUT of three flip-flops, and the
     lone flag of four, a copy per escape stage. :attr:`LATENCY` = 4; every flip-flop one LUT4
-    of flip-flops (UP5K: 411 LCs, seeds 1-3 147.8, 147.2, 162.1 MHz).
+    of flip-flops; the escape stages too carry bits 0..15 and ``pair`` (UP5K: 366 LCs, seeds
+    1-3 160.7, 160.7, 157.3 MHz).
     """
 
     #: Steps from the decoder's last output slot to the joined output slot (and with
@@ -169,7 +172,7 @@ class SurrogateJoiner:
         # J's bits: x's, or above the trail's ten the pair's lead bits; the waiting lead's own
         # where it passes as itself (x holds a bubble then: its bits are 0).
         bits = []
-        for bit in range(21):
+        for bit in range(16):
             value = x.codepoint[bit]
             if bit < 10:
                 if self._substitute and bit == 1:
@@ -178,12 +181,12 @@ class SurrogateJoiner:
                     # (x's bit, or with x a bubble the waiting lead's: one LUT each.)
                     value = keep(x.valid, value, wait & Cat(low, mid)[bit])
             else:
-                value = keep(pair, low[bit - 10] if bit < 16 else high[bit - 16], value)
+                value = keep(pair, low[bit - 10], value)
             bits.append(value)
         j_cp = Cat(*(pipe.data(f"join_j_cp{bit}", value) for bit, value in enumerate(bits)))
         j_error = pipe.data("join_j_error", x.error, ErrorKind)
         j_last = pipe.data("join_j_last", x.last)
-        payload = Cat(j_cp, j_error, j_last)
+        payload = Cat(j_cp, Const(0, 5), j_error, j_last)
         # What a lone surrogate sets at the output (x's kind is NONE): U+FFFD and the kind, or
         # the waiting lead's constant bits (U+D800) and the kind, from flip-flops of their own.
         sets = []
@@ -201,7 +204,10 @@ class SurrogateJoiner:
             mask = Cat(Const(cp, 21), Const(kind.value if kind else 0, len(Value.cast(j_error))),
                        Const(0, 1))
             ones = ones | (mask & flag.replicate(len(payload)))
-        return j_valid, payload, ones
+        # A pair's bits 16..20: L's `high`, which holds a step after the pair is out (the next
+        # lead reaches x three steps after the trail at the earliest): the skid register keeps
+        # the pair's flag only.
+        return j_valid, payload, ones, (pipe.data("join_j_pair", pair), high, 16)
 
     def _build_escapes(self, pipe, x, flags):
         """``surrogateescape``'s ``J`` and escape stages (see the class documentation)."""
@@ -237,19 +243,20 @@ class SurrogateJoiner:
                     Mux(wait, nb & ~(xo | xs), xs)]
         low, mid, high = _lead_bits(pipe, x, flags.lead)
         bits = []
-        for bit in range(21):
+        for bit in range(16):
             value = x.codepoint[bit]
             if bit < 10:
                 # (x's bit, or with x a bubble L's: J holds nothing then but a waiting lead.)
                 value = keep(x.valid, value, Cat(low, mid)[bit])
             else:
-                value = keep(pair, low[bit - 10] if bit < 16 else high[bit - 16], value)
+                value = keep(pair, low[bit - 10], value)
             bits.append(value)
+        # A pair's bits 16..20 are set at the output by its `pair` flag (`_pair_high`).
         j = SimpleNamespace(
             cp=Cat(*(pipe.data(f"join_j_cp{bit}", value) for bit, value in enumerate(bits))),
             error=pipe.data("join_j_error", x.error, ErrorKind).as_value(),
             last=pipe.data("join_j_last", x.last),
-            valid=j_valid, esc=pipe.data("join_j_esc", x.esc))
+            valid=j_valid, esc=pipe.data("join_j_esc", x.esc), pair=pipe.data("join_j_pair", pair))
         # K1 .. K3: J's lone surrogate (slot s) becomes the escapes of its three bytes, written
         # into s (K1: the third byte), s - 1 (K2: the second) and s - 2 (K3: ED), which are
         # silent: its own bytes' slots, or bubbles (a waiting lead is written before the next
@@ -259,7 +266,7 @@ class SurrogateJoiner:
         for n, byte in enumerate(_ESCAPE_BYTES):
             lone = pipe.data(f"join_lone{n}", lone_now[n])
             cp = []
-            for bit in range(21):
+            for bit in range(16):
                 if bit < 7 and byte is not None:
                     value = byte(j.cp)[bit]
                     value = keep(lone, value, stage.cp[bit]) if not isinstance(value, int) \
@@ -277,10 +284,11 @@ class SurrogateJoiner:
                                 len(stage.error)),
                 last=pipe.data(f"join_k{n + 1}_last", stage.last & ~lone if n else stage.last),
                 valid=pipe.data(f"join_k{n + 1}_valid", stage.valid | lone if n else stage.valid),
-                esc=pipe.data(f"join_k{n + 1}_esc", stage.esc | lone))
-        payload = Cat(stage.cp, stage.error, stage.last)
-        ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(21)),
-                   Const(0, len(payload) - 21))
+                esc=pipe.data(f"join_k{n + 1}_esc", stage.esc | lone),
+                pair=pipe.data(f"join_k{n + 1}_pair", stage.pair))
+        payload = Cat(stage.cp, Const(0, 5), stage.error, stage.last)
+        ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(16))) \
+            | _pair_high(stage.pair, high, len(payload))
         return stage.valid, payload, ones
 
 
@@ -304,6 +312,14 @@ def _lead_bits(pipe, x, lead):
     high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k]) for k in (1, 2, 3)),
                                         _all(mid)), 5)
     return low, mid, high
+
+
+def _pair_high(pair, high, width):
+    """The bits a pair's flag ``pair`` sets in an output payload of ``width`` bits (codepoint
+    first): its bits 16..20, L's ``high``, which no stage after ``x`` carries (the byte decoder's
+    scalars end at U+FFFF; ``high`` holds until the pair is out: the next lead reaches x three
+    steps after the trail at the earliest, ``high`` changes a step after that)."""
+    return Cat(Const(0, 16), *(pair & high[bit] for bit in range(5)), Const(0, width - 21))
 
 
 def _all(bits):

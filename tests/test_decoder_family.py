@@ -7,6 +7,7 @@ import json
 import random
 
 import pytest
+from amaranth.back import rtlil
 from amaranth.hdl import ResetInserter, Signal
 from amaranth.sim import Simulator
 
@@ -248,6 +249,30 @@ def test_throughput(encoding, errors):
     assert out_cycles[-1] - in_cycles[-1] <= dut.LATENCY
 
 
+def surrogate_pair(scalar):
+    """The six CESU-8 bytes of a supplementary ``scalar``."""
+    lead, trail = divmod(scalar - 0x10000, 0x400)
+    return "".join(bytes([0xED, 0xA0 | (unit >> 6), 0x80 | (unit & 0x3F)]).hex()
+                   for unit in (lead, trail + 0x400))
+
+
+@pytest.mark.parametrize("encoding, errors", [case for case in CASES if case[0] in ("cesu-8",
+                                                                                 "mutf-8")])
+@pytest.mark.parametrize("stall", [0, 0.5])
+def test_pairs_back_to_back(encoding, errors, stall):
+    # Pairs with other leads directly after each other (and a lone lead, a lone trail among
+    # them): a pair's bits 16..20 come from the lead's bits (`high`) at the output, which must
+    # still be the pair's own when the next lead is already in (three bytes behind).
+    scalars = [0x10000, 0x10FFFF, 0x1F600, 0x2A6D6, 0x10400, 0xE0001, 0x103FF, 0x20000]
+    message = bytes.fromhex("".join(surrogate_pair(s) for s in scalars) + "eda080" +
+                            surrogate_pair(0x1D11E) + "edb080" + surrogate_pair(0x10C00))
+    messages = [message] * 3
+    dut = Utf8Decoder(errors, encoding=encoding)
+    run = run_stream(dut, items(messages), gap=0, stall=stall, seed=1,
+                     name=f"decoder-{encoding}-{errors}-pairs")
+    check(encoding, errors, messages, [as_tuple(p) for p in run.outputs])
+
+
 # --- message boundaries and reset ----------------------------------------------------------------
 
 #: Sequences whose halves must not meet across a message boundary: pairs, marks, C0 80.
@@ -357,6 +382,33 @@ def second_lut_levels(netlist, enables=True):
                                       ("E",) if enables and cell["type"].startswith("SB_DFF")
                                       else ())
                          for bit in cell["connections"].get(port, [])))
+
+
+@pytest.mark.parametrize("encoding, errors", [("cesu-8", "replace"), ("cesu-8", "surrogateescape"),
+                                              ("mutf-8", "replace"), ("utf-8", "surrogateescape")])
+def test_no_four_byte_registers(encoding, errors):
+    # A grammar without four-byte leads (CESU-8, Modified UTF-8) has no registers for them: the
+    # history of a second byte of a four-byte lead (`ch_sb4`) and of the third byte of such a
+    # prefix (`dh_sc`), whose feedback kept synthesis from removing them (and with them the
+    # slots' bits 16..20, the stage-E history's fourth byte, the bursts' third item: 16 LCs
+    # with `replace`, 29 with surrogateescape). UTF-8 keeps them.
+    text = rtlil.convert(Utf8Decoder(errors, encoding=encoding))
+    names = {name for name in ("ch_sb4", "dh_sc") if f" \\{name}\n" in text}
+    assert names == (set() if GRAMMARS[encoding].max_length < 4 else {"ch_sb4", "dh_sc"})
+
+
+@pytest.mark.parametrize("encoding, errors", [("cesu-8", "replace"), ("cesu-8", "surrogateescape"),
+                                              ("mutf-8", "replace")])
+def test_joiner_carries_sixteen_bits(encoding, errors):
+    # The joiner's stages carry bits 0..15 and a pair flag: a pair's bits 16..20 are set at the
+    # output (4 LCs with `replace`, 16 with surrogateescape's three escape stages); with
+    # `replace` the skid register keeps the flag instead of the bits (4 LCs more).
+    text = rtlil.convert(Utf8Decoder(errors, encoding=encoding))
+    assert " \\join_j_pair\n" in text
+    assert (" \\skid_flag\n" in text) == (errors == "replace")
+    # (With `replace` the byte decoder's slot makes no register for bits 16..20 either.)
+    assert (" \\s1_0_cp16\n" in text) == (errors != "replace")
+    assert [bit for bit in range(21) if f" \\join_j_cp{bit}\n" in text] == list(range(16))
 
 
 @pytest.mark.slow

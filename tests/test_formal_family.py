@@ -1,10 +1,12 @@
 # amaranth: UnusedElaboratable=no
 """Formal proofs of the UTF-8 family's cores (:mod:`utf8_gateware.formal.family`): each proof
 passes and its covers are reached. The cheap ones (the CESU-8, Modified UTF-8 and WTF-8
-decoders on any bytes) carry the marker ``formal``, the others ``formal_long``.
+decoders on any bytes, CESU-8 with surrogateescape too) carry the marker ``formal``, the
+others ``formal_long``.
 
 Each proof has a mutant that must FAIL it, built from the public cores only: a CESU-8 decoder
-that passes lone surrogates (the Modified UTF-8 one); a Modified UTF-8 decoder that refuses
+that passes lone surrogates (the Modified UTF-8 one); a CESU-8 surrogateescape decoder whose
+pairs come out with bit 16 flipped; a Modified UTF-8 decoder that refuses
 C0 80 (the CESU-8 one); a WTF-8 decoder that lets a trail surrogate follow a lead; a
 ``utf-8-sig`` decoder that strips every well-formed U+FEFF, not only a leading one; a
 ``utf-8-sig`` encoder that writes no mark (UTF-8's); a Modified UTF-8 round trip through an
@@ -36,6 +38,18 @@ class PairPassingDecoder(Mutant):
                          self.o.payload.error.eq(ErrorKind.NONE)]
 
 
+class PairBitDecoder(Mutant):
+    """The real CESU-8 decoder (``surrogateescape``), whose supplementary code points come out
+    with bit 16 flipped (as if a pair's bits 16..20, set at the output, were another lead's)."""
+    def __init__(self, errors, encoding):
+        super().__init__(Utf8Decoder(errors, encoding=encoding))
+
+    def corrupt(self, m, core):
+        out = core.o.payload
+        with m.If(out.codepoint >= 0x10000):
+            m.d.comb += self.o.payload.codepoint.eq(out.codepoint ^ 0x10000)
+
+
 class EveryMarkStripper(Mutant):
     """The real ``utf-8-sig`` decoder, which also drops every later well-formed U+FEFF (the
     zero-width no-break space taken for a mark)."""
@@ -59,6 +73,11 @@ MUTANT_PROOFS = [
     Proof("mutant-family-mutf-8", "a Modified UTF-8 decoder that refuses C0 80", "bmc",
           family.PAIRING_DEPTH, 1,
           lambda: family.PairingProperties("mutf-8", factory=_other_decoder("cesu-8"))),
+    Proof("mutant-family-cesu-8-surrogateescape",
+          "a CESU-8 surrogateescape decoder whose pairs have bit 16 flipped", "bmc",
+          family.PAIRING_ESCAPE_DEPTH, 1,
+          lambda: family.PairingProperties("cesu-8", "surrogateescape",
+                                           factory=PairBitDecoder)),
     Proof("mutant-family-wtf-8", "a WTF-8 decoder without the pair rule", "bmc",
           family.PAIRING_DEPTH, 1,
           lambda: family.PairingProperties("wtf-8", factory=PairPassingDecoder)),
