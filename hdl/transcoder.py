@@ -55,8 +55,8 @@ def carry_register(m, decoded, units):
 def carry_through(m, decoded, units):
     """A decoder's output stream ``decoded`` straight into an encoder's input stream ``units``
     (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`) whose first stage is a register of
-    its input as it is (the UTF-16 encoder with ``carry_error``): that register is the one
-    :func:`carry_register` would add, with a registered ``ready``."""
+    its input as it is (the UTF-16 encoder with ``carry_error``): that register takes the
+    place of :func:`carry_register`'s buffer, its ``ready`` a flip-flop too."""
     m.d.comb += [
         units.valid      .eq(decoded.valid),
         units.p.codepoint.eq(decoded.p.codepoint),
