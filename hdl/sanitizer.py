@@ -47,22 +47,23 @@ class Utf8Sanitizer(PolicyStage):
 
     Latency and throughput
     ----------------------
-    A decoder output goes through a register (the adapter) into the encoder
+    A decoder output goes through a buffer of three registers (two cycles:
+    :func:`~utf8_gateware.hdl.transcoder.carry_register`) into the encoder
     (:class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`): the first byte produced
-    for it is valid on ``o`` 5 cycles after the decoder output, at most 11 cycles with
-    ``"replace"`` and 13 with ``"surrogateescape"`` after the input byte that determines it.
+    for it is valid on ``o`` 6 cycles after the decoder output, at most 12 cycles with
+    ``"replace"`` and 14 with ``"surrogateescape"`` after the input byte that determines it.
     Text whose characters all have the same length flows at one byte per cycle (the decoder
     takes a byte every cycle, the encoder emits an n-byte character in n cycles). Where the
     length changes from one character to the next, the decoder may offer a character before the
-    encoder has room for it; random mixtures of 1- to 4-byte characters run at about 0.95 bytes
-    per cycle. An ill-formed subpart replaced by EF BF BD takes 3 output cycles however short it
-    is.
+    encoder has room for it; the buffer holds up to three, and random mixtures of 1- to 4-byte
+    characters run at about 0.95 bytes per cycle (0.92 with the one register before). An
+    ill-formed subpart replaced by EF BF BD takes 3 output cycles however short it is.
 
     Ready
     -----
-    ``i.ready`` is the decoder's (from flip-flops). ``o.valid`` and ``o.payload`` are the
-    encoder's (one LUT of flip-flops). Nothing depends on ``o.ready`` in the same cycle but the
-    encoder's pipeline-advance flip-flops.
+    ``i.ready`` is the decoder's (from flip-flops); the decoder's own ``ready`` is the buffer's
+    flip-flop. ``o.valid`` and ``o.payload`` are the encoder's (one LUT of flip-flops). Nothing
+    depends on ``o.ready`` in the same cycle but the encoder's pipeline-advance flip-flops.
     """
 
     POLICIES = SANITIZE_ERRORS

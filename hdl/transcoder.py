@@ -4,6 +4,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 
 from .component import StreamStage
+from .pipeline import SKID_LATENCY, skid_buffer
 from .error_kind import check_encoding
 from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
 from .decoder_family import output_layout
@@ -34,19 +35,15 @@ TRANSCODE_ERRORS = tuple(dict.fromkeys(policy for source in DECODINGS for target
 
 
 def carry_register(m, decoded, units):
-    """The register between a decoder's output stream ``decoded`` and an encoder's input stream
-    ``units`` (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`): it holds one decoded
-    item, offered as a unit whose error kind the encoder reports on the first beat it writes for
-    it. It cuts the path from the decoder's output multiplexer into the encoder's
-    classification, and its slot smooths the rates where character lengths change."""
-    r_valid = Signal()
-    r_p     = Signal(CodepointLayout)
-    m.d.comb += decoded.ready.eq(~r_valid | units.ready)
-    with m.If(decoded.ready):
-        m.d.sync += [
-            r_valid.eq(decoded.valid),
-            r_p    .eq(decoded.payload),
-        ]
+    """The registers between a decoder's output stream ``decoded`` and an encoder's input stream
+    ``units`` (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`): a
+    :func:`~utf8_gateware.hdl.pipeline.skid_buffer` (three decoded items), each offered as a
+    unit whose error kind the encoder reports on the first beat it writes for it. It cuts the
+    path from the decoder's output multiplexer into the encoder's classification, its
+    ``ready`` into the decoder is a flip-flop (the encoder's ``i.ready`` reaches only the
+    buffer), and its slots smooth the rates where character lengths change."""
+    r_valid, r_bits = skid_buffer(m, decoded.valid, decoded.payload, decoded.ready, units.ready)
+    r_p = CodepointLayout(r_bits)
     m.d.comb += [
         units.valid      .eq(r_valid),
         units.p.codepoint.eq(r_p.codepoint),
@@ -58,8 +55,8 @@ def carry_register(m, decoded, units):
 def carry_through(m, decoded, units):
     """A decoder's output stream ``decoded`` straight into an encoder's input stream ``units``
     (:data:`~utf8_gateware.hdl.encoder.CarriedUnitLayout`) whose first stage is a register of
-    its input as it is (the UTF-16 encoder with ``carry_error``): that register is the one
-    :func:`carry_register` would add, with a registered ``ready``."""
+    its input as it is (the UTF-16 encoder with ``carry_error``): that register takes the
+    place of :func:`carry_register`'s buffer, its ``ready`` a flip-flop too."""
     m.d.comb += [
         units.valid      .eq(decoded.valid),
         units.p.codepoint.eq(decoded.p.codepoint),
@@ -72,7 +69,7 @@ def carry_through(m, decoded, units):
 class Transcoder(StreamStage):
     """Bytes of ``source_encoding`` (``source`` below) in, bytes of ``target_encoding``
     (``target``) out: the decoder of ``source``
-    (:class:`~utf8_gateware.hdl.text_decoder.TextDecoder`), a register, the encoder of
+    (:class:`~utf8_gateware.hdl.text_decoder.TextDecoder`), a buffer, the encoder of
     ``target`` (:class:`~utf8_gateware.hdl.text_encoder.TextEncoder`), both with ``errors``
     (one of :func:`transcode_policies`).
 
@@ -92,8 +89,9 @@ class Transcoder(StreamStage):
     Latency and throughput
     ----------------------
     The first byte written for a decoded item is valid on ``o`` :attr:`LATENCY` cycles after the
-    input byte that completes it, at most (the decoder's latency, the register, the encoder's;
-    into UTF-16 the register is the UTF-16 encoder's first stage: :func:`carry_through`).
+    input byte that completes it, at most (the decoder's latency, the buffer's two registers
+    (:func:`carry_register`), the encoder's; into UTF-16 the UTF-16 encoder's first stage is the
+    register between: :func:`carry_through`).
     One byte a cycle on each side where the characters' lengths in both encodings match; where
     they differ, the slower side sets the pace (UTF-8 to UTF-16LE: two output bytes per
     character, 1 to 4 input bytes).
@@ -137,7 +135,7 @@ class Transcoder(StreamStage):
         if self._target in UTF16_SCHEMES:     # the register is the encoder's first stage
             return (TextDecoder.latency(self._source, self._errors) +
                     TextEncoder.latency(self._target, carry_error=True))
-        return (TextDecoder.latency(self._source, self._errors) + 1 +
+        return (TextDecoder.latency(self._source, self._errors) + SKID_LATENCY +
                 TextEncoder.latency(self._target, self._errors, carry_error=True))
 
     def elaborate(self, platform):
