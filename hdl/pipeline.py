@@ -29,7 +29,8 @@ What :class:`Pipeline` makes, each register fed by one LUT level where the calle
 from amaranth.hdl import Cat, Const, Mux, Signal, Value
 
 
-__all__ = ["CE_FANOUT", "Pipeline", "keep", "select", "any_of", "lut", "skid_buffer", "SKID_LATENCY"]
+__all__ = ["CE_FANOUT", "Pipeline", "keep", "select", "any_of", "lut", "skid_buffer",
+           "SKID_LATENCY"]
 
 
 #: The most flip-flops one copy of the pipeline's clock enable drives.
