@@ -118,7 +118,9 @@ class Rfc2279Encoder(CheckedComponent):
         """B, the output shift register (six bytes), and K, the skid register; drives ``o``."""
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, q4=6, q5=6, error=2)
         b.rem = Signal(6, init=1, name="b_rem")
-        t0, t1, *tq = (take.new() for _ in range(6))     # tq: one copy per payload register
+        # the unit stages' last six enable copies (as the shift encoder's B), tq: one per
+        # payload register
+        t0, t1, *tq = take.enables[-6:]
         counts = Cat(a4.r1, a4.r2, a4.r3, a4.r4, a4.r5, a4.r6)
         adv.load([
             (b.rem, keep(t0, counts, Cat(b.rem[0] | b.rem[1], b.rem[2:], 0))),
