@@ -144,7 +144,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         b_r01 = Signal(init=1, name="b_r01")
         # `adv` falls for the cycle after the sink refused a valid slot; `take` is set for the
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
-        adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid))
+        adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid), first_loads=True)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
         # carry_error, the joiner of wtf-8) also while A3 holds a bubble.
         squeeze = self._carry_error or self._encoding == "wtf-8"
@@ -160,7 +160,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         pieces = unit_pieces(*unit, self._errors, self._encoding)
         if self._encoding == "utf-8-sig":
             pieces = self._mark_state(m, move, pieces)
-        else:
+        elif squeeze:
             m.d.comb += i.ready.eq(move.new())
         a1 = shift_stage(move, "a1", pieces)
         a2 = shift_stage(move, "a2", class_flags(a1, self._errors, self._encoding))
@@ -168,6 +168,8 @@ class Utf8ShiftEncoder(CheckedComponent):
                          n1=a3_n1)  # a bubble
         if squeeze:
             move.load_copies(a2.valid)
+        elif self._encoding != "utf-8-sig":
+            m.d.comb += i.ready.eq(take.enables[0])     # A1's enable
         self._output_stage(m, adv, take, a3, b_valid, b_r01, [move.b_r01b] if squeeze else [])
         return m
 
@@ -463,18 +465,24 @@ class EnableCopies:
     (a flip-flop) is high. All start at 0 (the iCE40's power-up state: a flip-flop that drives
     a clock enable is never inverted). :meth:`load` uses them as clock enables, at most
     :attr:`FANOUT` flip-flops per copy
-    (packed across calls: a copy serves the registers of several stages)."""
+    (packed across calls: a copy serves the registers of several stages). ``first_loads``: the
+    first copy (:attr:`first`, which the caller also reads as logic) is the first clock enable
+    too, a copy fewer (``adv``: its first copy selects the output port's multiplexers and
+    enables ``take``, and enables B's first registers)."""
 
     #: The most flip-flops one copy drives as clock enables.
     FANOUT = SHIFT_CE_FANOUT
 
-    def __init__(self, m, name, next, enable=None):
+    def __init__(self, m, name, next, enable=None, first_loads=False):
         self.m, self.name, self.next, self.enable = m, name, next, enable
         self.copies = []
-        #: The copies that :meth:`load` made, in order (each a clock enable).
-        self.enables = []
         self.room, self.copy = 0, None
         self.first = self.new()
+        #: The copies that :meth:`load` uses, in order (each a clock enable); with
+        #: ``first_loads`` the first copy is the first of them.
+        self.enables = [self.first] if first_loads else []
+        if first_loads:
+            self.room, self.copy = self.FANOUT, self.first
 
     def new(self):
         """One more copy."""
