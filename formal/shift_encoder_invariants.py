@@ -103,8 +103,8 @@ class ShiftEncoderInvariants(Elaboratable):
         else:
             m.d.comb += [
                 Assert(stages[1] | ~p["a2_z21v"], "encoder: an empty A2 has z21v set"),
-                Assert(stages[2] | (p["a3_n1"] & p["a3_n12"] & ~p["a3_n2"] & ~p["a3_n3"] &
-                                    ~p["a3_n4"] & ~p["a3_err"] & ~p["a3_large"]),
+                Assert(stages[2] | (p["a3_n1"] & p["a3_n12"] & ~p["a3_n4"] & ~p["a3_err"] &
+                                    ~p["a3_large"]),
                        "encoder: an empty A3 is not a bubble"),
             ]
 

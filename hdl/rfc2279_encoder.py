@@ -10,8 +10,7 @@ from .component import CheckedComponent
 from .error_kind import check_policy
 from .layouts import EncodedByteLayout, UnitLayout
 from .pipeline import keep
-from .utf8_shift_encoder import (EnableCopies, drive_output, error_bytes, shift_stage,
-                                 stage_signals)
+from .utf8_shift_encoder import EnableCopies, drive_output, shift_stage, stage_signals
 
 
 __all__ = ["RFC2279_ENCODE_ERRORS", "Rfc2279Encoder"]
@@ -54,20 +53,27 @@ class Rfc2279Encoder(CheckedComponent):
     Stages (every register one LUT of at most four flip-flops, loaded when ``take``, a
     flip-flop, as in :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`)::
 
-        A1  the unit and zero flags of four bits each (u[10:7], u[14:11], u[19:16], u[24:21],
-            u[29:26]; u[31:30], u[31:30] and u25, u[31:30], u25 and u20)
+        A1  the value as six fields ``f5`` (u30) .. ``f0`` (u[5:0]), six bits each but the
+            top one, the error's bytes put in (``replace``: ``f5``..``f3`` 0F 3F 3D, so that
+            the unshifted fields are EF BF BD; ``strict``: ``f5`` 0, the marker), and zero
+            flags of four bits each (u[10:7], u[14:11], u[19:16], u[24:21], u[29:26];
+            u[31:30], u[31:30] and u25, u[31:30], u25 and u20)
         A2  the length bounds ``t26``, ``t21``, ``t16`` (u[31:26], u[31:21], u[31:16] zero),
-            ``x11`` (u[15:11] zero), ``x7`` (u[10:7] zero), and the candidates of the 5- and
-            6-byte forms (picked by ``t26``, two pieces of A1), of the 1- and 2-byte forms'
-            lead (picked by ``x7``)
-        A3  the one-hot length ``n1``..``n6``; per byte bit the candidate of the 1- to 3-byte
-            forms (``lo*``, picked by ``x11``) and of the 4- to 6-byte forms (``hi*``, by ``t21``)
-        A4  the character: lead byte and payloads ``p1``..``p5`` (``lo*`` or ``hi*`` by
-            ``t16``), the byte count with the error's (one-hot ``r1``..``r6``), the error
+            ``x11`` (u[15:11] zero), ``x7`` (u[10:7] zero), the prefix flags ``g5``, ``g6``
+            (five or six bytes), and the fields moved up by one if ``t26`` (``v5``..``v0``)
+        A3  the one-hot length ``n1``..``n6``, the prefix flags ``g2``, ``g3``, ``c1`` (four
+            or two bytes: the last move), the fields moved up by two more if ``t16``
+            (``w5``..``w0``; the lead's with the prefix's bits 2..4), ``o7`` (the 1-byte form)
+        A4  the character: lead byte (the top field, the next one if ``c1``, the prefix) and
+            payloads ``p1``..``p5`` (the fields moved up by one more if ``c1``), the byte
+            count with the error's (one-hot ``r1``..``r6``), the error
         B   the output shift register: the current byte and the payloads behind it; it takes
-            A4's character (EF BF BD, or the marker 00, for an error) when ``take``, else
-            shifts by one byte
+            A4's character when ``take``, else shifts by one byte
         K   the skid register
+
+    An n-byte form's bytes are the fields f(n-1)..f0, the first ORed with the prefix: A2..A4
+    move them up by 6 - n fields (1 + 2 + 1 at most; 1, 2, 1 as binary choices, one LUT each),
+    so that B takes the lead from the top field and the payloads from the ones below it.
 
     LUT depth: one.
     """
@@ -100,115 +106,128 @@ class Rfc2279Encoder(CheckedComponent):
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a4_r1, b_r01),
                             enable=adv.first)
         m.d.comb += i.ready.eq(take.new())
-        a1 = shift_stage(take, "a1", _pieces(i.valid, i.p.last, i.p.codepoint))
+        marker = self._errors == "strict"
+        a1 = shift_stage(take, "a1", _pieces(i.valid, i.p.last, i.p.codepoint, marker))
         a2 = shift_stage(take, "a2", _bounds(a1))
-        a3 = shift_stage(take, "a3", _length(a2))
-        a4 = shift_stage(take, "a4", _character(a3, self._errors), ones=("r12",), r1=a4_r1)
+        a3 = shift_stage(take, "a3", _length(a2, marker))
+        a4 = shift_stage(take, "a4", _character(a3, marker), ones=("r12",), r1=a4_r1)
         self._output_stage(m, adv, take, a4, b_valid, b_r01)
         return m
 
     def _output_stage(self, m, adv, take, a4, b_valid, b_r01):
         """B, the output shift register (six bytes), and K, the skid register; drives ``o``."""
-        err = a4.err
-        lead, p1, p2 = error_bytes(a4, marker=self._errors == "strict")
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, q4=6, q5=6, error=2)
         b.rem = Signal(6, init=1, name="b_rem")
-        t0, t1, *tq = (take.new() for _ in range(6))     # tq: one copy per payload register
+        # the unit stages' last six enable copies (as the shift encoder's B), tq: one per
+        # payload register
+        t0, t1, *tq = take.enables[-6:]
         counts = Cat(a4.r1, a4.r2, a4.r3, a4.r4, a4.r5, a4.r6)
         adv.load([
             (b.rem, keep(t0, counts, Cat(b.rem[0] | b.rem[1], b.rem[2:], 0))),
             (b_r01, keep(t0, a4.r12, b_r01 | b.rem[2])),
             (b_valid, keep(t0, a4.valid, b_valid & ~b.rem[0])),
             (b.last, keep(t0, a4.last, b.last)),
-            (b.error, (t0 & err).replicate(2)),                 # TOO_LARGE (011)
-            (b.s[:6], keep(t1, lead[:6], b.q1)),
-            (b.s[6], t1 & lead[6]),                             # 10 on a continuation byte
-            (b.s[7], ~t1 | lead[7]),
+            (b.error, (t0 & a4.err).replicate(2)),              # TOO_LARGE (011)
+            (b.s[:6], keep(t1, a4.lead[:6], b.q1)),
+            (b.s[6], t1 & a4.lead[6]),                          # 10 on a continuation byte
+            (b.s[7], ~t1 | a4.lead[7]),
             *((q, keep(t, p, after)) for q, t, p, after in zip(
-                (b.q1, b.q2, b.q3, b.q4), tq, (p1, p2, a4.p3, a4.p4), (b.q2, b.q3, b.q4, b.q5))),
+                (b.q1, b.q2, b.q3, b.q4), tq, (a4.p1, a4.p2, a4.p3, a4.p4),
+                (b.q2, b.q3, b.q4, b.q5))),
             (b.q5, a4.p5),          # the last of the chain: moves on the cycle after the take
         ])
         drive_output(adv, self.o, b_valid, b.s, b.error, b.rem[0] & b.last)
 
 
-def _field(u, k):
-    """The payload of the k-th continuation byte from the end: u[6k + 5:6k]."""
-    return u[6 * k:6 * k + 6]
+#: U+FFFD's bytes EF BF BD as the fields f5..f3 of a value that is written unshifted (as a
+#: 6-byte form's first three bytes): the lead's bits 0..3 (its prefix is a 3-byte form's).
+_REPLACEMENT = (0x0F, 0x3F, 0x3D)
 
 
-def _pieces(valid, last, u):
-    """A1: the unit and zero flags, each a function of four input bits."""
+def _put(u31, value, bits, ones):
+    """``value``'s ``bits`` bits, or ``ones``'s if ``u31`` (one LUT of two bits each)."""
+    return Cat(*((value[j] | u31) if (ones >> j) & 1 else (value[j] & ~u31)
+                 for j in range(bits)))
+
+
+def _pieces(valid, last, u, marker):
+    """A1: the fields (an error's bytes put in) and zero flags of four input bits each."""
+    large = u[31]
+    if marker:      # the marker beat: a 1-byte form 00 (f5 zero: no lead bit of its own)
+        fields = {"f5": u[30] & ~large, "f4": u[24:30], "f3": u[18:24]}
+    else:
+        fields = {"f5": _put(large, Cat(u[30], 0, 0, 0), 4, _REPLACEMENT[0]),
+                  "f4": _put(large, u[24:30], 6, _REPLACEMENT[1]),
+                  "f3": _put(large, u[18:24], 6, _REPLACEMENT[2])}
     return {
-        "valid": valid, "last": last, "u": u,
+        "valid": valid, "last": last, "large": large, **fields,
+        "f2": u[12:18], "f1": u[6:12], "f0": u[0:6],
         "z7": u[7:11] == 0, "z11": u[11:15] == 0, "z16": u[16:20] == 0, "z21": u[21:25] == 0,
         "z26": u[26:30] == 0, "b": u[30:32] == 0, "c": (u[30:32] == 0) & ~u[25],
         "d": (u[30:32] == 0) & ~u[25] & ~u[20],
-        # u[31:26] zero again, split otherwise (fewer loads a net): u[27:26], u[31:28] zero
-        "zl": u[26:28] == 0, "zh": u[28:32] == 0,
     }
 
 
 def _bounds(a1):
-    """A2: the length bounds and the candidates picked by pieces of A1 (``t26``: u[31:26]
-    zero, a 5-byte form rather than a 6-byte one; ``z7``: a 1-byte rather than a 2-byte one)."""
-    u = a1.u
-    t26, t26b = a1.z26 & a1.b, a1.zl & a1.zh
+    """A2: the length bounds, the prefix flags of five and six bytes, and the fields moved up
+    by one (``t26``: u[31:26] zero, five bytes or fewer). (An error has none of the bounds:
+    its fields stay where A1 put its bytes.)"""
+    t26 = a1.z26 & a1.b
+    t21 = a1.z21 & a1.z26 & a1.c
+    f = (a1.f0, a1.f1, a1.f2, a1.f3, a1.f4, a1.f5)
     return {
-        "valid": a1.valid, "last": a1.last, "large": u[31],
-        "t26": t26, "t21": a1.z21 & a1.z26 & a1.c, "t16": a1.z16 & a1.z21 & a1.z26 & a1.d,
-        "t21b": a1.z21 & a1.zl & a1.zh & ~u[25],        # t21 again (fewer loads a net)
-        "x11": a1.z11 & ~u[15], "x7": a1.z7,
-        # the lead's bits 0..4 of the 1- or 2-byte form: u[4:0] or u[10:6]
-        "l01": keep(a1.z7, u[0:5], u[6:11]),
-        # the lead's bits 0, 1 of the 5- or 6-byte form: u[25:24] or u30, 0
-        "h56": Cat(keep(t26b, u[24], u[30]), t26b & u[25]),
-        # the payloads of the 5- or 6-byte form: p1..p4 (p4 is final here)
-        "h1": keep(t26, _field(u, 3), _field(u, 4)), "h2": keep(t26, _field(u, 2), _field(u, 3)),
-        "h3": keep(t26b, _field(u, 1), _field(u, 2)),
-        "p4": keep(t26b, _field(u, 0), _field(u, 1)),
-        "u": u[:21],
+        "valid": a1.valid, "last": a1.last, "large": a1.large,
+        "t26": t26, "t21": t21, "t16": a1.z16 & a1.z21 & a1.z26 & a1.d,
+        "x11": a1.z11 & ~a1.f2[3], "x7": a1.z7,
+        "g5": ~t21 & ~a1.large, "g6": ~t26 & ~a1.large,
+        # v5: the lead's bits 0..3 (f5's, or f4's if t26); v(k) = f(k - 1) if t26
+        "v5": keep(t26, a1.f4[:4], a1.f5 if len(a1.f5) == 4 else Cat(a1.f5, 0, 0, 0)),
+        **{f"v{k}": keep(t26, f[k - 1], f[k]) for k in range(1, 5)}, "v0": a1.f0,
     }
 
 
-def _length(a2):
-    """A3: the one-hot length and the candidates of the 1- to 3-byte forms (picked by
-    ``x11``) and of the 4- to 6-byte forms (by ``t21``)."""
-    u, t16, t21, t26, x11, x7 = a2.u, a2.t16, a2.t21, a2.t26, a2.x11, a2.x7
-    n4_lead = Cat(u[18:21], 0, 1)               # 11110 u[20:18]: bits 0..4
-    h56_lead = Cat(a2.h56, ~t26, 1, 1)          # 111110 u[25:24] or 1111110 u30: bits 0..4
+def _length(a2, marker):
+    """A3: the one-hot length, the prefix flags, ``c1`` (four or two bytes: A4 moves the
+    fields up by one more), the fields moved up by two more if ``t16`` (three bytes or fewer),
+    ``o7`` (the 1-byte form u[6:0], zero for any other)."""
+    t16, t21, t26, x11, x7, large = a2.t16, a2.t21, a2.t26, a2.x11, a2.x7, a2.large
+    v = (a2.v0, a2.v1, a2.v2, a2.v3, a2.v4)
+    one = t16 & x11 & x7
+    # the prefix's bits 6, 7 (two bytes or more) and 5 (three or more): an error's are
+    # EF's with replace, the marker's 0 with strict
+    g2, g3 = ~one, ~(t16 & x11)
+    if marker:
+        g2, g3 = g2 & ~large, g3 & ~large
     return {
-        "valid": a2.valid, "last": a2.last, "large": a2.large, "t16": t16,
-        "n1": t16 & x11 & x7, "n2": t16 & x11 & ~x7, "n3": t16 & ~x11, "n4": t21 & ~t16,
-        "n5": t26 & ~t21, "n6": ~a2.large & ~t26,
-        # the lead's bits 0..4: of the 1- or 2-byte form, or 1110 u[15:12]; bit 5: u5 or 0, or 1
-        "lo": Cat(keep(x11, a2.l01, Cat(u[12:16], 0)), ~x11 | (x7 & u[5])),
-        "hi": keep(t21, n4_lead, h56_lead),
-        # bits 6, 7 (final): 0 u6 for one byte, else 11
-        "l67": Cat(~(t16 & x11 & x7) | u[6], ~(t16 & x11 & x7)),
-        "lo1": keep(x11, _field(u, 0), _field(u, 1)), "hi1": keep(t21, _field(u, 2), a2.h1),
-        "hi2": keep(a2.t21b, _field(u, 1), a2.h2), "p3": keep(a2.t21b, _field(u, 0), a2.h3),
-        "p4": a2.p4, "c0": _field(u, 0),
+        "valid": a2.valid, "last": a2.last, "large": large,
+        "n1": one, "n2": t16 & x11 & ~x7, "n3": t16 & ~x11, "n4": t21 & ~t16,
+        "n5": t26 & ~t21, "n6": a2.g6,
+        "c1": (t21 & ~t16) | (t16 & x11 & ~x7), "g2": g2, "g3": g3,
+        # the lead's bits 0..4: f(n-1) here but for four and two bytes, the prefix's bits 2..4
+        "w5": Cat(keep(t16, a2.v3[:2], a2.v5[:2]),
+                  keep(t16, a2.v3[2], a2.v5[2] | a2.g6), keep(t16, a2.v3[3], a2.v5[3] | a2.g5),
+                  ~t16 & ~large),
+        "w4": keep(t16, a2.v2, a2.v4), "w3": keep(t16, a2.v1, a2.v3),
+        "w2": v[2], "w1": v[1], "w0": v[0],
+        "o7": Cat(one.replicate(6) & a2.v1, one & a2.v2[0]),
     }
 
 
-def _character(a3, errors):
-    """A4: the character (lead byte before errors, payloads ``p1``..``p5``), the byte count
-    ``r1``..``r6`` (one-hot; ``r1`` also for a bubble, and for an error with ``strict``, ``r3``
-    for an error with ``replace``), ``r12`` (``r1`` or ``r2``), ``err``; ``errq`` with
-    ``replace`` (a copy of ``err`` for the payloads BF BD, set for a bubble)."""
-    valid, large, t16 = a3.valid, a3.large, a3.t16
-    marker = errors == "strict"
-    values = {
+def _character(a3, marker):
+    """A4: the character (lead byte, payloads ``p1``..``p5``: the fields moved up by one more
+    if ``c1``), the byte count ``r1``..``r6`` (one-hot; ``r1`` also for a bubble, and for an
+    error with ``strict``, ``r3`` for an error with ``replace``), ``r12`` (``r1`` or ``r2``),
+    ``err``."""
+    valid, large, c1 = a3.valid, a3.large, a3.c1
+    w = (a3.w0, a3.w1, a3.w2, a3.w3, a3.w4)
+    return {
         "valid": valid, "last": a3.last,
-        "lead": Cat(keep(t16, a3.lo[:5], a3.hi), ~t16 | a3.lo[5], a3.l67),
-        "p1": keep(t16, a3.lo1, a3.hi1), "p2": keep(t16, a3.c0, a3.hi2), "p3": a3.p3,
-        "p4": a3.p4, "p5": a3.c0,
+        "lead": Cat(a3.w5 | (c1.replicate(5) & a3.w4[:5]) | a3.o7[:5],
+                    a3.g3 | a3.o7[5], a3.g2 | a3.o7[6], a3.g2),
+        **{f"p{5 - k}": keep(c1, w[k - 1], w[k]) for k in range(1, 5)}, "p5": a3.w0,
         "r1": ~valid | a3.n1 | (large if marker else 0),
         "r12": ~valid | a3.n1 | a3.n2 | (large if marker else 0),
         "r2": valid & a3.n2, "r3": valid & (a3.n3 | (0 if marker else large)),
         "r4": valid & a3.n4, "r5": valid & a3.n5, "r6": valid & a3.n6,
         "err": valid & large,
     }
-    if not marker:
-        values["errq"] = ~valid | large
-    return values

@@ -63,7 +63,8 @@ class Utf8ShiftEncoder(CheckedComponent):
             for each lead and payload bit, the value of the classes of one half (C1 or C2;
             C3 or C4), picked by pieces
         A3  the character: its lead byte before errors, its continuation payloads (first,
-            second, third), its byte count (one-hot ``n1``..``n4``), its error
+            second, third), its byte count (one-hot ``n1``, ``n2``, ``n4``; three if none),
+            its error
         B   the output shift register: the current byte ``b_s`` (the output slot) and the
             continuation payloads ``b_q1``..``b_q3`` behind it (..``b_q5`` for a pair); it
             takes A3's character (EF or the marker 00 as lead byte, BF BD as payloads for an
@@ -143,7 +144,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         b_r01 = Signal(init=1, name="b_r01")
         # `adv` falls for the cycle after the sink refused a valid slot; `take` is set for the
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
-        adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid))
+        adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid), first_loads=True)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
         # carry_error, the joiner of wtf-8) also while A3 holds a bubble.
         squeeze = self._carry_error or self._encoding == "wtf-8"
@@ -159,7 +160,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         pieces = unit_pieces(*unit, self._errors, self._encoding)
         if self._encoding == "utf-8-sig":
             pieces = self._mark_state(m, move, pieces)
-        else:
+        elif squeeze:
             m.d.comb += i.ready.eq(move.new())
         a1 = shift_stage(move, "a1", pieces)
         a2 = shift_stage(move, "a2", class_flags(a1, self._errors, self._encoding))
@@ -167,6 +168,8 @@ class Utf8ShiftEncoder(CheckedComponent):
                          n1=a3_n1)  # a bubble
         if squeeze:
             move.load_copies(a2.valid)
+        elif self._encoding != "utf-8-sig":
+            m.d.comb += i.ready.eq(take.enables[0])     # A1's enable
         self._output_stage(m, adv, take, a3, b_valid, b_r01, [move.b_r01b] if squeeze else [])
         return m
 
@@ -214,9 +217,13 @@ class Utf8ShiftEncoder(CheckedComponent):
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=len(kind))
         split = self._encoding in SPLIT_ENCODINGS
         b.rem = Signal(6 if split else 4, init=1, name="b_rem")
-        t0, t1, t2 = take.new(), take.new(), take.new()
-        n3 = getattr(a3, "n3", ~a3.n12 & ~a3.n4)
-        counts = Cat(a3.n1, a3.n2, n3, 0, 0, a3.n4) if split else Cat(a3.n1, a3.n2, n3, a3.n4)
+        # B's `take` inputs: the unit stages' last three enable copies (as LUT inputs too: three
+        # copies fewer, the same fmax), or copies of their own if the unit stages squeeze
+        t0, t1, t2 = take.enables[-3:] if len(take.enables) >= 3 else \
+            (take.new(), take.new(), take.new())
+        n2 = getattr(a3, "n2", a3.n12 & ~a3.n1)
+        n3 = ~a3.n12 & ~a3.n4
+        counts = Cat(a3.n1, n2, n3, 0, 0, a3.n4) if split else Cat(a3.n1, n2, n3, a3.n4)
         pairs = [
             (b.rem, keep(t0, counts, Cat(b.rem[0] | b.rem[1], b.rem[2:], 0))),
             (b_r01, keep(t0, a3.n12, b_r01 | b.rem[2])),
@@ -253,15 +260,18 @@ class Utf8ShiftEncoder(CheckedComponent):
 
 def error_bytes(a, marker):
     """The first three bytes of the character in stage ``a`` (``a.lead``, ``a.p1``, ``a.p2``),
-    an error's put in: ``a.err`` makes the lead byte EF and (``a.errq``, its copy) the payloads
-    BF BD (U+FFFD), or with ``marker`` (``strict``: one marker beat, no payloads) the lead byte
-    00. Returns ``(lead, p1, p2)``: one LUT each of A's flip-flops."""
+    an error's put in: ``a.err`` makes the lead byte EF and the payloads BF BD (U+FFFD), or with
+    ``marker`` (``strict``: one marker beat, no payloads) the lead byte 00. Returns ``(lead, p1,
+    p2)``: one LUT each of A's flip-flops. (``a.errq``, a copy of ``err`` for the payloads,
+    is A3's with ``surrogateescape`` only: without it that core's seed 1 fell from 160.0 to
+    142.4 MHz; ``replace`` gained nothing from it, 158.0 / 160.7 / 160.7 MHz, a flip-flop more.)"""
     err = a.err
     mark = 0x00 if marker else 0xEF
     lead = Cat(*((err | a.lead[j]) if (mark >> j) & 1 else (~err & a.lead[j]) for j in range(8)))
     p1, p2 = a.p1, a.p2
     if not marker:
-        p1, p2 = p1 | a.errq.replicate(6), keep(a.errq, Const(0x3D, 6), p2)      # BF BD
+        errq = getattr(a, "errq", err)
+        p1, p2 = p1 | errq.replicate(6), keep(errq, Const(0x3D, 6), p2)      # BF BD
     return lead, p1, p2
 
 
@@ -336,8 +346,9 @@ def class_flags(a1, errors, encoding="utf-8"):
         "bs": (u[20] & ~p16) if writes else keep(u[20], ~p16, p16 & a1.s12 & u[11]),
         # 1110 u[15:12] (C3) or 11110 u[20:18] (C4), bits 0..3 (bit 4: C4, ``r4 | big``)
         "hi": _hi(u, bmp, split),
-        # 0 u[6:0] (C1) or 110 u[10:6] (C2), bits 0..4, 6, 7 (bit 5: ``lw & u[5]``)
-        "lo": Cat(keep(p7, u[0:5], u[6:11]), ~lw | u[6], ~lw | u[7]),
+        # 0 u[6:0] (C1) or 110 u[10:6] (C2), bits 0..4 (bit 5: ``lw & u[5]``; bit 6: ``~lw |
+        # u[6]``, u[6] being ``pa``'s bit 0; bit 7: ``~lw``, A3's)
+        "lo": keep(p7, u[0:5], u[6:11]),
         **_payloads(a1, bmp, split),
         "p0": u[0:6], **_carried(getattr(a1, "carried", None)),
     }
@@ -406,7 +417,8 @@ def character(a2, errors, encoding="utf-8"):
     """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
-    ``large`` (TOO_LARGE); ``errq`` with ``replace``."""
+    ``large`` (TOO_LARGE). ``n3`` is left to B (``~n12 & ~n4``: a flip-flop fewer, one LUT
+    still)."""
     split = encoding in SPLIT_ENCODINGS
     if errors == "surrogateescape":
         return _escape_character(a2, split)
@@ -414,34 +426,30 @@ def character(a2, errors, encoding="utf-8"):
     if errors in _MARKERS:                 # an error is one beat, the marker
         n1 = ~z21v | bs | (x & lw)
         n12 = ~z21v | bs | x
-        n3 = z21v & ~x & ~r4 & ~bs
     else:                                   # an error is EF BF BD, three beats
         n1 = ~valid | (z21v & x & lw)
         n12 = ~valid | (z21v & x)
-        n3 = valid & ~(z21v & (x | r4))
     values = {
         "valid": valid, "last": a2.last,
         # bit 4: C4's 1 (ED's 0 if ``split``; an error's is B's)
         "lead": Cat(keep(x, a2.lo[:4], a2.hi), x & a2.lo[4] if split else
                     keep(x, a2.lo[4], r4 | a2.big),
-                    ~x | (lw & a2.p0[5]), a2.lo[5:7] | (~x).replicate(2)),
+                    ~x | (lw & a2.p0[5]), ~x | ~lw | a2.pa[0], ~(x & lw)),
         "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
-        "n1": n1, "n12": n12, "n2": z21v & x & ~lw, "n3": n3, "n4": z21v & r4,
+        "n1": n1, "n12": n12, "n4": z21v & r4,
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
         **_carried(getattr(a2, "carried", None)),
     }
-    if errors not in _MARKERS:
-        # A copy of ``err`` for the payloads BF BD (fewer loads a net; set for a bubble,
-        # unlike ``err``, so that synthesis keeps both).
-        values["errq"] = ~z21v | bs
     return values
 
 
 #: The most flip-flops one copy of ``take`` or ``adv`` drives as clock enables: three of the
-#: iCE40's logic blocks (8 flip-flops sharing one enable each). The copies are packed in the
-#: order of the registers, across stages: fewer copies (163 LCs, 168 with one group of at most
-#: :data:`~utf8_gateware.hdl.pipeline.CE_FANOUT` per stage) and no slower (measured, seeds 1-3).
-SHIFT_CE_FANOUT = 24
+#: iCE40's logic blocks (8 flip-flops sharing one enable each) and one more. The copies are
+#: packed in the order of the registers, across stages: fewer copies (163 LCs, 168 with one
+#: group of at most :data:`~utf8_gateware.hdl.pipeline.CE_FANOUT` per stage) and no slower
+#: (measured, seeds 1-3); 25, not 24, fits ``utf-8``'s 97 unit-stage flip-flops in four
+#: copies (a copy fewer: 158 -> 157 LCs when measured, the same median fmax).
+SHIFT_CE_FANOUT = 25
 
 
 #: The most flip-flops one copy of the squeezing enables (:class:`SqueezeEnables`) drives:
@@ -457,16 +465,24 @@ class EnableCopies:
     (a flip-flop) is high. All start at 0 (the iCE40's power-up state: a flip-flop that drives
     a clock enable is never inverted). :meth:`load` uses them as clock enables, at most
     :attr:`FANOUT` flip-flops per copy
-    (packed across calls: a copy serves the registers of several stages)."""
+    (packed across calls: a copy serves the registers of several stages). ``first_loads``: the
+    first copy (:attr:`first`, which the caller also reads as logic) is the first clock enable
+    too, a copy fewer (``adv``: its first copy selects the output port's multiplexers and
+    enables ``take``, and enables B's first registers)."""
 
     #: The most flip-flops one copy drives as clock enables.
     FANOUT = SHIFT_CE_FANOUT
 
-    def __init__(self, m, name, next, enable=None):
+    def __init__(self, m, name, next, enable=None, first_loads=False):
         self.m, self.name, self.next, self.enable = m, name, next, enable
         self.copies = []
         self.room, self.copy = 0, None
         self.first = self.new()
+        #: The copies that :meth:`load` uses, in order (each a clock enable); with
+        #: ``first_loads`` the first copy is the first of them.
+        self.enables = [self.first] if first_loads else []
+        if first_loads:
+            self.room, self.copy = self.FANOUT, self.first
 
     def new(self):
         """One more copy."""
@@ -488,6 +504,7 @@ class EnableCopies:
             for bit in range(len(register)):
                 if not self.room:
                     self.copy, self.room = self.new(), self.FANOUT
+                    self.enables.append(self.copy)
                 with self.m.If(self.copy):
                     self.m.d.sync += register[bit].eq(value[bit])
                 self.room -= 1
@@ -525,7 +542,7 @@ class SqueezeEnables(EnableCopies):
         self.m, self.take, self.ready, self.a3_n1 = m, take, ready, a3_n1
         self.enable = adv.new()                             # a copy of ``adv`` of their own
         self.b_r01b = Signal(init=1, name="b_r01b")         # a copy of ``b_r01`` (B loads it)
-        self.copies = []
+        self.copies, self.enables = [], []
         self.room, self.copy = 0, None
 
     def new(self):
