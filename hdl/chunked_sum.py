@@ -6,6 +6,10 @@ from amaranth.hdl import Cat, Signal, Value
 __all__ = ["HighPart", "SplitSum", "LevelSum"]
 
 
+#: Copies of :class:`LevelSum`'s carry into its high part.
+CARRY_COPIES = 3
+
+
 def _load(pipe, reg, value, clear=None, enable=None):
     """``reg`` takes ``value`` when ``pipe`` advances, or 0 if ``clear`` (a synchronous reset)."""
     with pipe.m.If(pipe.enable(len(reg)) if enable is None else enable):
@@ -55,10 +59,14 @@ class HighPart:
         return Cat(*bits), self.over | (carry & self.below[-1])
 
     def count(self, pipe, carry, clear):
-        """Add ``carry`` when ``pipe`` advances; zero when ``clear`` (a synchronous reset)."""
-        bits, over = self.read(carry)
-        _load(pipe, self.bits, bits, clear)
-        _load(pipe, self.over, over, clear)
+        """Add ``carry`` when ``pipe`` advances; zero when ``clear`` (a synchronous reset).
+        ``carry`` may be a list of copies, each for an equal share of the bits (and the
+        overflow flag)."""
+        carries = carry if isinstance(carry, list) else [carry]
+        regs = [*self.bits, self.over]
+        for i, reg in enumerate(regs):
+            bits, over = self.read(carries[i * len(carries) // len(regs)])
+            _load(pipe, reg, over if reg is self.over else bits[i], clear)
         for g in range(1, len(self.below)):
             pipe.m.d.sync += self.below[g].eq(
                 self.below[g - 1] & self.bits[2 * g - 2:min(2 * g, len(self.bits))].all())
@@ -217,6 +225,14 @@ class LevelSum:
             value, out = self._step(level, self.carries[j])
             _load(pipe, level, value, fresh)
             _load(pipe, self.carries[j + 1], out, fresh)
+        # The top level's carry in copies for the high part's bits (26 loads on one net were a
+        # long route); the copies also carry in the first steps after a reset (`flush[k]`),
+        # while the high part is cleared, so that synthesis keeps them.
+        tops = [self.carries[-1]] + [Signal(name=f"{self.name}_p{len(self.carries) - 1}_{k}",
+                                            reset_less=True) for k in range(1, CARRY_COPIES)]
+        value, out = self._step(self.counters[-1], self.carries[-2])
+        for k, reg in enumerate(tops[1:]):
+            _load(pipe, reg, out | pipe.flush[k], fresh)
 
         # The read-out: stage s (0 in the fresh step's registers) holds bits 0..2 and levels
         # 1..s resolved, the carry into level s + 1, and the levels and carries above it.
@@ -235,6 +251,6 @@ class LevelSum:
                 value, out = self._step(levels[0], carry)
                 resolved, carry = [*resolved, value], (pending[0] | out) if pending else out
                 levels, pending = levels[1:], pending[1:]
-        self.high.count(pipe, self.carries[-1], flag)
+        self.high.count(pipe, tops, flag)
         high, over = self.high.read(carry)
         return Cat(*resolved, high), over
