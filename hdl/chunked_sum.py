@@ -9,6 +9,10 @@ __all__ = ["HighPart", "SplitSum", "LevelSum"]
 #: Copies of :class:`LevelSum`'s carry into its high part.
 CARRY_COPIES = 3
 
+#: Copies of :class:`LevelSum`'s restart of its high part as it is read (about 26 loads a
+#: sum, one net for both sums: a global buffer).
+CLEAR_COPIES = 4
+
 
 def _load(pipe, reg, value, clear=None, enable=None):
     """``reg`` takes ``value`` when ``pipe`` advances, or 0 if ``clear`` (a synchronous reset)."""
@@ -60,13 +64,15 @@ class HighPart:
 
     def count(self, pipe, carry, clear):
         """Add ``carry`` when ``pipe`` advances; zero when ``clear`` (a synchronous reset).
-        ``carry`` may be a list of copies, each for an equal share of the bits (and the
-        overflow flag)."""
+        ``carry`` and ``clear`` may be lists of copies, each for an equal share of the bits
+        (and the overflow flag)."""
         carries = carry if isinstance(carry, list) else [carry]
+        clears = clear if isinstance(clear, list) else [clear]
         regs = [*self.bits, self.over]
         for i, reg in enumerate(regs):
             bits, over = self.read(carries[i * len(carries) // len(regs)])
-            _load(pipe, reg, over if reg is self.over else bits[i], clear)
+            _load(pipe, reg, over if reg is self.over else bits[i],
+                  clears[i * len(clears) // len(regs)])
         for g in range(1, len(self.below)):
             pipe.m.d.sync += self.below[g].eq(
                 self.below[g - 1] & self.bits[2 * g - 2:min(2 * g, len(self.bits))].all())
@@ -246,7 +252,8 @@ class LevelSum:
             carry = pipe.data(f"{name}_carry", carry)
             levels = [pipe.data(f"{name}_l{i}", level, 2) for i, level in enumerate(levels)]
             pending = [pipe.data(f"{name}_p{i}", p) for i, p in enumerate(pending)]
-            flag = pipe.control(f"{name}_fresh", flag)
+            flag = (pipe.control(f"{name}_fresh", flag) if s + 1 < self.read_stages else
+                    pipe.control_copies(f"{name}_fresh", flag, CLEAR_COPIES))
             if levels:
                 value, out = self._step(levels[0], carry)
                 resolved, carry = [*resolved, value], (pending[0] | out) if pending else out

@@ -130,6 +130,19 @@ class Pipeline:
             self.m.d.sync += reg.eq(value | self.flushing)
         return reg
 
+    def control_copies(self, name, value, copies):
+        """``copies`` control flip-flops of ``value`` (:meth:`control`) for a flag with many
+        loads: copy ``k`` is also set in the first ``k`` steps after the flush (while
+        ``flush[k]`` is), so that synthesis keeps the copies apart. Only for loads further
+        than ``copies`` steps from the input, where no beat has come yet in those steps."""
+        if not 1 <= copies <= len(self.flush):
+            raise ValueError(f"copies must be 1 to {len(self.flush)}, not {copies!r}")
+        regs = [Signal(name=f"{name}{k}" if k else name) for k in range(copies)]
+        for k, reg in enumerate(regs):
+            with self.m.If(self.adv):
+                self.m.d.sync += reg.eq(value | self.flush[k])
+        return regs
+
     def data(self, name, value, shape=1):
         """Loaded when ``adv``."""
         reg = self.register(name, shape)

@@ -261,8 +261,8 @@ class Utf8Validator(CheckedComponent):
     places, which also ORs in the overflow flags); ``i.ready`` is a flip-flop.
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
-    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.0 MHz and
-    413 LCs (162.1 MHz, 196 LCs), four lanes 105.8 MHz and 795 LCs (106.4 MHz, 931 LCs);
+    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.9 MHz and
+    416 LCs (162.1 MHz, 196 LCs), four lanes 105.8 MHz and 795 LCs (106.4 MHz, 931 LCs);
     ECP5-25F-6 (seed 1), 8 lanes 253.3 MHz, 1,193 LUT4 and 1,280 flip-flops (302.8 MHz, 1,767
     LUT4), 16 lanes 269.1 MHz, 1,924 LUT4 and 2,179 flip-flops (251.7 MHz, 3,871 LUT4). No LUT
     feeds a clock enable, a synchronous reset or two flip-flops, but the histories' enables

@@ -201,6 +201,9 @@ class _Advancing:
 
     control = data
 
+    def control_copies(self, name, value, copies):
+        return [self.data(f"{name}{k}", value) for k in range(copies)]
+
 
 def run_sum(total, messages, most, name):
     """Feed ``messages`` (lists of increments) to the sum ``total`` back to back, advancing
