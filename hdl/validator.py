@@ -263,8 +263,8 @@ class Utf8Validator(CheckedComponent):
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
     ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.9 MHz and
     416 LCs (162.1 MHz, 196 LCs), four lanes 105.8 MHz and 795 LCs (106.4 MHz, 931 LCs);
-    ECP5-25F-6 (seed 1), 8 lanes 253.3 MHz, 1,193 LUT4 and 1,280 flip-flops (302.8 MHz, 1,767
-    LUT4), 16 lanes 269.1 MHz, 1,924 LUT4 and 2,179 flip-flops (251.7 MHz, 3,871 LUT4). No LUT
+    ECP5-25F-6 (seed 1), 8 lanes 257.3 MHz, 1,137 LUT4 and 1,224 flip-flops (302.8 MHz, 1,767
+    LUT4), 16 lanes 244.1 MHz, 1,854 LUT4 and 2,110 flip-flops (251.7 MHz, 3,871 LUT4). No LUT
     feeds a clock enable, a synchronous reset or two flip-flops, but the histories' enables
     with N lanes (``adv`` and the bubble flag) and the tree's two-level steps; what limits one
     lane is long routes (4.0 to 4.3 ns) everywhere, none of them a net with many loads any
