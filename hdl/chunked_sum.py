@@ -6,6 +6,14 @@ from amaranth.hdl import Cat, Signal, Value
 __all__ = ["HighPart", "SplitSum", "LevelSum"]
 
 
+#: Copies of :class:`LevelSum`'s carry into its high part.
+CARRY_COPIES = 3
+
+#: Copies of :class:`LevelSum`'s restart of its high part as it is read (about 26 loads a
+#: sum, one net for both sums: a global buffer).
+CLEAR_COPIES = 4
+
+
 def _load(pipe, reg, value, clear=None, enable=None):
     """``reg`` takes ``value`` when ``pipe`` advances, or 0 if ``clear`` (a synchronous reset)."""
     with pipe.m.If(pipe.enable(len(reg)) if enable is None else enable):
@@ -54,11 +62,25 @@ class HighPart:
             bits.append(self.bits[i] ^ flag)
         return Cat(*bits), self.over | (carry & self.below[-1])
 
-    def count(self, pipe, carry, clear):
-        """Add ``carry`` when ``pipe`` advances; zero when ``clear`` (a synchronous reset)."""
-        bits, over = self.read(carry)
-        _load(pipe, self.bits, bits, clear)
-        _load(pipe, self.over, over, clear)
+    def count(self, pipe, carry, clear, *, whole=False):
+        """Add ``carry`` when ``pipe`` advances; zero when ``clear`` (a synchronous reset).
+        ``carry`` and ``clear`` may be lists of copies, each for an equal share of the bits
+        (and the overflow flag). Each bit is loaded on its own (its own share of the clock
+        enable's copies), or with ``whole`` the bits together, as before stop 25 (the
+        validator with 16 lanes keeps that netlist: see ``validator.PAIR_MAX_LANES``)."""
+        if whole:
+            bits, over = self.read(carry)
+            _load(pipe, self.bits, bits, clear)
+            _load(pipe, self.over, over, clear)
+            carries = clears = regs = []
+        else:
+            carries = carry if isinstance(carry, list) else [carry]
+            clears = clear if isinstance(clear, list) else [clear]
+            regs = [*self.bits, self.over]
+        for i, reg in enumerate(regs):
+            bits, over = self.read(carries[i * len(carries) // len(regs)])
+            _load(pipe, reg, over if reg is self.over else bits[i],
+                  clears[i * len(clears) // len(regs)])
         for g in range(1, len(self.below)):
             pipe.m.d.sync += self.below[g].eq(
                 self.below[g - 1] & self.bits[2 * g - 2:min(2 * g, len(self.bits))].all())
@@ -87,8 +109,8 @@ class SplitSum:
     #: Steps from the ``fresh`` step to the one in which the sum is read.
     read_stages = 2
 
-    def __init__(self, name, width, most, chunk=None):
-        self.name, self.width, self.most = name, width, most
+    def __init__(self, name, width, most, chunk=None, *, whole=False):
+        self.name, self.width, self.most, self.whole = name, width, most, whole
         self.chunk = self.chunk_for(width, most) if chunk is None else chunk
         if not self.settles(width, most, self.chunk):
             raise ValueError(f"{name}: a {self.chunk}-bit low part wraps too often for a "
@@ -140,7 +162,7 @@ class SplitSum:
         # is lost. The read takes `last`, a register of its own, so that its LUTs are not the
         # high part's next state (a LUT that fed both would need a route more to one of them).
         read = pipe.control(f"{name}_r1_fresh", pipe.control(f"{name}_r0_fresh", fresh))
-        self.high.count(pipe, carry, read)
+        self.high.count(pipe, carry, read, whole=self.whole)
         high, over = self.high.read(last)
         return Cat(low, high), over
 
@@ -217,6 +239,14 @@ class LevelSum:
             value, out = self._step(level, self.carries[j])
             _load(pipe, level, value, fresh)
             _load(pipe, self.carries[j + 1], out, fresh)
+        # The top level's carry in copies for the high part's bits (26 loads on one net were a
+        # long route); the copies also carry in the first steps after a reset (`flush[k]`),
+        # while the high part is cleared, so that synthesis keeps them.
+        tops = [self.carries[-1]] + [Signal(name=f"{self.name}_p{len(self.carries) - 1}_{k}",
+                                            reset_less=True) for k in range(1, CARRY_COPIES)]
+        value, out = self._step(self.counters[-1], self.carries[-2])
+        for k, reg in enumerate(tops[1:]):
+            _load(pipe, reg, out | pipe.flush[k], fresh)
 
         # The read-out: stage s (0 in the fresh step's registers) holds bits 0..2 and levels
         # 1..s resolved, the carry into level s + 1, and the levels and carries above it.
@@ -230,11 +260,12 @@ class LevelSum:
             carry = pipe.data(f"{name}_carry", carry)
             levels = [pipe.data(f"{name}_l{i}", level, 2) for i, level in enumerate(levels)]
             pending = [pipe.data(f"{name}_p{i}", p) for i, p in enumerate(pending)]
-            flag = pipe.control(f"{name}_fresh", flag)
+            flag = (pipe.control(f"{name}_fresh", flag) if s + 1 < self.read_stages else
+                    pipe.control_copies(f"{name}_fresh", flag, CLEAR_COPIES))
             if levels:
                 value, out = self._step(levels[0], carry)
                 resolved, carry = [*resolved, value], (pending[0] | out) if pending else out
                 levels, pending = levels[1:], pending[1:]
-        self.high.count(pipe, self.carries[-1], flag)
+        self.high.count(pipe, tops, flag)
         high, over = self.high.read(carry)
         return Cat(*resolved, high), over

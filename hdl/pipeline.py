@@ -23,14 +23,16 @@ What :class:`Pipeline` makes, each register fed by one LUT level where the calle
   flushing), :meth:`data` (a fact loaded every step), :meth:`fact` (a fact cleared for a bubble),
   :meth:`held` (the latest valid beat's value), :meth:`history` (the latest *valid lane's* value
   of a lane-parallel stage, kept across bubbles and cleared at the end of a message).
-* **Registered ready and the skid register** (:meth:`drive_output`).
+* **Registered ready and the skid register** (:meth:`drive_output`), or, for outputs of which the
+  later of two in consecutive steps is small, two places of which one is small
+  (:class:`OutputPair`, the validator's).
 """
 
 from amaranth.hdl import Cat, Const, Mux, Signal, Value
 
 
-__all__ = ["CE_FANOUT", "Pipeline", "keep", "select", "any_of", "lut", "skid_buffer",
-           "SKID_LATENCY"]
+__all__ = ["CE_FANOUT", "Pipeline", "OutputPair", "keep", "select", "any_of", "lut",
+           "skid_buffer", "SKID_LATENCY"]
 
 
 #: The most flip-flops one copy of the pipeline's clock enable drives.
@@ -131,6 +133,19 @@ class Pipeline:
         with self.m.If(self.adv):
             self.m.d.sync += reg.eq(value | self.flushing)
         return reg
+
+    def control_copies(self, name, value, copies):
+        """``copies`` control flip-flops of ``value`` (:meth:`control`) for a flag with many
+        loads: copy ``k`` is also set in the first ``k`` steps after the flush (while
+        ``flush[k]`` is), so that synthesis keeps the copies apart. Only for loads further
+        than ``copies`` steps from the input, where no beat has come yet in those steps."""
+        if not 1 <= copies <= len(self.flush):
+            raise ValueError(f"copies must be 1 to {len(self.flush)}, not {copies!r}")
+        regs = [Signal(name=f"{name}{k}" if k else name) for k in range(copies)]
+        for k, reg in enumerate(regs):
+            with self.m.If(self.adv):
+                self.m.d.sync += reg.eq(value | self.flush[k])
+        return regs
 
     def data(self, name, value, shape=1):
         """Loaded when ``adv``."""
@@ -287,3 +302,111 @@ def skid_buffer(m, valid, payload, ready, sink_ready, *, name="sk", fanout=24):
             m.d.sync += out[start:start + fanout].eq(src[start:start + fanout])
     m.d.comb += ready.eq(rdys[-1])
     return o_valid, o_p
+
+
+#: Copies of :class:`OutputPair`'s ``incoming`` (one had 13 loads, a 4 ns route).
+INCOMING_COPIES = 3
+
+
+class OutputPair:
+    """The output of a rigid pipeline ``pipe`` whose outputs are sparse enough that, of two
+    outputs in consecutive steps, the later one is *small* (a few bits, the others 0): two
+    places instead of a slot and a skid register of the output's width.
+
+    The last stage holds an output when ``incoming``, a register this class makes from
+    ``before`` (the same flag a stage earlier), zero while the outputs are hidden (and after
+    a reset). ``S``, the big place (registers the caller makes with :meth:`load_s`), takes the
+    last stage in every cycle in which it is empty (``s_free``); ``Q``, the small place
+    (:meth:`load_q`), in every cycle in which ``S`` is full and the pipeline advances (``sa``).
+    The pipeline advances (``adv``) after a cycle in which the sink was ready, or while ``S``
+    is empty; so ``S`` is full in a step only if its output came in the step before (or
+    ``Q``'s, older, went out in the cycle before), and what comes while it is full is the later
+    of two consecutive outputs: a small one, into ``Q``, which is then empty. The states: both
+    empty; ``S`` full (``s_v``); ``Q`` full (``S`` empty); both full, ``S`` older (``d``);
+    both full, ``Q`` older; ``x``: ``Q`` is offered. Every next state is one LUT of at most
+    four flip-flops and ``ready`` (``x`` loads when ``ready``: a clock enable from the port),
+    none needs a reset from the flush (all start at 0 and stay there while ``incoming`` is 0),
+    and ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a multiplexer between the
+    places, choosing by a copy of ``x``).
+
+    The enables of ``S`` are copies of ``s_free`` (``ce_fanout`` flip-flops each, or one; one
+    at least per copy of ``adv``, which each read their own) and the choice at the output
+    copies of ``x`` (``select_fanout`` bits each, each computed from its own value): so
+    synthesis keeps the copies apart.
+    """
+    def __init__(self, pipe, port, before, ce_fanout=None, select_fanout=None):
+        self.pipe, self.port = pipe, port
+        self.ce_fanout, self.select_fanout = ce_fanout, select_fanout
+        m = pipe.m
+        # In copies (each a few loads); `masked` is `flush[-2]` a step later, and the copies
+        # differ in a shorter flush flag (high only with `flush[-2]`), so that synthesis keeps
+        # them.
+        self.incomings = [Signal(name=f"out_incoming{k}") for k in range(INCOMING_COPIES)]
+        for k, reg in enumerate(self.incomings):
+            with m.If(pipe.enable(1)):
+                m.d.sync += reg.eq(before & ~pipe.flush[-2] & ~pipe.flush[-2 - k])
+        self.incoming = self.incomings[0]
+        self.sa = Signal(name="sa")          # S is full and the pipeline advances: Q loads
+        self.s_v = Signal(name="s_v")
+        self.s_free = [Signal(name="s_free0")]
+        self._room = ce_fanout if ce_fanout is not None else float("inf")
+
+    def load_s(self, reg, value, clear=None):
+        """``reg`` (a register of ``S``) takes ``value`` while ``S`` is empty, or 0 if
+        ``clear`` (a synchronous reset)."""
+        width = len(Value.cast(reg))
+        if self._room < width:
+            self.s_free.append(Signal(name=f"s_free{len(self.s_free)}"))
+            self._room = self.ce_fanout
+        self._room -= width
+        with self.pipe.m.If(self.s_free[-1]):
+            if clear is None:
+                self.pipe.m.d.sync += reg.eq(value)
+            else:
+                with self.pipe.m.If(clear):
+                    self.pipe.m.d.sync += reg.eq(0)
+                with self.pipe.m.Else():
+                    self.pipe.m.d.sync += reg.eq(value)
+        return reg
+
+    def load_q(self, reg, value):
+        """``reg`` (a register of ``Q``) takes ``value`` when an output may come into ``Q``."""
+        with self.pipe.m.If(self.sa):
+            self.pipe.m.d.sync += reg.eq(value)
+        return reg
+
+    def drive(self, big, small):
+        """Drive the port: ``small`` (the payload from ``Q``'s registers) while ``x``, else
+        ``big`` (from ``S``'s); make ``adv`` and the flags."""
+        pipe, m, port = self.pipe, self.pipe.m, self.port
+        ready, sa, s_v = port.ready, self.sa, self.s_v
+        copies = iter(range(1 << 16))
+
+        def incoming():
+            return self.incomings[next(copies) % len(self.incomings)]
+        big, small = Value.cast(big), Value.cast(small)
+        step = self.select_fanout or len(big)
+        x = [Signal(name=f"x{n}") for n in range((len(big) + step - 1) // step)]
+        d = Signal(name="d")                 # both full, S older
+        advs = [pipe.adv, *pipe._copies]
+        self.s_free += [Signal(name=f"s_free{n}") for n in range(len(self.s_free), len(advs))]
+        # S: full -> empty when it is offered and taken; empty -> full when an output comes
+        # (the pipeline then advances). `s_free` (not `s_v`): each copy with its own copy of
+        # `x` or `s_v`, so that synthesis keeps them apart.
+        m.d.sync += s_v.eq(Mux(s_v, x[0] | ~ready, incoming()))
+        for k, reg in enumerate(self.s_free):
+            m.d.sync += reg.eq(Mux(s_v, ~x[k % len(x)] & ready, ~incoming()))
+        # `adv`: the sink was ready, or S is empty and stays so (so `adv` is high while S is
+        # empty, and starts the pipeline after power-up).
+        for reg, free in zip(advs, self.s_free):
+            m.d.sync += reg.eq(ready | (free & ~incoming()))
+        m.d.sync += sa.eq(ready & Mux(s_v, x[0], incoming()))
+        m.d.sync += d.eq(~ready & (d | (sa & incoming())))
+        # Q is offered next when S is taken while it is full (`d`) or an output comes into it.
+        with m.If(ready):
+            m.d.sync += [reg.eq(~reg & (d | (sa & incoming()))) for reg in x]
+        m.d.comb += port.valid.eq((s_v | x[0] | d) & ~pipe.masked)
+        for start in range(0, len(big), step):
+            stop = min(start + step, len(big))
+            m.d.comb += Value.cast(port.payload)[start:stop].eq(
+                Mux(x[start // step], small[start:stop], big[start:stop]))

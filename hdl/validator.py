@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Const, Module, Mux, Signal
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, Value
 from amaranth.lib import data, stream
 from amaranth.lib.wiring import In, Out
 
@@ -15,7 +15,7 @@ from .layouts import ByteLayout, byte_beat_layout
 from .chunked_sum import LevelSum, SplitSum
 from .validator_lanes import (BURST_KINDS, LOOK_BACK, STAGES, START_KINDS, code_width, decode,
                               encode, lane_errors, next_beat)
-from .pipeline import CE_FANOUT, Pipeline, any_of, keep
+from .pipeline import CE_FANOUT, OutputPair, Pipeline, any_of, keep
 
 
 __all__ = ["Utf8Validator", "verdict_layout"]
@@ -31,6 +31,21 @@ def _ce_fanout(lanes):
     89.2 MHz with 60, before the sums' changes); copies of ``4 * CE_FANOUT`` loads from 8
     lanes on."""
     return None if lanes <= 4 else 4 * CE_FANOUT
+
+
+#: The most lanes whose output is two places (:class:`~utf8_gateware.hdl.pipeline.OutputPair`);
+#: with more, a verdict slot and a skid register: on the ECP5 at 16 lanes the two places'
+#: routes cost 22 MHz (nextpnr seeds 1-3: 244.1, 238.6, 247.3 MHz against 269.1, 266.7, 266.2).
+PAIR_MAX_LANES = 8
+
+#: Copies of each overflow flag at the output (at most 3).
+OVER_COPIES = 3
+
+#: The most output bits one copy of the output's choice drives (70 on one net were a long route).
+SELECT_FANOUT = 12
+
+#: The most flip-flops of the output's big place one copy of its load enable drives.
+S_CE_FANOUT = 16
 
 
 def verdict_layout(counter_width):
@@ -171,10 +186,9 @@ class Utf8Validator(CheckedComponent):
         Width of ``offset`` and ``errors`` (8..64, default 32). Both saturate at their largest
         value, so a message longer than ``2**counter_width - 1`` bytes never reports a wrong
         small offset: a saturated value means "at least this".
-        The two sums (with their read-out stages), the verdict slot and its skid register
-        cost about 8.5 flip-flops per bit of ``counter_width`` (before synthesis; on the UP5K
-        a flip-flop is a LC): 318 of the one-lane validator's 490 at the default, 116 of 287
-        at 8 bits.
+        The two sums (with their read-out stages) and the output's big place cost about 6.5
+        flip-flops per bit of ``counter_width`` (on the UP5K a flip-flop is a LC; before
+        stop 25 a skid register of the verdict's width came on top: 8.5 a bit).
 
     Ports
     -----
@@ -240,24 +254,32 @@ class Utf8Validator(CheckedComponent):
         LUT of at most four flip-flops (its own, the carry, a free-running flag "the bits below
         are ones", the bit below it), and so is each bit read (from a carry register of its own,
         so that no LUT is both a bit's next state and its read).
-    Verdict slot
-        The sums read out, one LUT a bit, and the overflow flags; the output ORs the flags in,
-        and they set the skid register's bits (:class:`~utf8_gateware.hdl.pipeline.Pipeline`).
+    Output
+        Two places (:class:`~utf8_gateware.hdl.pipeline.OutputPair`), not a slot and a skid
+        register: the big one takes the sums read out (one LUT a bit) and the overflow flags
+        (in copies, each for a share of the bits) whenever it is empty; the small one, a
+        one-beat message's verdict (valid, kind, an offset below N and at most N errors: 5
+        flip-flops with one lane, 9 with four), when a verdict comes while the big one is full,
+        which can only be the later of two verdicts in consecutive steps. With 16 lanes
+        (more than :data:`PAIR_MAX_LANES`) a verdict slot and the pipeline's skid register, as
+        before stop 25: there the two places cost 22 MHz on the ECP5.
 
-    ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a 2:1 multiplexer, which also ORs
-    in the overflow flags); ``i.ready`` is a flip-flop.
+    ``o.valid`` and ``o.payload`` are one LUT of flip-flops (a 2:1 multiplexer between the
+    places, which also ORs in the overflow flags); ``i.ready`` is a flip-flop.
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
-    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 147.8 MHz and
-    456 LCs (162.1 MHz, 196 LCs), four lanes 106.5 MHz and 836 LCs (106.4 MHz, 931 LCs);
-    ECP5-25F-6 (seed 1), 8 lanes 253.3 MHz, 1,193 LUT4 and 1,280 flip-flops (302.8 MHz, 1,767
-    LUT4), 16 lanes 269.1 MHz, 1,924 LUT4 and 2,179 flip-flops (251.7 MHz, 3,871 LUT4). No LUT
+    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.9 MHz and
+    416 LCs (162.1 MHz, 196 LCs), four lanes 105.8 MHz and 795 LCs (106.4 MHz, 931 LCs);
+    ECP5-25F-6 (seed 1), 8 lanes 257.3 MHz, 1,137 LUT4 and 1,224 flip-flops (302.8 MHz, 1,767
+    LUT4), 16 lanes (slot and skid register) 266.7 MHz, 1,924 LUT4 and 2,179 flip-flops
+    (251.7 MHz, 3,871 LUT4). No LUT
     feeds a clock enable, a synchronous reset or two flip-flops, but the histories' enables
     with N lanes (``adv`` and the bubble flag) and the tree's two-level steps; what limits one
-    lane is long routes (4.1 to 4.7 ns) of nets with many loads: the sums' carries and restarts
-    into their high parts, the overflow flags into the output's bits, the slot's valid flag into
-    ``adv`` (a core with these ports and no logic, a flip-flop per output bit, reaches 181 MHz in
-    the same harness, so the harness is not the limit); at four lanes the histories' enables and
+    lane is long routes (4.0 to 4.3 ns) everywhere, none of them a net with many loads any
+    more: the lane stages, the sums' restarts, the output, the harness's own shift register
+    (a core with these ports and no logic, a flip-flop per output bit, reaches 181 MHz in the
+    same harness; with the skid register left out, not a working core, 162.1 MHz and 387
+    LCs, so area is what limits it); at four lanes the histories' enables and
     ``P2``'s choice by ``r`` (two LUT levels each); at 8 and 16 lanes, the histories (an OR of the
     lanes' masked registers).
 
@@ -395,10 +417,15 @@ class Utf8Validator(CheckedComponent):
         # step (in the `fresh` step) they restart, and their read-out stages (R) take the sums
         # to the verdict slot. (With one lane the increments are 0..3: LevelSum, no carry chain
         # at all.)
+        # (From PAIR_MAX_LANES + 1 lanes on, the netlist from the sums to the output is the one
+        # before stop 25: the high parts loaded whole, a verdict slot and a skid register.)
+        pair = n <= PAIR_MAX_LANES
+        whole = not pair
         if n == 1:
             offset, errors = LevelSum("m_offset", width), LevelSum("m_errors", width)
         else:
-            offset, errors = SplitSum("m_offset", width, n + 3), SplitSum("m_errors", width, 2 * n)
+            offset, errors = (SplitSum("m_offset", width, n + 3, whole=whole),
+                              SplitSum("m_errors", width, 2 * n, whole=whole))
         fresh = pipe.control("m_fresh", p3.last)
         sums = {"offset": offset.build(pipe, p3.inc, p3.last, fresh),
                 "errors": errors.build(pipe, p3.errs, p3.last, fresh)}
@@ -410,14 +437,64 @@ class Utf8Validator(CheckedComponent):
         bad, good = pipe.data("m_bad", p3.bad), pipe.data("m_good", ~p3.bad)
         ends = pipe.data("m_ends", p3.last & ~p3.bubble)
         # While the sums are read out, the rest of the verdict waits.
+        # (With two places, the last stage's `ends` is the output's: OutputPair.)
         for stage in range(offset.read_stages):
-            kind, bad, good, ends = (
-                pipe.data(f"m_r{stage}_{name}", value, len(value))
-                for name, value in [("kind", kind), ("bad", bad), ("good", good), ("ends", ends)])
+            kind, bad, good = (pipe.data(f"m_r{stage}_{name}", value, len(value))
+                               for name, value in [("kind", kind), ("bad", bad), ("good", good)])
+            if stage + 1 < offset.read_stages or not pair:
+                ends = pipe.data(f"m_r{stage}_ends", ends)
+        if not pair:
+            self._drive_slot(m, pipe, sums, kind, bad, good, ends)
+            return m
 
-        # The verdict slot: the sums read out (one LUT a bit); a valid message's offset is zero
-        # (a synchronous reset). The payload ORs in the overflow flags, in the LUT that chooses
-        # between the slot and the skid register.
+        # The output (see OutputPair): the place S (the sums read out, one LUT a bit; a valid
+        # message's offset is zero, a synchronous reset; the overflow flags, ORed in by the
+        # output's LUT) and the place Q (a verdict of a one-beat message: its offset and error
+        # count fit in a few bits).
+        out = OutputPair(pipe, self.o, ends, ce_fanout=S_CE_FANOUT, select_fanout=SELECT_FANOUT)
+        verdict, small = Signal(self.o.payload.shape()), Signal(self.o.payload.shape())
+        ones = Signal(self.o.payload.shape())     # the overflow flags, set bits of the output
+        # (Q's kind is masked at the output, so that no LUT loads both places.)
+        q_valid = out.load_q(pipe.register("q_valid"), good)
+        m.d.comb += [verdict.valid.eq(out.load_s(pipe.register("v_valid"), good)),
+                     verdict.error.eq(out.load_s(pipe.register("v_error", 3),
+                                                 bad.replicate(3) & kind)),
+                     small.valid.eq(q_valid),
+                     small.error.eq(out.load_q(pipe.register("q_error", 3), kind) &
+                                    (~q_valid).replicate(3)),
+                     verdict.last.eq(1), small.last.eq(1)]
+        # A one-beat message: an offset below `n`, at most `n` errors.
+        for name, (value, over), bits in [("offset", sums["offset"], (n - 1).bit_length()),
+                                          ("errors", sums["errors"], n.bit_length())]:
+            clear = good if name == "offset" else None
+            # The overflow flag in copies, each for a share of the bits (64 loads on one net
+            # were a long route): the copies differ only where the flag does not matter (for
+            # a well-formed message, whose offset is 0 and which has no error), so that
+            # synthesis keeps them.
+            flags = [out.load_s(pipe.register(f"v_{name}_over{k}"), flag, clear)
+                     for k, flag in enumerate([over, over & bad, over | good][:OVER_COPIES])]
+            if name == "errors":
+                flags = flags[:2]    # (`over | good` would set the count of a valid message)
+            m.d.comb += [
+                getattr(verdict, name).eq(out.load_s(pipe.register(f"v_{name}", width), value,
+                                                     clear)),
+                getattr(ones, name).eq(Cat(*(flags[bit * len(flags) // width]
+                                             for bit in range(width))))]
+            if bits:
+                low = Value.cast(value)[:bits]
+                m.d.comb += getattr(small, name)[:bits].eq(out.load_q(
+                    pipe.register(f"q_{name}", bits),
+                    low if clear is None else low & (~clear).replicate(bits)))
+        out.drive(verdict.as_value() | ones.as_value(), small)
+        return m
+
+    def _drive_slot(self, m, pipe, sums, kind, bad, good, ends):
+        """From :data:`PAIR_MAX_LANES` + 1 lanes on, the output is a verdict slot and the
+        pipeline's skid register (:meth:`~utf8_gateware.hdl.pipeline.Pipeline.drive_output`):
+        the sums read out (one LUT a bit; a valid message's offset is zero, a synchronous
+        reset), the payload ORing in the overflow flags in the LUT that chooses between the
+        slot and the skid register."""
+        width = self._width
         verdict = Signal(self.o.payload.shape())
         for target, value in [(verdict.valid, good),
                               (verdict.error.as_value(), bad.replicate(3) & kind)]:
@@ -434,4 +511,3 @@ class Utf8Validator(CheckedComponent):
                          getattr(ones, name).eq(regs[1].replicate(width))]
         m.d.comb += verdict.last.eq(1)
         pipe.drive_output(self.o, pipe.data("v_valid", ends), verdict, ones=ones.as_value())
-        return m

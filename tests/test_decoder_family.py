@@ -366,11 +366,12 @@ def test_reset_with_a_lead_in_flight(encoding, errors):
         assert got == want, f"reset {gap} cycles after the bytes: {describe(got)}"
 
 
-def second_lut_levels(netlist, enables=True):
+def second_lut_levels(netlist, enables=True, resets=False):
     """The names of the LUT4 cells of the core in a ``synth_ice40`` JSON netlist (a dict) that
     read another LUT4's output (a second LUT level between flip-flops), and (``enables``) of the
     flip-flops whose clock enable is a LUT4's output (a LUT in front of a clock enable: the
-    slowest path of the RFC 2279 decoder at 122 MHz)."""
+    slowest path of the RFC 2279 decoder at 122 MHz), and (``resets``) whose synchronous
+    reset or set is."""
     top = next(module for module in netlist["modules"].values()
                if module.get("attributes", {}).get("top"))
     driver = {bit: cell["type"] for cell in top["cells"].values()
@@ -379,8 +380,8 @@ def second_lut_levels(netlist, enables=True):
     return sorted(name for name, cell in top["cells"].items()
                   if any(driver.get(bit) == "SB_LUT4"
                          for port in (("I0", "I1", "I2", "I3") if cell["type"] == "SB_LUT4" else
-                                      ("E",) if enables and cell["type"].startswith("SB_DFF")
-                                      else ())
+                                      ("E",) * enables + ("R", "S") * resets
+                                      if cell["type"].startswith("SB_DFF") else ())
                          for bit in cell["connections"].get(port, [])))
 
 

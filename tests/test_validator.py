@@ -1,19 +1,22 @@
 # amaranth: UnusedElaboratable=no
 """The validator: one verdict per message, checked against CPython and the reference model."""
 
+import json
 import random
 
 import pytest
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.sim import Simulator
 
 from utf8_gateware.hdl.chunked_sum import LevelSum, SplitSum
+from utf8_gateware.hdl import synth
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.validator import Utf8Validator
 from utf8_gateware.sim import reference
 from utf8_gateware.sim.testbench import run_simulation, run_stream
 
 import corpora
+from test_decoder_family import second_lut_levels
 from test_decoder_lanes import ALPHABET, beats, run_with_reset
 
 
@@ -104,6 +107,29 @@ def test_chunked_sums(lanes):
     assert got[3][1] == got[4][3] == 4095
 
 
+@pytest.mark.parametrize("lanes", [1, 4, 16])
+def test_one_beat_messages_under_backpressure(lanes):
+    # One-beat messages back to back (verdicts in consecutive steps: the later one goes to the
+    # output's small place while the sink refuses the earlier), some after longer ones (a big
+    # verdict behind a small one), at a sink that refuses half the time.
+    rng = random.Random(lanes + 7)
+    messages = [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, lanes)))
+                for _ in range(60)]
+    messages[20:20] = [b"abc\xff" * 40, b"\x80", "é€".encode() * 9, b"\xe2\x82"]
+    check(lanes, messages, rng=rng, stall=0.5, seed=lanes, name=f"validator{lanes}-one-beat")
+
+
+@pytest.mark.slow
+def test_one_lane_cells_and_levels(tmp_path):
+    # Every register of the one-lane validator is one LUT of flip-flops, no LUT drives a clock
+    # enable or a synchronous reset, and its output has two places (a big one and a small one
+    # for a one-beat message's verdict) instead of a slot and a skid register: 456 LCs with them.
+    report = synth.synth_target("validator", build_dir=tmp_path)
+    with open(report["files"]["netlist"]) as file:
+        assert second_lut_levels(json.load(file), resets=True) == []
+    assert report["core_lc"] <= 420
+
+
 def test_throughput():
     # Full beats at full rate: one beat every cycle.
     message = "héllo wörld €😀 ".encode() * 16
@@ -163,6 +189,7 @@ class _Advancing:
     """What the sums need of a Pipeline, for one that advances every cycle."""
     def __init__(self, m):
         self.m = m
+        self.flush = [Const(0)] * 8      # (never flushing)
 
     def enable(self, width=1):
         return 1
@@ -173,6 +200,9 @@ class _Advancing:
         return reg
 
     control = data
+
+    def control_copies(self, name, value, copies):
+        return [self.data(f"{name}{k}", value) for k in range(copies)]
 
 
 def run_sum(total, messages, most, name):
