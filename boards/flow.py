@@ -173,10 +173,10 @@ def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, 
         raise BuildError(f"nextpnr wrote no report ({report_path})")
     timing_met, figures = _timing(flow, report_path, clock_mhz)
     used_seed = int(seed)
-    for extra in range(1, max(1, attempts)):
+    for attempt in range(1, max(1, attempts)):
         if timing_met:
             break
-        used_seed = int(seed) + extra
+        used_seed = int(seed) + attempt
         _place_again(flow, name, build_dir, env, used_seed, stream, quiet, extra)
         timing_met, figures = _timing(flow, report_path, clock_mhz)
     return {

@@ -9,6 +9,8 @@ import sys
 import time
 
 import pytest
+from amaranth.hdl import Elaboratable, Module, Signal
+from amaranth.lib import io
 
 from utf8_gateware.boards import icebreaker, ulx3s
 from utf8_gateware.boards.board import BoardCore
@@ -150,3 +152,30 @@ def test_program_without_tool_or_board(tmp_path, board):
     if find_programmer(module.programmers()) is None:
         assert missing in result.stderr
         assert time.monotonic() - started < 30
+
+
+class _Counter(Elaboratable):
+    """A small design for the build flow's own tests: a counter on the board's 12 MHz clock."""
+
+    def elaborate(self, platform):
+        m = Module()
+        count = Signal(24)
+        m.d.sync += count.eq(count + 1)
+        m.submodules.led = led = io.Buffer("o", platform.request("led", 0, dir="-"))
+        m.d.comb += led.o.eq(count[-1])
+        return m
+
+
+@pytest.mark.slow
+def test_build_places_again_with_the_next_seeds(tmp_path):
+    """Timing that no seed meets (a 1 GHz clock) makes the flow place and route again with the
+    next seeds, with the routed netlist still asked for: before stop 25 that path passed the
+    attempt's number where nextpnr's extra options belonged ("TypeError: Value after * must
+    be an iterable, not int"); the board's own build met timing at seed 1 until then."""
+    from amaranth_boards.icebreaker import ICEBreakerPlatform
+    from utf8_gateware.boards.flow import build_bitstream
+    report = build_bitstream(icebreaker.FLOW, ICEBreakerPlatform(), _Counter(), "counter",
+                             tmp_path, clock_mhz=1000, seed=1, attempts=2, quiet=True,
+                             routed_netlist=True)
+    assert report["timing_met"] is False and report["seed"] == 2
+    assert (tmp_path / "counter.routed.json").is_file()
