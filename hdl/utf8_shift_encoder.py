@@ -301,8 +301,7 @@ def unit_pieces(valid, last, u, carried=None, errors=None, encoding="utf-8"):
     if encoding == "mutf-8":
         escape.update(lz=u[0:4] == 0, mz=u[4:7] == 0)
     if encoding == "wtf-8":             # a lead (not last) or a trail surrogate, with s12
-        escape.update(z20=u[20:24] == 0, tt=valid & u[11] & u[10],
-                      ll=valid & u[11] & ~u[10] & ~last)
+        escape.update(z20=u[20:24] == 0, ll=valid & u[11] & ~u[10] & ~last)
     return {
         "valid": valid, "last": last, "u": u[:21],
         "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
@@ -362,8 +361,9 @@ def _pair_flags(a1, encoding):
     if encoding != "wtf-8":
         return {}
     from .wtf8_pair_join import plus_one       # (it imports this module's helpers)
-    return {"hz": a1.zh & a1.zm & a1.z20 & a1.p16, "sl": a1.s12 & a1.ll, "st": a1.s12 & a1.tt,
-            "w": plus_one(a1.u[6:10])}
+    u = a1.u
+    return {"hz": a1.zh & a1.zm & a1.z20 & a1.p16, "sl": a1.s12 & a1.ll,
+            "st": a1.s12 & a1.valid & u[11] & u[10], "w": plus_one(u[6:10])[2:5]}
 
 
 def _hi(u, bmp, split):

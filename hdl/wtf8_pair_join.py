@@ -28,8 +28,8 @@ def pair_stages(move, a2):
     ``join_pairs``) as two stages W and X loaded by ``move`` (the shift encoder's unit-stage
     enables: an object with ``load(pairs)``) behind A2's registers ``a2`` (its class flags and
     candidates, with ``encoding="wtf-8"`` also ``hz`` (u[31:16] zero), ``sl`` (valid, not last,
-    u[15:10] == 110110), ``st`` (valid, u[15:10] == 110111) and ``w`` (u[9:6] + 1, the pair's
-    plane if the unit is its lead)). Returns X's registers, A2's with the pair written in, for
+    u[15:10] == 110110), ``st`` (valid, u[15:10] == 110111) and ``w`` (bits 4..2 of u[9:6] + 1,
+    the pair's plane if the unit is its lead)). Returns X's registers, A2's with the pair written in, for
     :func:`~utf8_gateware.hdl.utf8_shift_encoder.character`.
 
     A lead D800..DBFF that is not the last of its message (``wait``) waits in W while A2 holds a
@@ -45,11 +45,16 @@ def pair_stages(move, a2):
         W  A2's registers as they are, kept while it holds a waiting lead and A2 a bubble
            (one 4-input LUT each: ``wait``, A2's ``valid``, the two values), and ``wait``
         X  W's, with ``pl``, ``ll``, ``pt`` and, for a waiting lead, the pair's candidates in
-           place of those a lone lead does not read (``hi``: w[4:2]; ``p0``: w[1:0] h[5:2];
-           ``rb``: the lead byte's bit 4), for a ``pt`` C1's flags and payload (``x``, ``lw``,
+           place of those a lone lead does not read (``hi``: w[4:2]; ``p0``: w[1:0] h[5:2],
+           w[1:0] from h[7:6] in ``pa``), for a ``pt`` C1's flags and payload (``x``, ``lw``,
            ``lo``: l[4:0], ``pa[0]`` 0; its carried kind none: a pair carries its lead's)
+
+    A3 then reads ``ll`` (ED's 1101 for a lone lead's bits 0..3), ``pl`` (the lead byte's bit
+    4 is ``r4 | pl``: an error's lead byte is EF or 00 whatever it is; the pair's payloads),
+    ``pt`` (bit 7): :func:`pair_character`.
     """
-    moved = [name for name in vars(a2) if name not in ("hz", "sl", "st")]
+    # (``bs`` is ``big``: WTF-8 writes every surrogate)
+    moved = [name for name in vars(a2) if name not in ("hz", "sl", "st", "bs")]
     w = stage_signals("w", "wait", **{name: len(getattr(a2, name)) for name in moved})
     hold = w.wait & ~a2.valid
     move.load([
@@ -57,7 +62,7 @@ def pair_stages(move, a2):
           for name in moved),
         (w.wait, hold | (a2.hz & a2.sl)),
     ])
-    x = stage_signals("x", "pl", "ll", "pt", "rb",
+    x = stage_signals("x", "pl", "ll", "pt",
                       **{name: len(getattr(w, name)) for name in moved if name != "w"})
     trail = a2.hz & a2.st
     copied = [name for name in moved
@@ -67,14 +72,15 @@ def pair_stages(move, a2):
         (x.valid, w.valid & ~hold),
         (x.pl, w.wait & trail), (x.ll, w.wait & ~trail), (x.pt, x.pl),
         (x.x, w.x | x.pl), (x.lw, w.lw | x.pl),
-        (x.rb, w.r4 | w.big | w.wait),
-        (x.hi, keep(w.wait, Cat(w.w[2:5], 0), w.hi)),
-        (x.p0, keep(w.wait, Cat(w.p0[2:6], w.w[0:2]), w.p0)),
+        (x.hi, keep(w.wait, Cat(w.w, 0), w.hi)),
+        # w[1:0] = u[7:6] + 1, from the lead's u[7:6] (in ``pa``)
+        (x.p0, keep(w.wait, Cat(w.p0[2:6], ~w.pa[0], w.pa[1] ^ w.pa[0]), w.p0)),
         (x.lo, keep(x.pl, w.p0[:5], w.lo)),
         (x.pa, Cat(w.pa[0] & ~x.pl, w.pa[1:])),
         *([(x.carried, w.carried & ~x.pl.replicate(len(w.carried)))]
           if hasattr(w, "carried") else []),
     ])
+    x.bs = x.big
     x.next_l = w.pa[:4]                    # the trail's l[9:6], for the pair's third byte
     return x
 
@@ -82,11 +88,11 @@ def pair_stages(move, a2):
 def pair_character(x, lead, p1, p2):
     """A3's lead byte, ``p1`` and ``p2`` of WTF-8 from X's registers ``x``, given those of
     :func:`~utf8_gateware.hdl.utf8_shift_encoder.character` (whose LUTs have room for one more
-    input): a lone lead's ED in place of the pair's w[4:2] (``ll``), the pair's bit 4 (``rb``),
-    the trail's bit 7 (``pt``), the pair's payloads (``pl``)."""
+    input): a lone lead's ED in place of the pair's w[4:2] (``ll``), the pair's bit 4 and its
+    payloads (``pl``), the trail's bit 7 (``pt``)."""
     ed = Const(_ED_LOW, 4)
     lead = Cat(keep(x.x, x.lo[:4], keep(x.ll, ed, x.hi)),
-               keep(x.x, x.lo[4], x.rb & ~x.ll), lead[5:7], lead[7] | x.pt)
+               keep(x.x, x.lo[4], x.r4 | x.pl), lead[5:7], lead[7] | x.pt)
     p1 = keep(x.x | x.pl, x.p0, x.pa)
     p2 = keep(x.pl, Cat(x.next_l, x.p2[:2]), x.p2)
     return lead, p1, p2
