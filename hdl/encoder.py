@@ -4,8 +4,8 @@
 own, :class:`~utf8_gateware.hdl.rfc2279_encoder.Rfc2279Encoder`) it is
 :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level between
 flip-flops; the mark of ``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are
-states of its stages; ``wtf-8``'s pair joining,
-:func:`~utf8_gateware.hdl.wtf8_pair_join.join_pairs`, five stages in front).
+states of its stages; ``wtf-8``'s pairs are written by
+:func:`~utf8_gateware.hdl.wtf8_pair_join.pair_stages`, two stages between A2 and A3).
 """
 
 from amaranth.lib import stream
@@ -92,11 +92,12 @@ class Utf8Encoder(CheckedComponent):
         as 3 bytes (a Java ``char``), CESU-8 flags a lone surrogate (``SURROGATE``) as UTF-8
         does.
     ``"wtf-8"``
-        :func:`~utf8_gateware.hdl.wtf8_pair_join.join_pairs` (five stages in front of the
-        shift encoder's, one LUT level), then the shift encoder
-        writing every surrogate: a lead surrogate directly followed by a trail surrogate (in one
-        message) is written as the pair's 4-byte form, a lone surrogate as 3 bytes. (A lead
-        surrogate that is not the last unit of its message waits for the next unit.)
+        The shift encoder writing every surrogate, with
+        :func:`~utf8_gateware.hdl.wtf8_pair_join.pair_stages` (two stages between its A2 and
+        A3, one LUT level): a lead surrogate directly followed by a trail surrogate (in one
+        message) is written as the pair's 4-byte form (the lead's three bytes, the trail's
+        one), a lone surrogate as 3 bytes. (A lead surrogate that is not the last unit of its
+        message waits for the next unit.)
     ``"utf-8-rfc2279"``
         :class:`~utf8_gateware.hdl.rfc2279_encoder.Rfc2279Encoder`, a core of its own (values
         to 0x7FFFFFFF in 1 to 6 bytes; 0x80000000 and more ``TOO_LARGE``; ``"replace"`` or
@@ -109,11 +110,11 @@ class Utf8Encoder(CheckedComponent):
     ----------------------
     Every encoding but ``"utf-8-rfc2279"`` is
     :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (``"wtf-8"``: with the
-    joining stages in front), one LUT level between flip-flops (three unit stages, an output
+    pairing stages), one LUT level between flip-flops (three unit stages, an output
     shift register and a skid register; see its documentation for the stages and the timing). The first byte of a
     unit is valid on ``o`` :attr:`LATENCY` = 4 cycles after the cycle in which the unit was
     transferred on ``i`` (of the instance: 3 for ``"utf-8-sig"``, to the mark's first byte from
-    the transfer of a message's first unit; 9 for ``"wtf-8"``, the joining stages' 5 added).
+    the transfer of a message's first unit; 6 for ``"wtf-8"``, the pairing stages' 2 added).
     Once the source stops, everything the encoder holds is out after at most :attr:`DRAIN`
     cycles with the sink ready (``"utf-8"``; ``None`` for the other encodings: not proven). An n-byte
     character takes n cycles on ``o`` with no idle cycle between characters while the source
@@ -149,7 +150,7 @@ class Utf8Encoder(CheckedComponent):
             "o": Out(stream.Signature(EncodedByteLayout)),
         })
         if encoding != "utf-8":
-            #: Of this instance: the mark comes first, the joining stages add theirs.
+            #: Of this instance: the mark comes first, the pairing stages add theirs.
             self.LATENCY = self.latency(encoding, errors, carry_error=carry_error)
             #: Stated (and proven) for ``"utf-8"`` only.
             self.DRAIN = None
@@ -190,7 +191,7 @@ class Utf8Encoder(CheckedComponent):
                                           carry_error=self._carry_error)], self)
 
 
-#: What each encoding adds to the shift encoder's latency: the joining stages' (``wtf-8``); the mark
+#: What each encoding adds to the shift encoder's latency: the pairing stages' (``wtf-8``); the mark
 #: (``utf-8-sig``), which the first stage takes the cycle before a message's first unit.
 _EXTRA_LATENCY = {
     "utf-8-sig": -1,

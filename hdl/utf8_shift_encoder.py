@@ -27,8 +27,8 @@ SHIFT_ENCODINGS = ("utf-8", "utf-8-sig", "cesu-8", "mutf-8", "wtf-8")
 #: halves, six bytes that B shifts out (:meth:`Utf8ShiftEncoder._output_stage`).
 SPLIT_ENCODINGS = ("cesu-8", "mutf-8")
 
-#: The encodings that write every surrogate as 3 bytes (no error; WTF-8's are lone: the joiner
-#: in front joins pairs).
+#: The encodings that write every surrogate as 3 bytes (no error; WTF-8's pairs are written by
+#: its pairing stages).
 _WRITES_SURROGATES = ("mutf-8", "wtf-8")
 
 #: U+FEFF, the byte order mark that ``utf-8-sig`` writes before every message.
@@ -40,8 +40,8 @@ class Utf8ShiftEncoder(CheckedComponent):
     LUT of flip-flops, and whose clock enables are flip-flops.
 
     :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for every encoding of
-    :data:`SHIFT_ENCODINGS` (``"wtf-8"``: with the joining stages of
-    :func:`~utf8_gateware.hdl.wtf8_pair_join.join_pairs` in front of A1) and every policy
+    :data:`SHIFT_ENCODINGS` (``"wtf-8"``: with the pairing stages W
+    and X of :func:`~utf8_gateware.hdl.wtf8_pair_join.pair_stages` between A2 and A3) and every policy
     (see it for the ports, the error policies and the output beats, which are the same).
     ``"utf-8-sig"`` writes U+FEFF (EF BB BF) before the first unit of every message: A1 takes
     it as a unit (:meth:`_mark_state`). ``"cesu-8"`` and ``"mutf-8"`` write a supplementary code
@@ -51,9 +51,9 @@ class Utf8ShiftEncoder(CheckedComponent):
     (``carried``) to the first beat of its unit (unless the unit is itself invalid; the mark
     carries none), and the unit stages also move while A3 holds a bubble
     (:class:`SqueezeEnables`: flip-flops ``move``, ``move_ce*`` set a cycle ahead, instead of
-    ``take``), so that a decoder in front keeps the output at one byte per cycle; so does
-    ``"wtf-8"``, whose joiner gives one output for the two units of a pair. ``i.ready`` is then
-    a copy of ``move``.
+    ``take``), so that a decoder in front keeps the output at one byte per cycle. ``i.ready`` is
+    then a copy of ``move``. (``"wtf-8"`` writes a pair as two characters, the lead's first
+    three bytes and the trail's last: no bubble to squeeze.)
 
     Stages (each loaded under a clock enable that is a flip-flop)::
 
@@ -81,10 +81,10 @@ class Utf8ShiftEncoder(CheckedComponent):
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
-    transfer of a message's first unit; ``"wtf-8"``: 9, the joining stages'
+    transfer of a message's first unit; ``"wtf-8"``: 6, the pairing stages'
     :data:`~utf8_gateware.hdl.wtf8_pair_join.JOIN_LATENCY` added); an n-byte character takes n cycles, with no idle
     cycle between characters while the source has a unit and the sink is ready. Without
-    squeezing (no ``carry_error``, not ``"wtf-8"``) the stages hold a bubble for a cycle in
+    squeezing (no ``carry_error``) the stages hold a bubble for a cycle in
     which ``take`` was high and the source had no unit (one idle cycle on ``o`` when it reaches
     B); squeezing, such a bubble is dropped while B writes a character of two or more bytes
     (not in the cycle after the sink refused a byte). ``take`` starts low, and after the sink
@@ -146,17 +146,14 @@ class Utf8ShiftEncoder(CheckedComponent):
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid), first_loads=True)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
-        # carry_error, the joiner of wtf-8) also while A3 holds a bubble.
-        squeeze = self._carry_error or self._encoding == "wtf-8"
+        # carry_error) also while A3 holds a bubble.
+        squeeze = self._carry_error
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01),
                             enable=adv.first)
         move = SqueezeEnables(m, take, adv, o.ready, a3_n1) if squeeze else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
         unit = (i.valid, i.p.last, i.p.codepoint, carried)
-        if self._encoding == "wtf-8":       # the joining stages in front of A1
-            from .wtf8_pair_join import join_pairs      # (it imports this module's helpers)
-            unit = join_pairs(move, *unit)
         pieces = unit_pieces(*unit, self._errors, self._encoding)
         if self._encoding == "utf-8-sig":
             pieces = self._mark_state(m, move, pieces)
@@ -164,6 +161,9 @@ class Utf8ShiftEncoder(CheckedComponent):
             m.d.comb += i.ready.eq(move.new())
         a1 = shift_stage(move, "a1", pieces)
         a2 = shift_stage(move, "a2", class_flags(a1, self._errors, self._encoding))
+        if self._encoding == "wtf-8":       # the pairing stages W and X behind A2
+            from .wtf8_pair_join import pair_stages     # (it imports this module's helpers)
+            a2 = pair_stages(move, a2)
         a3 = shift_stage(move, "a3", character(a2, self._errors, self._encoding), ones=("n12",),
                          n1=a3_n1)  # a bubble
         if squeeze:
@@ -300,6 +300,8 @@ def unit_pieces(valid, last, u, carried=None, errors=None, encoding="utf-8"):
         escape["w"] = plane_minus_one(u)
     if encoding == "mutf-8":
         escape.update(lz=u[0:4] == 0, mz=u[4:7] == 0)
+    if encoding == "wtf-8":             # a lead (not last) or a trail surrogate, with s12
+        escape.update(z20=u[20:24] == 0, ll=valid & u[11] & ~u[10] & ~last)
     return {
         "valid": valid, "last": last, "u": u[:21],
         "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
@@ -350,8 +352,18 @@ def class_flags(a1, errors, encoding="utf-8"):
         # u[6]``, u[6] being ``pa``'s bit 0; bit 7: ``~lw``, A3's)
         "lo": keep(p7, u[0:5], u[6:11]),
         **_payloads(a1, bmp, split),
-        "p0": u[0:6], **_carried(getattr(a1, "carried", None)),
+        "p0": u[0:6], **_carried(getattr(a1, "carried", None)), **_pair_flags(a1, encoding),
     }
+
+
+def _pair_flags(a1, encoding):
+    """``wtf-8``'s flags for its pairing stages (:func:`~.wtf8_pair_join.pair_stages`)."""
+    if encoding != "wtf-8":
+        return {}
+    from .wtf8_pair_join import plus_one       # (it imports this module's helpers)
+    u = a1.u
+    return {"hz": a1.zh & a1.zm & a1.z20 & a1.p16, "sl": a1.s12 & a1.ll,
+            "st": a1.s12 & a1.valid & u[11] & u[10], "w": plus_one(u[6:10])[2:5]}
 
 
 def _hi(u, bmp, split):
@@ -440,6 +452,10 @@ def character(a2, errors, encoding="utf-8"):
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
         **_carried(getattr(a2, "carried", None)),
     }
+    if encoding == "wtf-8":
+        from .wtf8_pair_join import pair_character     # (it imports this module's helpers)
+        values["lead"], values["p1"], values["p2"] = pair_character(
+            a2, values["lead"], values["p1"], values["p2"])
     return values
 
 

@@ -1,9 +1,10 @@
-"""The joining stages of the WTF-8 encoder (:func:`join_pairs`): a lead surrogate directly
-followed by a trail surrogate becomes the pair's supplementary code point; every other code unit
-passes unchanged. They are the front of
-:class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` with ``encoding="wtf-8"``, moved
-by its unit stages' clock enables, one LUT level between flip-flops. (The decoders' joiner, of
-CESU-8 and Modified UTF-8 bytes, is :class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`.)
+"""The pairing stages of the WTF-8 encoder (:func:`pair_stages`): a lead surrogate directly
+followed by a trail surrogate is written as the pair's 4-byte sequence, as two characters of the
+shift encoder: the lead's first three bytes, then the trail's last byte. They sit between the
+shift encoder's A2 and A3 (:class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` with
+``encoding="wtf-8"``), moved by its unit stages' clock enables, one LUT level between
+flip-flops. (The decoders' joiner, of CESU-8 and Modified UTF-8 bytes, is
+:class:`~utf8_gateware.hdl.surrogate_joiner.SurrogateJoiner`.)
 """
 
 from amaranth.hdl import Cat, Const
@@ -12,93 +13,95 @@ from .pipeline import keep
 from .utf8_shift_encoder import stage_signals
 
 
-__all__ = ["JOIN_LATENCY", "join_pairs"]
+__all__ = ["JOIN_LATENCY", "pair_stages", "plus_one"]
 
 
-#: The stages :func:`join_pairs` adds in front of the shift encoder's A1: cycles of latency.
-JOIN_LATENCY = 5
+#: The stages :func:`pair_stages` adds between the shift encoder's A2 and A3: cycles of latency.
+JOIN_LATENCY = 2
+
+#: ED's bits 0..3 (1101): a lone lead surrogate's lead byte, whose W took the pair's instead.
+_ED_LOW = 0b1101
 
 
-def join_pairs(move, valid, last, u, carried=None):
+def pair_stages(move, a2):
     """The WTF-8 specification's "Encoding" (the reference model's ``StreamEncoder`` with
-    ``join_pairs``) as five stages loaded by ``move`` (the shift encoder's unit-stage enables:
-    an object with ``load(pairs)``), from the input unit ``u`` (32 bits; ``valid``, ``last``,
-    ``carried``: the error kind of ``carry_error`` or ``None``).
+    ``join_pairs``) as two stages W and X loaded by ``move`` (the shift encoder's unit-stage
+    enables: an object with ``load(pairs)``) behind A2's registers ``a2`` (its class flags and
+    candidates, with ``encoding="wtf-8"`` also ``hz`` (u[31:16] zero), ``sl`` (valid, not last,
+    u[15:10] == 110110), ``st`` (valid, u[15:10] == 110111) and ``w`` (bits 4..2 of u[9:6] + 1,
+    the pair's plane if the unit is its lead)). Returns X's registers, A2's with the pair written in, for
+    :func:`~utf8_gateware.hdl.utf8_shift_encoder.character`.
 
-    A unit D800..DBFF that is not the last of its message, directly followed by a unit
-    DC00..DFFF, becomes one unit: the pair's code point (The Unicode Standard 3.9, D91), with the
-    lead's carried kind. Every other unit passes unchanged (lone surrogates, values of 0x110000
-    or more: the shift encoder writes every surrogate it sees, all lone, and flags too large
-    values). Returns ``(valid, last, u, carried)`` for A1, all flip-flops of S (``u``: 21 bits,
-    and u[31:21] as copies of one flip-flop, set if the unit's u[31:21] is not zero).
+    A lead D800..DBFF that is not the last of its message (``wait``) waits in W while A2 holds a
+    bubble (X takes a bubble): it moves on with the next unit in A2, and then X knows whether
+    that unit is a trail (``pl``). A pair is two characters, so there is no bubble to squeeze:
+    the lead's (``pl``) is the first three bytes of the code point's 4-byte sequence, 11110
+    w[4:2], 10 w[1:0] h[5:2], 10 h[1:0] l[9:6] (h, l: the lead's and trail's u[9:0]; l[9:6]
+    from the trail, which is in W when the lead is in X), a C4-like lead byte with C3's count;
+    the trail's (``pt``, the unit after a ``pl``) is its last byte, 10 l[5:0], written as C1
+    with bit 7 set. A lone lead (``ll``: it waited, no trail followed) is C3 (ED ...), as every
+    other surrogate: the shift encoder writes them all. So every register of X is one LUT:
 
-    Stages (every register one LUT of at most four flip-flops)::
+        W  A2's registers as they are, kept while it holds a waiting lead and A2 a bubble
+           (one 4-input LUT each: ``wait``, A2's ``valid``, the two values), and ``wait``
+        X  W's, with ``pl``, ``ll``, ``pt`` and, for a waiting lead, the pair's candidates in
+           place of those a lone lead does not read (``hi``: w[4:2]; ``p0``: w[1:0] h[5:2],
+           w[1:0] from h[7:6] in ``pa``), for a ``pt`` C1's flags and payload (``x``, ``lw``,
+           ``lo``: l[4:0], ``pa[0]`` 0; its carried kind none: a pair carries its lead's)
 
-        P  the unit u[20:0] and pieces of it, each a function of four input bits: u[31:28],
-           u[27:24], u[23:21], u[23:20], u[19:16] zero, u[15:12] == 1101, ``tt`` (valid,
-           u[11:10] == 11), ``ll`` (valid, u[11:10] == 10, not ``last``)
-        Q  ``large`` (u[31:21] not zero), ``hz`` (u[31:16] zero), ``t`` (valid and with ``hz``
-           a trail), ``l`` (valid, not last, and with ``hz`` a lead), ``w1``: u[9:6] + 1 (the
-           pair's plane, if the unit is its lead)
-        H  the held unit: it takes Q's unless it is a lead that waits (``wait``) and Q holds a
-           bubble; ``used``: H holds the trail of a pair whose lead is in G
-        G  H's unit when H moves on (else a bubble; a used trail is none)
-        S  G's unit, or with ``used`` the pair: the trail's u[9:0] (in H), the lead's u[5:0]
-           and ``w1`` (in G); so the pair's bubble comes after it (the shift encoder squeezes
-           it out while it writes the pair's four bytes)
-
-    A unit is in A1 :data:`JOIN_LATENCY` = 5 moves after it was taken (a pair: 4 after its
-    trail); while a lead waits in H, the stages behind it go on moving (bubbles).
+    A3 then reads ``ll`` (ED's 1101 for a lone lead's bits 0..3), ``pl`` (the lead byte's bit
+    4 is ``r4 | pl``: an error's lead byte is EF or 00 whatever it is; the pair's payloads),
+    ``pt`` (bit 7): :func:`pair_character`.
     """
-    err = {} if carried is None else {"err": len(carried)}
-    p = stage_signals("p", "valid", "last", "zh", "zm", "zt", "z20", "p16", "s12", "tt", "ll",
-                      u=21, **err)
+    # (``bs`` is ``big``: WTF-8 writes every surrogate)
+    moved = [name for name in vars(a2) if name not in ("hz", "sl", "st", "bs")]
+    w = stage_signals("w", "wait", **{name: len(getattr(a2, name)) for name in moved})
+    hold = w.wait & ~a2.valid
     move.load([
-        (p.valid, valid), (p.last, last), (p.u, u[:21]),
-        (p.zh, u[28:32] == 0), (p.zm, u[24:28] == 0), (p.zt, u[21:24] == 0),
-        (p.z20, u[20:24] == 0), (p.p16, u[16:20] == 0), (p.s12, u[12:16] == 0b1101),
-        (p.tt, valid & u[11] & u[10]), (p.ll, valid & u[11] & ~u[10] & ~last),
-        *_err(p, carried),
+        *((getattr(w, name), keep(hold, getattr(w, name), getattr(a2, name)))
+          for name in moved),
+        (w.wait, hold | (a2.hz & a2.sl)),
     ])
-    q = stage_signals("q", "valid", "last", "large", "hz", "t", "l", u=21, w1=5, **err)
+    x = stage_signals("x", "pl", "ll", "pt",
+                      **{name: len(getattr(w, name)) for name in moved if name != "w"})
+    trail = a2.hz & a2.st
+    copied = [name for name in moved
+              if name not in ("w", "valid", "x", "lw", "hi", "p0", "lo", "pa", "carried")]
     move.load([
-        (q.valid, p.valid), (q.last, p.last), (q.u, p.u),
-        (q.large, ~(p.zh & p.zm & p.zt)), (q.hz, p.zh & p.zm & p.z20 & p.p16),
-        (q.t, p.s12 & p.tt), (q.l, p.s12 & p.ll), (q.w1, _plus_one(p.u[6:10])),
-        *_err(q, getattr(p, "err", None)),
+        *((getattr(x, name), getattr(w, name)) for name in copied),
+        (x.valid, w.valid & ~hold),
+        (x.pl, w.wait & trail), (x.ll, w.wait & ~trail), (x.pt, x.pl),
+        (x.x, w.x | x.pl), (x.lw, w.lw | x.pl),
+        (x.hi, keep(w.wait, Cat(w.w, 0), w.hi)),
+        # w[1:0] = u[7:6] + 1, from the lead's u[7:6] (in ``pa``)
+        (x.p0, keep(w.wait, Cat(w.p0[2:6], ~w.pa[0], w.pa[1] ^ w.pa[0]), w.p0)),
+        (x.lo, keep(x.pl, w.p0[:5], w.lo)),
+        (x.pa, Cat(w.pa[0] & ~x.pl, w.pa[1:])),
+        *([(x.carried, w.carried & ~x.pl.replicate(len(w.carried)))]
+          if hasattr(w, "carried") else []),
     ])
-    h = stage_signals("h", "valid", "wait", "used", "last", "large", u=21, w1=5, **err)
-    shift = ~h.wait | q.valid            # H moves on, but while a lead waits for a unit
-    moved = ("valid", "last", "u", "large", "w1", *err)
-    move.load([
-        *((getattr(h, name), keep(shift, getattr(q, name), getattr(h, name))) for name in moved),
-        (h.wait, keep(shift, q.hz & q.l, h.wait)),
-        (h.used, h.wait & q.hz & q.t),                  # Q's trail completes H's lead's pair
-    ])
-    g = stage_signals("g", "valid", "last", "large", u=21, w1=5, **err)
-    move.load([
-        (g.valid, h.valid & shift & ~h.used), *((getattr(g, name), getattr(h, name))
-                                                for name in ("last", "u", "large", "w1", *err)),
-    ])
-    s = stage_signals("s", "valid", "last", "large", u=21, **err)
-    move.load([
-        (s.valid, g.valid), (s.large, g.large), (s.last, keep(h.used, h.last, g.last)),
-        (s.u, Cat(keep(h.used, h.u[:10], g.u[:10]), keep(h.used, g.u[:6], g.u[10:16]),
-                  keep(h.used, g.w1, g.u[16:]))),
-        *_err(s, getattr(g, "err", None)),                      # a pair's: its lead's
-    ])
-    return s.valid, s.last, Cat(s.u, s.large.replicate(11)), getattr(s, "err", None)
+    x.bs = x.big
+    x.next_l = w.pa[:4]                    # the trail's l[9:6], for the pair's third byte
+    return x
 
 
-def _plus_one(bits):
+def pair_character(x, lead, p1, p2):
+    """A3's lead byte, ``p1`` and ``p2`` of WTF-8 from X's registers ``x``, given those of
+    :func:`~utf8_gateware.hdl.utf8_shift_encoder.character` (whose LUTs have room for one more
+    input): a lone lead's ED in place of the pair's w[4:2] (``ll``), the pair's bit 4 and its
+    payloads (``pl``), the trail's bit 7 (``pt``)."""
+    ed = Const(_ED_LOW, 4)
+    lead = Cat(keep(x.x, x.lo[:4], keep(x.ll, ed, x.hi)),
+               keep(x.x, x.lo[4], x.r4 | x.pl), lead[5:7], lead[7] | x.pt)
+    p1 = keep(x.x | x.pl, x.p0, x.pa)
+    p2 = keep(x.pl, Cat(x.next_l, x.p2[:2]), x.p2)
+    return lead, p1, p2
+
+
+def plus_one(bits):
     """``bits + 1`` (one bit wider), each bit a LUT of the bits up to it (an adder would be a
     carry chain: a longer path than one LUT)."""
     carries = [Const(1, 1)]
     for bit in bits:
         carries.append(carries[-1] & bit)
     return Cat(*(bit ^ carry for bit, carry in zip(bits, carries)), carries[-1])
-
-
-def _err(stage, value):
-    """The carried error kind's register of ``stage`` taking ``value`` (none without it)."""
-    return [] if value is None else [(stage.err, value)]
