@@ -269,7 +269,7 @@ class Utf8Validator(CheckedComponent):
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
     ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.9 MHz and
-    416 LCs (162.1 MHz, 196 LCs), four lanes 105.8 MHz and 795 LCs (106.4 MHz, 931 LCs);
+    416 LCs (162.1 MHz, 196 LCs), four lanes 107.3 MHz and 838 LCs (106.4 MHz, 931 LCs);
     ECP5-25F-6 (seed 1), 8 lanes 257.3 MHz, 1,137 LUT4 and 1,224 flip-flops (302.8 MHz, 1,767
     LUT4), 16 lanes (slot and skid register) 266.7 MHz, 1,924 LUT4 and 2,179 flip-flops
     (251.7 MHz, 3,871 LUT4). No LUT
@@ -279,9 +279,10 @@ class Utf8Validator(CheckedComponent):
     more: the lane stages, the sums' restarts, the output, the harness's own shift register
     (a core with these ports and no logic, a flip-flop per output bit, reaches 181 MHz in the
     same harness; with the skid register left out, not a working core, 162.1 MHz and 387
-    LCs, so area is what limits it); at four lanes the histories' enables and
-    ``P2``'s choice by ``r`` (two LUT levels each); at 8 and 16 lanes, the histories (an OR of the
-    lanes' masked registers).
+    LCs, so area is what limits it); at four lanes (histories of masked registers since stop
+    26; 105.8 MHz and 795 LCs with the tree) the input register into stage ``A`` and the first
+    step of the tree of pairs; at 8 and 16 lanes, the histories (an OR of the lanes' masked
+    registers).
 
     Latency and throughput
     ----------------------

@@ -9,8 +9,8 @@ validator reads no code point, so it takes a beat as it comes (``count`` bytes i
 0..count-1): the valid lanes are a prefix, so the byte before lane k > 0 is always lane k-1 (no
 multiplexer), and only lane 0 reads a *history*: the facts of the beat's latest byte (lane
 count-1), kept in bubbles, cleared at the end of a message (:func:`before`). Choosing the latest
-lane is off every lane's path: up to 4 lanes a tree of multiplexers on the lanes' ``nv`` flags
-(:func:`latest`); from :data:`ONE_HOT_LANES` on the stage before registers each lane's facts
+lane is off every lane's path: with 2 lanes a multiplexer on lane 1's ``nv`` flag
+(:func:`latest`); from :data:`ONE_HOT_LANES` (4) on the stage before registers each lane's facts
 masked with a flag of the latest lane (``latest``, from the input's ``count``), and the history
 ORs them. A beat is a bubble iff lane 0 is empty; lane k holds the message's last byte iff the
 beat ends a message, lane k holds a byte and lane k+1 does not.
@@ -117,8 +117,11 @@ def latest(values, nv):
 
 #: From this many lanes on, a history (:func:`before`) takes the OR of registers that the stage
 #: before it masks with a registered flag of the lane with the beat's latest byte (``latest``):
-#: two LUT levels at 8 lanes, where the tree of :func:`latest` would take three.
-ONE_HOT_LANES = 8
+#: two LUT levels at 8 lanes, where the tree of :func:`latest` would take three. At 4 lanes (the
+#: OR of four and the kept value: six inputs, where the tree reads nine) 107.3 MHz median of
+#: seeds 1-3 on the UP5K (107.3, 107.3, 112.2; 111.2, 112.2 at seeds 4, 5) against the tree's
+#: 105.8 (105.8, 104.8, 107.3; 101.4, 110.4), at 838 LCs against 795.
+ONE_HOT_LANES = 4
 
 
 def mark_latest(pipe, name, prev, beat):
