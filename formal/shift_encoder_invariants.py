@@ -30,7 +30,8 @@ class ShiftEncoderInvariants(Elaboratable):
     2. each stage's ``valid`` is its shadow's; a full stage holds the stage functions
        (:func:`~utf8_gateware.hdl.utf8_shift_encoder.unit_pieces`, ``class_flags``,
        ``character``) of its shadow; an empty A2 has ``z21v`` clear, an empty A3 the byte
-       count of a bubble (``n1``, ``n12``) and no error;
+       count of a bubble (``n1``, ``n12``; ``lead[4]``, which B reads as ``n4``, clear) and
+       no error;
     3. ``b_r01`` is ``b_rem[0] | b_rem[1]``; an empty B has ``b_rem`` = 1; a full B has
        ``b_rem`` one-hot, owes ``r`` beats (the position of its bit plus one) of the spec's for
        ``sb``: ``b_s`` is the first of them (with ``b_error`` on the unit's first beat),
@@ -103,8 +104,8 @@ class ShiftEncoderInvariants(Elaboratable):
         else:
             m.d.comb += [
                 Assert(stages[1] | ~p["a2_z21v"], "encoder: an empty A2 has z21v set"),
-                Assert(stages[2] | (p["a3_n1"] & p["a3_n12"] & ~p["a3_n4"] & ~p["a3_err"] &
-                                    ~p["a3_large"]),
+                Assert(stages[2] | (p["a3_n1"] & p["a3_n12"] & ~p["a3_lead"][4] &
+                                    ~p["a3_err"] & ~p["a3_large"]),
                        "encoder: an empty A3 is not a bubble"),
             ]
 

@@ -61,12 +61,12 @@ class Rfc2279Encoder(CheckedComponent):
         A2  the length bounds ``t26``, ``t21``, ``t16`` (u[31:26], u[31:21], u[31:16] zero),
             ``x11`` (u[15:11] zero), ``x7`` (u[10:7] zero), the prefix flags ``g5``, ``g6``
             (five or six bytes), and the fields moved up by one if ``t26`` (``v5``..``v0``)
-        A3  the one-hot length ``n1``..``n6``, the prefix flags ``g2``, ``g3``, ``c1`` (four
-            or two bytes: the last move), the fields moved up by two more if ``t16``
+        A3  the one-hot length ``n1``..``n6``, ``c1`` (four or two bytes: the last move), the fields moved up by two more if ``t16``
             (``w5``..``w0``; the lead's with the prefix's bits 2..4), ``o7`` (the 1-byte form)
         A4  the character: lead byte (the top field, the next one if ``c1``, the prefix) and
             payloads ``p1``..``p5`` (the fields moved up by one more if ``c1``), the byte
-            count with the error's (one-hot ``r1``..``r6``), the error
+            count with the error's (one-hot ``r1``, ``r3``..``r6``, and ``r12``: B reads two
+            bytes as ``r12 & ~r1``), the error; the lead byte's bit 7 is B's ``~r1``
         B   the output shift register: the current byte and the payloads behind it; it takes
             A4's character when ``take``, else shifts by one byte
         K   the skid register
@@ -104,7 +104,7 @@ class Rfc2279Encoder(CheckedComponent):
         b_r01 = Signal(init=1, name="b_r01")
         adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid))
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a4_r1, b_r01),
-                            enable=adv.first)
+                            enable=adv.first, fanout=RFC_CE_FANOUT)
         m.d.comb += i.ready.eq(take.new())
         marker = self._errors == "strict"
         a1 = shift_stage(take, "a1", _pieces(i.valid, i.p.last, i.p.codepoint, marker))
@@ -121,7 +121,7 @@ class Rfc2279Encoder(CheckedComponent):
         # the unit stages' last six enable copies (as the shift encoder's B), tq: one per
         # payload register
         t0, t1, *tq = take.enables[-6:]
-        counts = Cat(a4.r1, a4.r2, a4.r3, a4.r4, a4.r5, a4.r6)
+        counts = Cat(a4.r1, a4.r12 & ~a4.r1, a4.r3, a4.r4, a4.r5, a4.r6)
         adv.load([
             (b.rem, keep(t0, counts, Cat(b.rem[0] | b.rem[1], b.rem[2:], 0))),
             (b_r01, keep(t0, a4.r12, b_r01 | b.rem[2])),
@@ -130,13 +130,24 @@ class Rfc2279Encoder(CheckedComponent):
             (b.error, (t0 & a4.err).replicate(2)),              # TOO_LARGE (011)
             (b.s[:6], keep(t1, a4.lead[:6], b.q1)),
             (b.s[6], t1 & a4.lead[6]),                          # 10 on a continuation byte
-            (b.s[7], ~t1 | a4.lead[7]),
+            (b.s[7], ~t1 | ~a4.r1),     # the prefix's bit 7 (g2) of a valid character
             *((q, keep(t, p, after)) for q, t, p, after in zip(
                 (b.q1, b.q2, b.q3, b.q4), tq, (a4.p1, a4.p2, a4.p3, a4.p4),
                 (b.q2, b.q3, b.q4, b.q5))),
             (b.q5, a4.p5),          # the last of the chain: moves on the cycle after the take
         ])
         drive_output(adv, self.o, b_valid, b.s, b.error, b.rem[0] & b.last)
+
+
+#: The most flip-flops one copy of ``take`` drives as clock enables: six copies for the unit
+#: stages. Without A4's ``r2``, ``lead[7]`` and A3's ``g2``, ``g3`` (UP5K, seeds 1-3): 31 (255
+#: LCs, ``strict`` 254) ``replace`` 147.8 / 157.3 / 159.9 MHz, ``strict`` 160.7 / 162.1 /
+#: 147.8; 27 (255) 147.8 / 160.7 / 157.3 and 149.5 / 162.1 / 146.7; 28 (255) 149.5 / 162.1 /
+#: 157.3 and 148.9 / 162.1 / 157.3; 26 (256) ``strict`` 160.7 / 148.9 / 160.0. With ``g2``,
+#: ``g3`` (A4's two only): 27 (257) 160.7 / 157.3 / 157.3 and 149.5 / 160.7 / 160.7; 25 (258)
+#: 151.9 / 159.9 / 157.3 and 148.9 / 149.5 / 147.8; 26 (258) ``strict`` 147.8 / 146.7 / 160.7;
+#: 23 (259) ``strict`` 149.5 / 150.1 / 148.9.
+RFC_CE_FANOUT = 31
 
 
 #: U+FFFD's bytes EF BF BD as the fields f5..f3 of a value that is written unshifted (as a
@@ -193,16 +204,11 @@ def _length(a2, marker):
     t16, t21, t26, x11, x7, large = a2.t16, a2.t21, a2.t26, a2.x11, a2.x7, a2.large
     v = (a2.v0, a2.v1, a2.v2, a2.v3, a2.v4)
     one = t16 & x11 & x7
-    # the prefix's bits 6, 7 (two bytes or more) and 5 (three or more): an error's are
-    # EF's with replace, the marker's 0 with strict
-    g2, g3 = ~one, ~(t16 & x11)
-    if marker:
-        g2, g3 = g2 & ~large, g3 & ~large
     return {
         "valid": a2.valid, "last": a2.last, "large": large,
         "n1": one, "n2": t16 & x11 & ~x7, "n3": t16 & ~x11, "n4": t21 & ~t16,
         "n5": t26 & ~t21, "n6": a2.g6,
-        "c1": (t21 & ~t16) | (t16 & x11 & ~x7), "g2": g2, "g3": g3,
+        "c1": (t21 & ~t16) | (t16 & x11 & ~x7),
         # the lead's bits 0..4: f(n-1) here but for four and two bytes, the prefix's bits 2..4
         "w5": Cat(keep(t16, a2.v3[:2], a2.v5[:2]),
                   keep(t16, a2.v3[2], a2.v5[2] | a2.g6), keep(t16, a2.v3[3], a2.v5[3] | a2.g5),
@@ -216,18 +222,26 @@ def _length(a2, marker):
 def _character(a3, marker):
     """A4: the character (lead byte, payloads ``p1``..``p5``: the fields moved up by one more
     if ``c1``), the byte count ``r1``..``r6`` (one-hot; ``r1`` also for a bubble, and for an
-    error with ``strict``, ``r3`` for an error with ``replace``), ``r12`` (``r1`` or ``r2``),
-    ``err``."""
+    error with ``strict``, ``r3`` for an error with ``replace``), ``r12`` (``r1`` or two
+    bytes: B reads ``r2`` as ``r12 & ~r1``), ``err``. The lead byte has seven bits: its bit
+    7, ``g2``, is ``~r1`` for a valid character (an error's, EF or the marker 00, too), B's.
+    The prefix flags ``g2``, ``g3`` are A3's ``n1``, ``n2`` (and ``large``), read here.
+    (A flip-flop fewer each, with :data:`RFC_CE_FANOUT`: 260 -> 255 LCs, ``strict`` 254.)"""
     valid, large, c1 = a3.valid, a3.large, a3.c1
     w = (a3.w0, a3.w1, a3.w2, a3.w3, a3.w4)
+    # the prefix's bits 6, 7 (two bytes or more) and 5 (three or more): an error's are EF's
+    # with replace (``n1``, ``n2`` clear), the marker's 0 with strict
+    g2, g3 = ~a3.n1, ~a3.n1 & ~a3.n2
+    if marker:
+        g2, g3 = g2 & ~large, g3 & ~large
     return {
         "valid": valid, "last": a3.last,
         "lead": Cat(a3.w5 | (c1.replicate(5) & a3.w4[:5]) | a3.o7[:5],
-                    a3.g3 | a3.o7[5], a3.g2 | a3.o7[6], a3.g2),
+                    g3 | a3.o7[5], g2 | a3.o7[6]),
         **{f"p{5 - k}": keep(c1, w[k - 1], w[k]) for k in range(1, 5)}, "p5": a3.w0,
         "r1": ~valid | a3.n1 | (large if marker else 0),
         "r12": ~valid | a3.n1 | a3.n2 | (large if marker else 0),
-        "r2": valid & a3.n2, "r3": valid & (a3.n3 | (0 if marker else large)),
+        "r3": valid & (a3.n3 | (0 if marker else large)),
         "r4": valid & a3.n4, "r5": valid & a3.n5, "r6": valid & a3.n6,
         "err": valid & large,
     }

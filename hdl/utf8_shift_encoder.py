@@ -63,8 +63,8 @@ class Utf8ShiftEncoder(CheckedComponent):
             for each lead and payload bit, the value of the classes of one half (C1 or C2;
             C3 or C4), picked by pieces
         A3  the character: its lead byte before errors, its continuation payloads (first,
-            second, third), its byte count (one-hot ``n1``, ``n2``, ``n4``; three if none),
-            its error
+            second, third), its byte count (``n1``, ``n12``: one or two bytes; four if
+            neither and the lead's bit 4, or ``n4`` for a pair; else three), its error
         B   the output shift register: the current byte ``b_s`` (the output slot) and the
             continuation payloads ``b_q1``..``b_q3`` behind it (..``b_q5`` for a pair); it
             takes A3's character (EF or the marker 00 as lead byte, BF BD as payloads for an
@@ -77,7 +77,8 @@ class Utf8ShiftEncoder(CheckedComponent):
     the cycle in which B's current byte is its last (or B is empty), computed a cycle ahead
     from B's count and A3's ``n1`` (a one-byte character). ``adv``, also a flip-flop, is low for the cycle after one in which the sink
     refused a byte; then nothing moves and the skid register is offered. Each copy of ``take``
-    and ``adv`` drives at most :data:`SHIFT_CE_FANOUT` clock enables.
+    and ``adv`` drives at most :data:`UTF8_CE_FANOUT` clock enables (:data:`SHIFT_CE_FANOUT`
+    with ``surrogateescape``).
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
@@ -144,12 +145,14 @@ class Utf8ShiftEncoder(CheckedComponent):
         b_r01 = Signal(init=1, name="b_r01")
         # `adv` falls for the cycle after the sink refused a valid slot; `take` is set for the
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
-        adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid), first_loads=True)
+        fanout = SHIFT_CE_FANOUT if self._errors == "surrogateescape" else UTF8_CE_FANOUT
+        adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid), first_loads=True,
+                           fanout=fanout)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
         # carry_error) also while A3 holds a bubble.
         squeeze = self._carry_error
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01),
-                            enable=adv.first)
+                            enable=adv.first, fanout=fanout)
         move = SqueezeEnables(m, take, adv, o.ready, a3_n1) if squeeze else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
@@ -222,8 +225,9 @@ class Utf8ShiftEncoder(CheckedComponent):
         t0, t1, t2 = take.enables[-3:] if len(take.enables) >= 3 else \
             (take.new(), take.new(), take.new())
         n2 = getattr(a3, "n2", a3.n12 & ~a3.n1)
-        n3 = ~a3.n12 & ~a3.n4
-        counts = Cat(a3.n1, n2, n3, 0, 0, a3.n4) if split else Cat(a3.n1, n2, n3, a3.n4)
+        n4 = getattr(a3, "n4", ~a3.n12 & a3.lead[4])
+        n3 = ~a3.n12 & ~n4
+        counts = Cat(a3.n1, n2, n3, 0, 0, n4) if split else Cat(a3.n1, n2, n3, n4)
         pairs = [
             (b.rem, keep(t0, counts, Cat(b.rem[0] | b.rem[1], b.rem[2:], 0))),
             (b_r01, keep(t0, a3.n12, b_r01 | b.rem[2])),
@@ -262,12 +266,16 @@ def error_bytes(a, marker):
     """The first three bytes of the character in stage ``a`` (``a.lead``, ``a.p1``, ``a.p2``),
     an error's put in: ``a.err`` makes the lead byte EF and the payloads BF BD (U+FFFD), or with
     ``marker`` (``strict``: one marker beat, no payloads) the lead byte 00. Returns ``(lead, p1,
-    p2)``: one LUT each of A's flip-flops. (``a.errq``, a copy of ``err`` for the payloads,
+    p2)``: one LUT each of A's flip-flops. A lead byte of seven bits (:func:`character`'s) gets
+    bit 7 from ``a.n1``: 0 for a character of one byte or a marker, else 1. (``a.errq``, a copy of ``err`` for the payloads,
     is A3's with ``surrogateescape`` only: without it that core's seed 1 fell from 160.0 to
     142.4 MHz; ``replace`` gained nothing from it, 158.0 / 160.7 / 160.7 MHz, a flip-flop more.)"""
     err = a.err
     mark = 0x00 if marker else 0xEF
-    lead = Cat(*((err | a.lead[j]) if (mark >> j) & 1 else (~err & a.lead[j]) for j in range(8)))
+    lead = Cat(*((err | a.lead[j]) if (mark >> j) & 1 else (~err & a.lead[j])
+                 for j in range(len(a.lead))))
+    if len(a.lead) == 7:        # bit 7 is ~n1, an error's too (EF's 1, the marker's 0)
+        lead = Cat(lead, ~a.n1)
     p1, p2 = a.p1, a.p2
     if not marker:
         errq = getattr(a, "errq", err)
@@ -430,7 +438,10 @@ def character(a2, errors, encoding="utf-8"):
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
     ``large`` (TOO_LARGE). ``n3`` is left to B (``~n12 & ~n4``: a flip-flop fewer, one LUT
-    still)."""
+    still). Unless ``split``, so is ``n4`` (``~n12 & lead[4]``: ``lead[4]`` is clear for an
+    error and a bubble), and ``lead`` has seven bits: bit 7, ``~(x & lw)``, is ``~n1`` for a
+    valid character, an error's (EF's, or the marker's) too (:func:`error_bytes`). Two
+    flip-flops fewer: ``utf-8`` 152 -> 150 LCs."""
     split = encoding in SPLIT_ENCODINGS
     if errors == "surrogateescape":
         return _escape_character(a2, split)
@@ -443,12 +454,14 @@ def character(a2, errors, encoding="utf-8"):
         n12 = ~valid | (z21v & x)
     values = {
         "valid": valid, "last": a2.last,
-        # bit 4: C4's 1 (ED's 0 if ``split``; an error's is B's)
+        # bit 4: C4's 1, and 0 for an error (whose lead byte is B's) and a bubble, so that B
+        # reads ``n4`` as ``~n12 & lead[4]``; ED's 0 if ``split`` (then ``n4`` is a register);
+        # bit 7, ``~(x & lw)``, is B's ``~n1`` (see :func:`error_bytes`)
         "lead": Cat(keep(x, a2.lo[:4], a2.hi), x & a2.lo[4] if split else
-                    keep(x, a2.lo[4], r4 | a2.big),
-                    ~x | (lw & a2.p0[5]), ~x | ~lw | a2.pa[0], ~(x & lw)),
+                    z21v & keep(x, a2.lo[4], r4),
+                    ~x | (lw & a2.p0[5]), ~x | ~lw | a2.pa[0]),
         "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
-        "n1": n1, "n12": n12, "n4": z21v & r4,
+        "n1": n1, "n12": n12, **({"n4": z21v & r4} if split else {}),
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
         **_carried(getattr(a2, "carried", None)),
     }
@@ -468,6 +481,16 @@ def character(a2, errors, encoding="utf-8"):
 SHIFT_CE_FANOUT = 25
 
 
+#: The most flip-flops one copy of :class:`Utf8ShiftEncoder`'s ``take`` and ``adv`` drives but
+#: with ``surrogateescape``: after A3 lost ``lead[7]`` and ``n4`` (95 unit-stage flip-flops,
+#: four copies either way) the groups of 26 placed better (``utf-8`` ``replace``, seeds 1-3:
+#: 160.7 / 163.4 / 162.1 MHz; with 25, 157.3 / 151.9 / 150.1; 24, 160.7 / 151.3 / 148.9; 32
+#: or 33, three copies and 149 LCs, 160.7 MHz median). With ``surrogateescape`` 26 puts
+#: ``err`` and its copy ``errq`` under one enable, Yosys merges them and a LUT reads a LUT
+#: (134.6 MHz): it keeps :data:`SHIFT_CE_FANOUT`.
+UTF8_CE_FANOUT = 26
+
+
 #: The most flip-flops one copy of the squeezing enables (:class:`SqueezeEnables`) drives:
 #: five logic blocks. Fewer copies than with 24, so fewer set LUTs that A2's valid and
 #: ``o.ready`` reach (``wtf-8`` ``replace``, seeds 1-3: 113.8 / 118.1 / 122.9 MHz, 322 LCs;
@@ -481,7 +504,8 @@ class EnableCopies:
     (a flip-flop) is high. All start at 0 (the iCE40's power-up state: a flip-flop that drives
     a clock enable is never inverted). :meth:`load` uses them as clock enables, at most
     :attr:`FANOUT` flip-flops per copy
-    (packed across calls: a copy serves the registers of several stages). ``first_loads``: the
+    (packed across calls: a copy serves the registers of several stages; ``fanout``: another
+    number). ``first_loads``: the
     first copy (:attr:`first`, which the caller also reads as logic) is the first clock enable
     too, a copy fewer (``adv``: its first copy selects the output port's multiplexers and
     enables ``take``, and enables B's first registers)."""
@@ -489,8 +513,10 @@ class EnableCopies:
     #: The most flip-flops one copy drives as clock enables.
     FANOUT = SHIFT_CE_FANOUT
 
-    def __init__(self, m, name, next, enable=None, first_loads=False):
+    def __init__(self, m, name, next, enable=None, first_loads=False, fanout=None):
         self.m, self.name, self.next, self.enable = m, name, next, enable
+        if fanout is not None:
+            self.FANOUT = fanout
         self.copies = []
         self.room, self.copy = 0, None
         self.first = self.new()
