@@ -438,7 +438,7 @@ def character(a2, errors, encoding="utf-8"):
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
     ``large`` (TOO_LARGE). ``n3`` is left to B (``~n12 & ~n4``: a flip-flop fewer, one LUT
-    still). Unless ``split``, so is ``n4`` (``~n12 & lead[4]``: ``lead[4]`` is clear for an
+    still). Unless ``split`` (or ``wtf-8``), so is ``n4`` (``~n12 & lead[4]``: ``lead[4]`` is clear for an
     error and a bubble), and ``lead`` has seven bits: bit 7, ``~(x & lw)``, is ``~n1`` for a
     valid character, an error's (EF's, or the marker's) too (:func:`error_bytes`). Two
     flip-flops fewer: ``utf-8`` 152 -> 150 LCs."""
@@ -461,7 +461,8 @@ def character(a2, errors, encoding="utf-8"):
                     z21v & keep(x, a2.lo[4], r4),
                     ~x | (lw & a2.p0[5]), ~x | ~lw | a2.pa[0]),
         "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
-        "n1": n1, "n12": n12, **({"n4": z21v & r4} if split else {}),
+        # (``wtf-8``'s pairing stages write bit 4 and 7 of their own: ``n4`` stays a register)
+        "n1": n1, "n12": n12, **({"n4": z21v & r4} if split or encoding == "wtf-8" else {}),
         "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
         **_carried(getattr(a2, "carried", None)),
     }

@@ -89,10 +89,11 @@ def pair_character(x, lead, p1, p2):
     """A3's lead byte, ``p1`` and ``p2`` of WTF-8 from X's registers ``x``, given those of
     :func:`~utf8_gateware.hdl.utf8_shift_encoder.character` (whose LUTs have room for one more
     input): a lone lead's ED in place of the pair's w[4:2] (``ll``), the pair's bit 4 and its
-    payloads (``pl``), the trail's bit 7 (``pt``)."""
+    payloads (``pl``), bit 7 (``~(x & lw)``, or the trail's ``pt``: :func:`character`'s lead
+    has seven bits, its bit 7 being ``~n1`` in B, which a pair's one-byte trail would clear)."""
     ed = Const(_ED_LOW, 4)
     lead = Cat(keep(x.x, x.lo[:4], keep(x.ll, ed, x.hi)),
-               keep(x.x, x.lo[4], x.r4 | x.pl), lead[5:7], lead[7] | x.pt)
+               keep(x.x, x.lo[4], x.r4 | x.pl), lead[5:7], ~(x.x & x.lw) | x.pt)
     p1 = keep(x.x | x.pl, x.p0, x.pa)
     p2 = keep(x.pl, Cat(x.next_l, x.p2[:2]), x.p2)
     return lead, p1, p2
