@@ -19,8 +19,9 @@ else short of a board.
 * :func:`build_core_model` -- a core alone, placed and routed as ``utf8-gateware synth``
   measures it (:func:`route_core`: inside :class:`~utf8_gateware.hdl.synth.PortHarness`, cached),
   the harness cut off (:func:`cut_harness`: the input shift register's cells removed, the capture
-  register's flip-flops switched off), compiled with the stream driver: a
-  :class:`.compiled.StreamModel` with the RTL model's ports and behaviour.
+  register's flip-flops switched off, their synchronous reset or set kept as a LUT), compiled
+  with the stream driver: a :class:`.compiled.StreamModel` with the RTL model's ports and
+  behaviour.
 
 What nextpnr's JSON leaves out, and how the simulation puts it back (:func:`complete`):
 
@@ -179,6 +180,14 @@ def _check_io(name, cell, vcc):
                                  "constant 1 has no model here")
 
 
+def _fresh_bits(top):
+    """An iterator of the net numbers that module ``top`` of a routed netlist does not use."""
+    used = {bit for net in top["netnames"].values() for bit in net["bits"] if isinstance(bit, int)}
+    used |= {bit for cell in top["cells"].values() for bits in cell["connections"].values()
+             for bit in bits if isinstance(bit, int)}
+    return iter(range(max(used, default=0) + 1, 1 << 31))
+
+
 def complete(routed, ports=BOARD_PORTS, clock="clk", reset=True):
     """nextpnr's routed netlist ``routed`` (the parsed JSON) made simulatable (see the module
     docstring), with its top module's ports renamed and given directions by ``ports`` ({name:
@@ -196,10 +205,7 @@ def complete(routed, ports=BOARD_PORTS, clock="clk", reset=True):
     cells = top["cells"]
     vcc = {bit for name, net in top["netnames"].items() if name == "$PACKER_VCC_NET"
            for bit in net["bits"]}
-    used = {bit for net in top["netnames"].values() for bit in net["bits"] if isinstance(bit, int)}
-    used |= {bit for cell in cells.values() for bits in cell["connections"].values()
-             for bit in bits if isinstance(bit, int)}
-    fresh = iter(range(max(used) + 1, 1 << 31))
+    fresh = _fresh_bits(top)
 
     # Ports: renamed, with directions, and `rst`; a dropped input's pad tied to 0.
     renamed, dropped = {}, set()
@@ -385,6 +391,41 @@ def harness_names(rtlil_text, top):
             for register in HARNESS_REGISTERS if register in netnames}
 
 
+def _lut_init(function):
+    """``LUT_INIT`` (the JSON's binary string, bit 15 first) of ``function(i0, i1, i2, i3)``."""
+    return "".join(str(int(function(*((index >> k) & 1 for k in range(4)))))
+                   for index in reversed(range(16)))
+
+
+def _capture_as_logic(cells, name, label, fresh):
+    """The capture register's logic cell ``name`` made combinational: its output is the value
+    its flip-flop would take. Synthesis may have folded the core's last gate into the
+    flip-flop's synchronous set/reset (``SB_DFFSR``/``SB_DFFSS``: ``out_r`` takes 0 while a
+    select is high, for ``Mux(x, 0, big)``); the cell's flip-flop takes ``SR ? SET_NORESET :
+    LUT`` (``cells_sim.v``'s ``ICESTORM_LC``, Lattice's ``SB_DFFSR``/``SB_DFFSS``), so a cell
+    with ``SR`` gets a LUT of two inputs after it that computes that (a cell with a clock
+    enable or an asynchronous reset is an error: the harness's ``out_r`` has neither)."""
+    cell = cells[name]
+    parameters, connections = cell["parameters"], cell["connections"]
+    parameters["DFF_ENABLE"] = "0"
+    sr, enable = connections.get("SR", []), connections.get("CEN", [])
+    if enable not in ([], ["1"]) or (sr not in ([], ["0"]) and
+                                      int(parameters.get("ASYNC_SR", "0"), 2)):
+        raise RoutedNetlistError(f"{label}: its logic cell {name} has a clock enable or an "
+                                 "asynchronous reset, which the harness's register has not")
+    if sr in ([], ["0"]):
+        return
+    value = int(parameters.get("SET_NORESET", "0"), 2)
+    lut = [next(fresh)]
+    cells[f"{name}$sr"] = {
+        "type": "ICESTORM_LC", "port_directions": dict(cell["port_directions"]),
+        "parameters": {"LUT_INIT": _lut_init(lambda i0, i1, i2, i3: value if i1 else i0),
+                       "DFF_ENABLE": "0"},
+        "connections": {port: {"I0": lut, "I1": sr, "O": connections["O"]}.get(port, [])
+                        for port in cell["port_directions"]}}
+    connections["O"], connections["SR"] = lut, []
+
+
 def cut_harness(routed, netnames, registers, in_ports, out_ports):
     """The core alone in nextpnr's routed netlist of :class:`~utf8_gateware.hdl.synth.PortHarness`
     around it. ``routed``: the parsed JSON; ``netnames``: the ``netnames`` of Yosys' netlist that
@@ -399,8 +440,10 @@ def cut_harness(routed, netnames, registers, in_ports, out_ports):
     * Each core output bit: the logic cell of its capture flip-flop (``out_r``) keeps its LUT
       (the core's last LUT, or the pass-through nextpnr put in front of the flip-flop) and loses
       its flip-flop (``DFF_ENABLE`` 0): its output, the core's output bit, becomes bit of the
-      top-level output named for the core's port. A bit that Yosys found constant stays that
-      constant.
+      top-level output named for the core's port; if synthesis folded the core's last gate into
+      the flip-flop's synchronous reset or set (``SR``), a LUT after the cell computes what the
+      flip-flop would take (:func:`_capture_as_logic`). A bit that Yosys found constant stays
+      that constant.
     * The pins ``sin``, ``load`` and ``sout`` are dropped; ``clk`` stays.
 
     Every bit is found by name (a name it had before synthesis that Yosys kept, then the name
@@ -416,6 +459,7 @@ def cut_harness(routed, netnames, registers, in_ports, out_ports):
     drivers = {bits[0]: (name, port) for name, cell in cells.items()
                for port, bits in cell["connections"].items()
                if cell["port_directions"].get(port) == "output" and len(bits) == 1}
+    fresh = _fresh_bits(top)
 
     def synthesised_bit(register, position):
         label = f"{register}[{position}]"
@@ -469,7 +513,7 @@ def cut_harness(routed, netnames, registers, in_ports, out_ports):
                                          f"{shared[0]}: Yosys shared the harness's register "
                                          "with the core's")
             net, cell = register_cell(label, bit)
-            cells[cell]["parameters"]["DFF_ENABLE"] = "0"
+            _capture_as_logic(cells, cell, label, fresh)
             bits.append(net)
         top["ports"][name] = {"direction": "output", "bits": bits}
         ports[name] = (name, "output")

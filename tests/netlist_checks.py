@@ -38,9 +38,10 @@ def stimulus(kind, rng):
 
 def driver_items(core, kind, messages):
     """``(bytes, in_bytes)`` of the driver's input file: one item per byte / unit (per beat of
-    four bytes for the validator), ``last`` on each message's final item."""
+    four bytes for the validator of several lanes), ``last`` on each message's final item."""
     last, _ = payload_field(core, "i", "last")
-    if kind == "validate":
+    if kind == "validate" and "count" in core.signature.members["i"].signature.members[
+            "payload"].shape.members:
         count, _ = payload_field(core, "i", "count")
         words = []
         for message in messages:
