@@ -124,7 +124,7 @@ class BoardCore(CheckedComponent):
             in_depth=self.in_depth, out_depth=self.out_depth, max_payload=self.max_payload,
             credit_step=self.credit_step))
         m.submodules.inbuf = inbuf = ResetInserter(clear)(
-            RingBuffer(self.in_depth, transactional=True))
+            RingBuffer(self.in_depth, addressed=True))
         m.submodules.outbuf = outbuf = ResetInserter(clear)(ReplayBuffer(self.out_depth))
         m.submodules.feeder = feeder = ResetInserter(clear)(MessageFeeder())
         m.submodules.datapath = dp = ResetInserter(clear)(
@@ -158,7 +158,11 @@ class BoardCore(CheckedComponent):
             receiver.data_room.eq(credit.credit_left),
             receiver.discard.eq(control.rollback | clear),
             inbuf.commit.eq(commit),
+            inbuf.commit_length.eq(control.flow.commit_length),
             inbuf.rollback.eq(control.rollback),
+            inbuf.seek.eq(control.seek),
+            inbuf.seek_to.eq(control.seek_to),
+            receiver.place.eq(control.place),
             outbuf.ack.eq(control.flow.acked),
             outbuf.rewind.eq(control.rewind),
             replies.offset.eq(Cat(bytes_out[:24], control.flow.epoch)),

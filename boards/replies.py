@@ -18,6 +18,8 @@ ReplyValues = wiring.Signature({
     "received": Out(32),
     "error_code": Out(ErrorCode, init=ErrorCode.CRC),
     "error_epoch": Out(8),
+    "have_from": Out(24),
+    "have_to": Out(24),
 })
 
 
@@ -35,7 +37,7 @@ class ReplyFields(wiring.Component):
         changed.
     ``values``: In(:data:`ReplyValues`)
         The CREDIT payload (``credit``, ``received``) and the ERROR payload (``error_code``,
-        ``error_epoch``, ``received``).
+        ``error_epoch``, ``received``, ``have_from``, ``have_to``).
     ``offset``: In(32)
         The first four payload bytes of a DATA frame: its offset (modulo 2**24) and epoch.
     ``status``: In(:data:`~utf8_gateware.boards.protocol.STATUS_LAYOUT`)
@@ -74,7 +76,8 @@ class ReplyFields(wiring.Component):
             BoardFrame.CREDIT: Cat(self.values.credit, self.values.received)
                 .word_select(index[:3], 8),
             BoardFrame.ERROR: Cat(self.values.error_code, Const(0, 4), self.values.error_epoch,
-                                  self.values.received).word_select(index[:3], 8),
+                                  self.values.received, self.values.have_from,
+                                  self.values.have_to).word_select(index[:4], 8),
             BoardFrame.DATA: self.offset.word_select(index[:2], 8),
         }
         stage2 = {frame: Signal(8, name=f"{frame.name.lower()}_byte") for frame in candidates}

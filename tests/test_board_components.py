@@ -62,15 +62,17 @@ class ReceiverLog:
         self.done = []
         self.payload = bytearray()
         self.data_begin = 0
+        self.offsets = 0
         self.cycle = 0
 
     async def watch(self, ctx):
         dut = self.dut
         ctx.set(dut.o.ready, 1)
         frames = dut.frames
-        async for _, _, error, done, frame, valid, byte, begin in ctx.tick().sample(
+        async for _, _, error, done, frame, valid, byte, begin, offset in ctx.tick().sample(
                 frames.error, frames.done, frames.frame, dut.o.valid, dut.o.payload,
-                dut.data_begin):
+                dut.data_begin, frames.offset):
+            self.offsets += offset
             if error.valid:
                 self.errors.append(ErrorCode(error.code))
             if done:
@@ -145,6 +147,7 @@ def test_receiver_frames_payload_and_errors():
 
     async def bench(ctx):
         ctx.set(dut.accept_data, 1)
+        ctx.set(dut.place, 1)
         ctx.set(dut.data_room, 16)
         await send_bytes(ctx, dut, start + data)
         await ctx.tick().repeat(5)
@@ -156,27 +159,35 @@ def test_receiver_frames_payload_and_errors():
         await ctx.tick().repeat(450)
 
     simulate(dut, bench, name="receiver-frames", background=[log.watch])
-    data_fields = int.from_bytes(b"llo" + struct.pack("<I", 0x78123456), "little")
-    assert log.done == [(HostFrame.START, 7, Mode.DECODE | 1234 << 8 | 99 << 40),
-                        (HostFrame.DATA, 5, data_fields), (HostFrame.DATA, 5, data_fields)]
+    # (a DATA frame's offset, its first four bytes, is in the top four bytes of the fields)
+    assert [(kind, length, fields >> 24 if kind == HostFrame.DATA else fields)
+            for kind, length, fields in log.done] == [
+        (HostFrame.START, 7, Mode.DECODE | 1234 << 8 | 99 << 40),
+        (HostFrame.DATA, 5, 0x78123456), (HostFrame.DATA, 5, 0x78123456)]
     assert log.errors == [ErrorCode.CRC, ErrorCode.OVERRUN, ErrorCode.TIMEOUT]
+    assert log.offsets == 4                     # each DATA frame's offset arrived
     # Data bytes go out before the CRC is known (the user rolls them back on an error).
-    assert bytes(log.payload) == b"hello" + bytes(bad[4:9]) + b"hello" + b"he"
+    assert bytes(log.payload) == b"hello" + bytes(bad[8:13]) + b"hello"
     assert log.data_begin == 4
 
 
-def test_receiver_keeps_payload_when_not_accepting():
+@pytest.mark.parametrize("accept, place", [(0, 1), (1, 0)])
+def test_receiver_keeps_payload_when_not_accepting(accept, place):
+    """Without a message, or with the user's verdict on the offset against the frame (it
+    would write over data held past a gap, say), the data go nowhere."""
     dut = receiver()
     log = ReceiverLog(dut)
 
     async def bench(ctx):
-        ctx.set(dut.accept_data, 0)
+        ctx.set(dut.accept_data, accept)
+        ctx.set(dut.place, place)
+        ctx.set(dut.data_room, 16)
         await send_bytes(ctx, dut, data_frame(b"abc", 0))
         await ctx.tick().repeat(5)
 
     simulate(dut, bench, name="receiver-not-accepting", background=[log.watch])
     assert [kind for kind, *_ in log.done] == [HostFrame.DATA]
-    assert log.payload == b"" and log.data_begin == 0
+    assert log.payload == b"" and log.data_begin == accept
 
 
 def test_receiver_line_idle_and_framing_outside_a_frame():
@@ -261,11 +272,11 @@ def fields_of(length):
 def test_transmitter_frames():
     """Other frames' payload comes from the fields; a DATA frame's offset (its first 4 bytes)
     from the fields too, then its data from the ``data`` stream."""
-    out, sent = transmit([(BoardFrame.CREDIT, 8), (BoardFrame.DATA, 10), (BoardFrame.ERROR, 6)],
+    out, sent = transmit([(BoardFrame.CREDIT, 8), (BoardFrame.DATA, 10), (BoardFrame.ERROR, 12)],
                          data=b"abcdef")
     frames = FrameParser().feed(out)
     assert frames == [(BoardFrame.CREDIT, fields_of(8)), (BoardFrame.DATA, fields_of(4) + b"abcdef"),
-                      (BoardFrame.ERROR, fields_of(6))]
+                      (BoardFrame.ERROR, fields_of(12))]
     assert sent == 6
 
 
@@ -293,11 +304,13 @@ def test_reply_fields():
         ctx.set(dut.values.received, 0x11223344)
         ctx.set(dut.values.error_code, ErrorCode.TIMEOUT)
         ctx.set(dut.values.error_epoch, 0x99)
+        ctx.set(dut.values.have_from, 0xABCDEF)
+        ctx.set(dut.values.have_to, 0x123456)
         ctx.set(dut.offset, 0x55667788)
         for name, value in status.items():
             ctx.set(dut.status[name], value)
         for kind, length in ((BoardFrame.HELLO_ACK, len(hello)), (BoardFrame.CREDIT, 8),
-                             (BoardFrame.ERROR, 6), (BoardFrame.DATA, 4),
+                             (BoardFrame.ERROR, 12), (BoardFrame.DATA, 4),
                              (BoardFrame.STATUS, STATUS_SIZE)):
             ctx.set(dut.fields.kind, kind)
             payload = bytearray()
@@ -310,7 +323,8 @@ def test_reply_fields():
     simulate(dut, bench, name="reply-fields")
     assert got[BoardFrame.HELLO_ACK] == hello
     assert got[BoardFrame.CREDIT] == struct.pack("<II", 0xA1B2C3D4, 0x11223344)
-    assert got[BoardFrame.ERROR] == struct.pack("<BBI", ErrorCode.TIMEOUT, 0x99, 0x11223344)
+    assert got[BoardFrame.ERROR] == struct.pack("<BBI", ErrorCode.TIMEOUT, 0x99, 0x11223344) + \
+        bytes.fromhex("efcdab563412")
     assert got[BoardFrame.DATA] == struct.pack("<I", 0x55667788)
     assert Status(got[BoardFrame.STATUS]).__dict__ == status       # u32 counters, u64 stamps
 
@@ -588,6 +602,11 @@ def test_control_frames_and_replies():
 
     async def frame(ctx, kind, fields=0, length=0):
         ctx.set(frames.frame, {"kind": kind, "length": length, "fields": fields})
+        if kind == HostFrame.DATA:              # its offset, then (bytes later) the frame
+            ctx.set(frames.offset, 1)
+            await ctx.tick()
+            ctx.set(frames.offset, 0)
+            await ctx.tick().repeat(6)
         ctx.set(frames.check, 1)
         await ctx.tick()
         ctx.set(frames.check, 0)
@@ -859,6 +878,48 @@ def test_replay_buffer_keeps_bytes_until_acknowledged():
     simulate(dut, bench, name="replay-buffer", background=[writer])
     assert got == list(range(10)) + list(range(4, 40))
     assert ready_seen == [0]
+
+
+def test_addressed_ring_buffer_writes_at_the_offset_given():
+    """The input buffer of selective repeat: a frame after a gap is written at its offset
+    (``seek``), the frame that fills the gap before it, and one commit of both lengths makes
+    them readable in stream order; bytes past the committed ones are not read."""
+    dut = RingBuffer(16, addressed=True)
+    got = []
+
+    async def write_at(ctx, offset, data):
+        ctx.set(dut.seek_to, offset)
+        ctx.set(dut.seek, 1)
+        await ctx.tick()
+        ctx.set(dut.seek, 0)
+        for byte in data:
+            await stream_put(ctx, dut.w, byte)
+
+    async def commit(ctx, length):
+        ctx.set(dut.commit_length, length)
+        ctx.set(dut.commit, 1)
+        await ctx.tick()
+        ctx.set(dut.commit, 0)
+
+    async def reader(ctx):
+        while True:
+            got.append(await stream_get(ctx, dut.o))
+
+    async def bench(ctx):
+        await write_at(ctx, 0, b"ab")
+        await commit(ctx, 2)
+        await write_at(ctx, 5, b"fgh")                 # past a gap: held
+        await ctx.tick().repeat(20)
+        assert bytes(got) == b"ab"
+        await write_at(ctx, 2, b"cde")                 # the gap
+        await commit(ctx, 6)
+        await ctx.tick().repeat(40)
+        await write_at(ctx, 8, b"ijklmnopqrst")       # round the ring (16 bytes)
+        await commit(ctx, 12)
+        await ctx.tick().repeat(80)
+
+    simulate(dut, bench, name="addressed-ring", background=[reader])
+    assert bytes(got) == b"abcdefghijklmnopqrst"
 
 
 def test_replay_buffer_parameter_checks():
