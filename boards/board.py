@@ -160,9 +160,11 @@ class BoardCore(CheckedComponent):
             inbuf.commit.eq(commit),
             inbuf.commit_length.eq(control.flow.commit_length),
             inbuf.rollback.eq(control.rollback),
-            inbuf.seek.eq(control.seek),
-            inbuf.seek_to.eq(control.seek_to),
+            # (a DATA frame's data are written from its offset, in the fields when it pulses)
+            inbuf.seek.eq(receiver.frames.offset),
+            inbuf.seek_to.eq(receiver.frames.frame.fields[-32:-16]),
             receiver.place.eq(control.place),
+            control.credit_left.eq(credit.credit_left),
             outbuf.ack.eq(control.flow.acked),
             outbuf.rewind.eq(control.rewind),
             replies.offset.eq(Cat(bytes_out[:24], control.flow.epoch)),

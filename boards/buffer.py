@@ -100,7 +100,8 @@ class RingBuffer(CheckedComponent):
         moot, the next writes seek first).
     ``commit_length``: In(16)
         (``addressed`` only) ``commit`` makes the next ``commit_length`` bytes after the
-        committed ones readable (written in any order), a cycle later.
+        committed ones readable (written in any order), a cycle later (hold it for that
+        cycle).
     ``level``: Out(range(depth + 1))
         Committed bytes not yet read from the RAM, one cycle late (for status and tests).
 
@@ -150,10 +151,9 @@ class RingBuffer(CheckedComponent):
         commit = Signal()
         m.d.sync += commit.eq(self.commit & ~self.rollback)
         if self.addressed:
-            length = Signal(16)
-            m.d.sync += length.eq(self.commit_length)
+            # (`commit_length` holds for the cycle after `commit`)
             with m.If(commit):
-                m.d.sync += cptr.eq(cptr + length)
+                m.d.sync += cptr.eq(cptr + self.commit_length)
             with m.If(self.seek):
                 m.d.sync += wptr.eq(self.seek_to)
             with m.Elif(do_write):

@@ -53,12 +53,13 @@ class MessageControl(CheckedComponent):
         whether all output is sent.
     ``replies``: Out(:data:`~.replies.ReplyValues`)
         The payloads of CREDIT and ERROR frames (registered when the frame is accepted).
-    ``place``: Out(1), ``seek``: Out(1), ``seek_to``: Out(24)
+    ``credit_left``: In(32)
+        The input credit not yet used (from the flow control).
+    ``place``: Out(1)
         The verdict on a DATA frame's offset (``frames.offset``), a few cycles after it: its data
-        go into the input buffer (``place``, a level until the next DATA frame's offset; a
-        frame at the count that ends at or before the held range, or one that starts the
-        range or extends it, within the credit), written from ``seek_to`` (the offset, modulo
-        2**24; ``seek`` pulses with the verdict).
+        go into the input buffer (at their offset; a level until the next DATA frame's offset):
+        a frame at the count that ends at or before the held range, or one that starts the
+        range or extends it, within the credit.
     ``dp_done``: In(1)
         The datapath's final output was written (pulse).
     ``rewind``: Out(1)
@@ -95,9 +96,8 @@ class MessageControl(CheckedComponent):
             "tx": Out(FrameRequests),
             "flow": In(FlowControl),
             "replies": Out(ReplyValues),
+            "credit_left": In(32),
             "place": Out(1),
-            "seek": Out(1),
-            "seek_to": Out(24),
             "dp_done": In(1),
             "rewind": Out(1),
             "clear": Out(1),
@@ -133,50 +133,47 @@ class MessageControl(CheckedComponent):
     def _place(self, m, state):
         """Where a DATA frame's data go (selective repeat): the verdict on its offset, in
         registered steps after ``frames.offset`` (its data come a byte time later at the
-        earliest), from the count received, the range held past a gap and the credit."""
+        earliest), from the count received, the range held past a gap and the credit left.
+        Positions modulo 2**16 (twice the input buffer): the verdict on the frame
+        (:meth:`_receive`) checks the offset against the count exactly."""
         frames, flow = self.frames, self.flow
-        offset = frames.frame.fields[-32:-8]
+        offset = frames.frame.fields[-32:-16]
         length = frames.frame.length
-        state.offset = Signal(24)       # the frame's offset and end (modulo 2**24)
-        state.end_at = Signal(24)
+        state.end_at = Signal(16)       # the frame's end
         state.ranged = Signal()         # a range past the gap is held ...
-        state.have_from = Signal(24)    # ... from here (equal to `have_to` when none)
-        state.have_to = Signal(24)
+        state.have_from = Signal(16)    # ... from here (equal to `have_to` when none)
+        state.have_to = Signal(16)
         state.in_order = Signal()       # the verdicts: at the count, before the range
         state.hold = Signal()           # past the gap: starts or extends the range
         state.merges = Signal()         # at the count, ends where the range begins
         steps = Signal(3)
         m.d.sync += steps.eq(Cat(frames.offset, steps[:2]))
-        delta = Signal(24)              # offset - count
+        delta = Signal(16)              # offset - count
         at_end = Signal()               # offset == have_to
-        credit_rel = Signal(18)         # credit - count (at most the input buffer)
         held = Signal(16)               # the range's length
-        m.d.sync += [credit_rel.eq((flow.credit - flow.in_total)[:18]),
-                     held.eq((state.have_to - state.have_from)[:16])]
+        m.d.sync += held.eq(state.have_to - state.have_from)
         with m.If(frames.offset):
-            m.d.sync += [state.offset.eq(offset), state.end_at.eq(offset + length),
-                         delta.eq(offset - flow.in_total[:24]), at_end.eq(offset == state.have_to),
-                         self.place.eq(0)]
-        at_total, near, before_from = Signal(), Signal(), Signal()
-        end_rel = Signal(18)            # end - count, when near
+            m.d.sync += [state.end_at.eq(offset + length), delta.eq(offset - flow.in_total[:16]),
+                         at_end.eq(offset == state.have_to), self.place.eq(0)]
+        at_total, before_from = Signal(), Signal()
+        end_rel = Signal(17)            # end - count
         with m.If(steps[0]):
-            m.d.sync += [at_total.eq(delta == 0), near.eq(delta[16:] == 0),
-                         end_rel.eq(delta[:16] + length),
+            m.d.sync += [at_total.eq(delta == 0), end_rel.eq(delta + length),
                          state.merges.eq(state.ranged & (state.end_at == state.have_from)),
                          before_from.eq(~state.ranged |
-                                        ~(state.have_from - state.end_at)[23])]
+                                        ~(state.have_from - state.end_at)[15])]
         fits = Signal()                 # the frame ends within the credit
         with m.If(steps[1]):
             m.d.sync += [
-                fits.eq(~(credit_rel - end_rel)[-1]),   # (a borrow: a carry chain)
+                # (a borrow: a carry chain; a frame behind the count is 2**15 or more ahead)
+                fits.eq(~(self.credit_left[:17] - end_rel)[-1]),
                 state.in_order.eq(at_total & before_from),
-                state.hold.eq(near & ~at_total & (~state.ranged | at_end)),
+                state.hold.eq(~at_total & (~state.ranged | at_end)),
                 flow.commit_length.eq(length + Mux(state.merges, held, 0)),
             ]
         with m.If(steps[2]):
             m.d.sync += [state.hold.eq(state.hold & fits),
                          self.place.eq(state.in_order | state.hold & fits)]
-        m.d.comb += [self.seek.eq(steps[2]), self.seek_to.eq(state.offset)]
 
     def _receive(self, m, state):
         """The received frames' effects, decided in three steps: flags registered on ``check``,
@@ -231,9 +228,9 @@ class MessageControl(CheckedComponent):
         with m.Elif(is_kind[HostFrame.DATA]):
             with m.If(~self.active):
                 fail(ErrorCode.NO_MESSAGE)
-            with m.Elif(state.in_order & ~self.end_seen):
+            with m.Elif(state.in_order & at_total & ~self.end_seen):
                 m.d.comb += decided.commit.eq(1)
-            with m.Elif(state.hold & ~self.end_seen):
+            with m.Elif(state.hold & ~behind & ~self.end_seen):
                 # Kept past the gap (its data are in the buffer at their offset); the ERROR
                 # says the count and the range: the host sends the gap again, no more.
                 m.d.comb += decided.hold.eq(1)
@@ -284,7 +281,7 @@ class MessageControl(CheckedComponent):
             with m.If(act.hold):
                 m.d.sync += [state.ranged.eq(1), state.have_to.eq(state.end_at)]
                 with m.If(~state.ranged):
-                    m.d.sync += state.have_from.eq(state.offset)
+                    m.d.sync += state.have_from.eq(offset)
             with m.If(act.end):
                 m.d.comb += self.ended.eq(~self.end_seen)
                 m.d.sync += [self.end_seen.eq(1), self.reported.eq(0)]

@@ -71,7 +71,8 @@ USB_ROUND_TRIP_S = 0.002
 def inflight_for(baud, frame):
     """The default bound on input bytes in flight (:class:`Link`'s ``inflight``) for DATA frames
     of ``frame`` bytes at ``baud``: what keeps the line to the board busy over a real USB-UART,
-    no more (go-back-N sends it again after a loss). The host asks for the board's count every
+    no more (the host's own frames queue behind it; go-back-N sent it all again after a loss,
+    selective repeat sends the frame lost). The host asks for the board's count every
     half of it, so it is twice what the line carries in a round trip: :data:`USB_ROUND_TRIP_S`
     plus the DATA frame the board may be sending when the request arrives and the CREDIT that
     answers it. A whole number of frames, at least four. (3 Mbaud, 256-byte frames: 2.9 ms,
@@ -103,9 +104,8 @@ class Link:
     largest DATA payload in either direction (default: the board's ``max_payload``; smaller
     frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
     beyond the count the board last confirmed (default: :func:`inflight_for` the board's baud
-    rate and the frame); go-back-N sends them again after a loss, and the host's own frames
-    (``WINDOW``, ``END``) queue behind them, so the smaller the less a fault costs, as long as
-    it covers the round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
+    rate and the frame); the host's own frames (``WINDOW``, ``END``) queue behind them, so the
+    smaller the sooner a fault is answered, as long as it covers the round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
     without progress after which the host probes, until round trips have been measured (then
     their smoothed mean plus four times their variation, RFC 6298). ``max_restarts``: how many times a
     message is started over when the board lost it (it was reset) before giving up.
@@ -226,7 +226,8 @@ class Link:
 
 
 class _Transfer:
-    """One attempt at a message: HELLO, START, then go-back-N both ways until the STATUS."""
+    """One attempt at a message: HELLO, START, then the input (selective repeat) and the
+    output (go-back-N) until the STATUS."""
     def __init__(self, link, mode, data, progress, counts, hooks):
         self.link, self.mode, self.data = link, mode, data
         self.progress, self.counts, self.hooks = progress, counts, hooks
@@ -447,9 +448,10 @@ class _Transfer:
                     self._moved(now)
                 self._acknowledged(received, now)
         elif kind == BoardFrame.ERROR:
-            received = struct.unpack("<I", payload[2:6])[0]
-            held = [board_position(int.from_bytes(payload[at:at + 3], "little"), received)[0]
-                    for at in (6, 9)]
+            received, *held = struct.unpack("<IHH", payload[2:])
+            # (the range modulo 2**16, within the input buffer of the count)
+            held = [received + ((value - received + 0x8000) & 0xFFFF) - 0x8000
+                    for value in held]
             self._on_error(payload[0], payload[1], received, now, held)
         elif self.phase != "run":
             pass                # frames of an earlier message

@@ -53,8 +53,9 @@ Board -> host
     output payload bytes from ``offset`` on (in order).
 ``STATUS`` (0x84): the counters and 64-bit stamps of :data:`STATUS_LAYOUT`.
 ``ERROR`` (0x85): ``code`` u8 (:class:`ErrorCode`), ``epoch`` u8 (of the rejected DATA or END
-    frame), ``received`` u32 (as in ``CREDIT``), ``have_from`` u24, ``have_to`` u24 (modulo
-    2**24: the input bytes the board holds past the gap at ``received``; equal: none).
+    frame), ``received`` u32 (as in ``CREDIT``), ``have_from`` u16, ``have_to`` u16 (modulo
+    2**16, within the input buffer of ``received``: the input bytes the board holds past the
+    gap at ``received``; equal: none).
 
 Flow control (overrun is impossible in both directions)
 -------------------------------------------------------
@@ -110,8 +111,9 @@ is sent when all output has been sent; a host that misses output or the STATUS a
 (``REWIND``, ``END``), once per gap and round trip: a gap it sees after a timeout (the answer to
 its probe) is news, however long the backed-off timeout.
 A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host starts the message
-over. What go-back-N sends again is what was in flight past a loss, and the host's ``WINDOW``
-(``REWIND``) waits behind it on the line, so the host keeps its input in flight small (a few
+over. The host's ``WINDOW`` (``REWIND``) waits behind its input in flight on the line (and
+go-back-N, before selective repeat, sent all of it again after a loss), so the host keeps that
+small (a few
 frames, however large its credit) and asks for the board's count every half of it (a
 ``WINDOW`` is answered by a ``CREDIT``); those round trips size its timeout. The host gives up after a number of timeouts without progress or of restarts (see
 :class:`~utf8_gateware.boards.host.Link`).
@@ -332,7 +334,7 @@ HOST_LENGTHS = host_lengths()
 BOARD_LENGTHS = {
     BoardFrame.HELLO_ACK: (HELLO_SIZE, HELLO_SIZE), BoardFrame.CREDIT: (8, 8),
     BoardFrame.DATA: (1 + OFFSET_SIZE, MAX_PAYLOAD + OFFSET_SIZE),
-    BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE), BoardFrame.ERROR: (12, 12),
+    BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE), BoardFrame.ERROR: (10, 10),
 }
 
 

@@ -18,8 +18,8 @@ ReplyValues = wiring.Signature({
     "received": Out(32),
     "error_code": Out(ErrorCode, init=ErrorCode.CRC),
     "error_epoch": Out(8),
-    "have_from": Out(24),
-    "have_to": Out(24),
+    "have_from": Out(16),
+    "have_to": Out(16),
 })
 
 

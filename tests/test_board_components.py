@@ -272,11 +272,11 @@ def fields_of(length):
 def test_transmitter_frames():
     """Other frames' payload comes from the fields; a DATA frame's offset (its first 4 bytes)
     from the fields too, then its data from the ``data`` stream."""
-    out, sent = transmit([(BoardFrame.CREDIT, 8), (BoardFrame.DATA, 10), (BoardFrame.ERROR, 12)],
+    out, sent = transmit([(BoardFrame.CREDIT, 8), (BoardFrame.DATA, 10), (BoardFrame.ERROR, 10)],
                          data=b"abcdef")
     frames = FrameParser().feed(out)
     assert frames == [(BoardFrame.CREDIT, fields_of(8)), (BoardFrame.DATA, fields_of(4) + b"abcdef"),
-                      (BoardFrame.ERROR, fields_of(12))]
+                      (BoardFrame.ERROR, fields_of(10))]
     assert sent == 6
 
 
@@ -304,13 +304,13 @@ def test_reply_fields():
         ctx.set(dut.values.received, 0x11223344)
         ctx.set(dut.values.error_code, ErrorCode.TIMEOUT)
         ctx.set(dut.values.error_epoch, 0x99)
-        ctx.set(dut.values.have_from, 0xABCDEF)
-        ctx.set(dut.values.have_to, 0x123456)
+        ctx.set(dut.values.have_from, 0xABCD)
+        ctx.set(dut.values.have_to, 0x1234)
         ctx.set(dut.offset, 0x55667788)
         for name, value in status.items():
             ctx.set(dut.status[name], value)
         for kind, length in ((BoardFrame.HELLO_ACK, len(hello)), (BoardFrame.CREDIT, 8),
-                             (BoardFrame.ERROR, 12), (BoardFrame.DATA, 4),
+                             (BoardFrame.ERROR, 10), (BoardFrame.DATA, 4),
                              (BoardFrame.STATUS, STATUS_SIZE)):
             ctx.set(dut.fields.kind, kind)
             payload = bytearray()
@@ -324,7 +324,7 @@ def test_reply_fields():
     assert got[BoardFrame.HELLO_ACK] == hello
     assert got[BoardFrame.CREDIT] == struct.pack("<II", 0xA1B2C3D4, 0x11223344)
     assert got[BoardFrame.ERROR] == struct.pack("<BBI", ErrorCode.TIMEOUT, 0x99, 0x11223344) + \
-        bytes.fromhex("efcdab563412")
+        bytes.fromhex("cdab3412")
     assert got[BoardFrame.DATA] == struct.pack("<I", 0x55667788)
     assert Status(got[BoardFrame.STATUS]).__dict__ == status       # u32 counters, u64 stamps
 

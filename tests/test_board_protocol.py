@@ -37,7 +37,7 @@ def test_crc_matches_amaranth_catalog():
 
 def test_frame_round_trip():
     frames = [(BoardFrame.CREDIT, bytes(range(8))), (BoardFrame.DATA, bytes(range(256))),
-              (BoardFrame.ERROR, bytes(12))]
+              (BoardFrame.ERROR, bytes(10))]
     stream_ = b"".join(encode_frame(kind, payload) for kind, payload in frames)
     parser = FrameParser()
     got = []
@@ -219,8 +219,8 @@ def test_host_sends_again_only_the_gap():
 
     def error(epoch):
         held = board.held or (board.count, board.count)
-        return encode_frame(BoardFrame.ERROR, struct.pack("<BBI", ErrorCode.SEQUENCE, epoch,
-                            board.count) + b"".join(x.to_bytes(3, "little") for x in held))
+        return encode_frame(BoardFrame.ERROR, struct.pack("<BBIHH", ErrorCode.SEQUENCE, epoch,
+                            board.count, *held))
 
     def reply(kind, payload):
         if kind == HostFrame.DATA:
@@ -400,8 +400,8 @@ def errors_in(frames):
 
 def ranges_in(frames):
     """The ranges the ERRORs say the board holds past its count: (have_from, have_to)."""
-    return [(int.from_bytes(payload[6:9], "little"), int.from_bytes(payload[9:12], "little"))
-            for kind, payload in frames if kind == BoardFrame.ERROR]
+    return [struct.unpack("<HH", payload[6:]) for kind, payload in frames
+            if kind == BoardFrame.ERROR]
 
 
 def output_of(frames):
@@ -536,7 +536,7 @@ def test_protocol_errors():
             data_frame(b"x", 0) +                                       # no message
             start(Mode.DECODE, window=0) + start(Mode.DECODE) +         # busy
             b"".join(data_frame(b"y" * 64, 64 * n) for n in range(4)))  # credit (1024 - 64) / 4
-    # (a pause after the bad length: its ERROR (18 bytes) waits behind the first one)
+    # (a pause after the bad length: its ERROR (16 bytes) waits behind the first one)
     frames = run_board(host, extra_cycles=3000,
                        gap_after={2 + len(unknown) + len(bad_length) - 1: 400})
     codes = [code for code, _ in errors_in(frames)]
