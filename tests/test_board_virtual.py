@@ -137,7 +137,8 @@ def test_a_loss_costs_only_the_frame_lost(board, mode, hook):
     """Selective repeat: a frame corrupted or lost on the way to the board, after which later
     frames arrive, is sent again alone (256 bytes): the board keeps the frames after it. (Go-back-N
     sent again all that was in flight past it, up to ``inflight_for`` the baud rate: 1792 bytes,
-    7 frames; measured 1536 on this test in transcode.) No timeout: the ERRORs find the gap."""
+    7 frames; measured 1536 on this test in transcode.) The ERRORs find the gap; a timeout on a
+    loaded machine (the host's clock) probes with one byte, which the count allows for."""
     with open_link(board, frame=256) as link:
         link.connect()
         assert inflight_for(link.hello.baud, 256) == 1792
@@ -145,8 +146,9 @@ def test_a_loss_costs_only_the_frame_lost(board, mode, hook):
         assert report["match"], report["problems"]
     counts = report["link"]
     print(counts)
-    assert counts["go_backs"] == 1 and counts["timeouts"] == 0
-    assert counts["frames_resent"] == 1 and counts["bytes_resent"] == 256
+    probes = counts["timeouts"]
+    assert counts["go_backs"] == 1 and probes <= 1
+    assert counts["frames_resent"] == 1 + probes and counts["bytes_resent"] == 256 + probes
 
 
 def test_host_vanishes_mid_message_then_a_new_host(board):
