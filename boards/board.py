@@ -194,8 +194,8 @@ class BoardCore(CheckedComponent):
             status.codepoints.eq(dp.codepoints),
             *[status[kind.label].eq(dp.errors[kind.value - 1])
               for kind in ErrorKind if kind is not ErrorKind.NONE],
-            *[status[name].eq(getattr(stamps, name))
-              for name in ("rx_first", "rx_last", "tx_first", "tx_status")],
+            stamps.read.eq(replies.stamp_read),
+            replies.stamp.eq(stamps.stamp),
         ]
         m.d.comb += [
             leds.activity.eq(rx_uart.o.valid | (tx_uart.i.valid & tx_uart.i.ready)),

@@ -21,7 +21,7 @@ from utf8_gateware.boards.host import expected_output
 from utf8_gateware.boards.leds import LEDStretcher
 from utf8_gateware.boards.protocol import (
     BoardFrame, CREDIT_SHIFT, EXPANSION, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
-    STATUS_LAYOUT, STATUS_SIZE, SYNC, Status, REWIND, MAX_WINDOW,
+    STAMP_FIELDS, STATUS_LAYOUT, STATUS_SIZE, SYNC, Status, REWIND, MAX_WINDOW,
     decode_word, encode_frame, host_lengths, data_frame, start_frame)
 from utf8_gateware.boards import buffer, replay_buffer
 from utf8_gateware.boards.buffer import RingBuffer
@@ -293,11 +293,17 @@ def test_transmitter_abort_spoils_a_data_frame():
 
 
 def test_reply_fields():
+    """Every frame type's payload; the STATUS stamps read through ``stamp_read`` from a stand-in
+    for the stamps' block RAM (the value a cycle after the number)."""
     hello = bytes(range(100, 120))
     dut = ReplyFields(hello)
     status = {name: 0x0102030405060708 * (index + 1) & (1 << STATUS_LAYOUT.members[name].width) - 1
               for index, name in enumerate(STATUS_FIELDS)}
     got = {}
+
+    async def stamp_ram(ctx):
+        async for _, _, number in ctx.tick().sample(dut.stamp_read):
+            ctx.set(dut.stamp, status[STAMP_FIELDS[number]])
 
     async def bench(ctx):
         ctx.set(dut.values.credit, 0xA1B2C3D4)
@@ -308,7 +314,8 @@ def test_reply_fields():
         ctx.set(dut.values.have_to, 0x1234)
         ctx.set(dut.offset, 0x55667788)
         for name, value in status.items():
-            ctx.set(dut.status[name], value)
+            if name not in STAMP_FIELDS:
+                ctx.set(dut.status[name], value)
         for kind, length in ((BoardFrame.HELLO_ACK, len(hello)), (BoardFrame.CREDIT, 8),
                              (BoardFrame.ERROR, 10), (BoardFrame.DATA, 4),
                              (BoardFrame.STATUS, STATUS_SIZE)):
@@ -320,7 +327,7 @@ def test_reply_fields():
                 payload.append(ctx.get(dut.fields.byte))
             got[kind] = bytes(payload)
 
-    simulate(dut, bench, name="reply-fields")
+    simulate(dut, bench, name="reply-fields", background=[stamp_ram])
     assert got[BoardFrame.HELLO_ACK] == hello
     assert got[BoardFrame.CREDIT] == struct.pack("<II", 0xA1B2C3D4, 0x11223344)
     assert got[BoardFrame.ERROR] == struct.pack("<BBI", ErrorCode.TIMEOUT, 0x99, 0x11223344) + \
@@ -521,7 +528,21 @@ def test_stream_fifo_keeps_order_under_backpressure():
     assert fast.ready_low == 0 and fast.cycles <= len(data) + 2      # one item per cycle
 
 
+def read_stamps(ctx, dut):
+    """The four stamps through the read port (STAMP_FIELDS order), a cycle each."""
+    async def read():
+        got = {}
+        for number, name in enumerate(STAMP_FIELDS):
+            ctx.set(dut.read, number)
+            await ctx.tick()
+            got[name] = ctx.get(dut.stamp)
+        return got
+    return read()
+
+
 def test_stamps():
+    """The stamps at their events (a cycle late), the first DATA frames' once; read as 0 after
+    a restart until taken again (the block RAM keeps the old words)."""
     dut = MessageStamps()
     got = {}
 
@@ -543,11 +564,17 @@ def test_stamps():
         ctx.set(dut.tx_kind, BoardFrame.STATUS)
         await pulse(ctx, dut.tx_started)              # tx_status = 8
         await ctx.tick()
-        for name in ("time", "rx_first", "rx_last", "tx_first", "tx_status"):
-            got[name] = ctx.get(getattr(dut, name))
+        got["time"] = ctx.get(dut.time)
+        got.update(await read_stamps(ctx, dut))
+        await pulse(ctx, dut.restart)
+        await ctx.tick()
+        await pulse(ctx, dut.end)                     # rx_last = 1 (the others not taken)
+        await ctx.tick()
+        got["again"] = await read_stamps(ctx, dut)
 
     simulate(dut, bench, name="stamps")
-    assert got == {"time": 9, "rx_first": 3, "rx_last": 7, "tx_first": 5, "tx_status": 8}
+    assert got == {"time": 9, "rx_first": 3, "rx_last": 7, "tx_first": 5, "tx_status": 8,
+                   "again": {"rx_first": 0, "rx_last": 1, "tx_first": 0, "tx_status": 0}}
 
 
 def test_stamps_carry_into_the_upper_half():
