@@ -27,9 +27,9 @@ cycle before ``done`` and acts on the transmitter's ``accept`` a cycle later, th
 count or stamp are registered before they do, the datapath's ports and the decoder's output go
 through 1-entry FIFOs, the buffers' RAM port serves writer and reader in alternate cycles, and
 the transmitter's payload bytes come out of a 3-stage pipeline that the UART's 10 bit times per
-byte hide. At 48 MHz the whole board (with the cores and the UTF-16 modes) places and routes at
-49.2-51.3 MHz (seeds 1-3) in 4,459 logic cells, no block RAM and 3 SPRAMs (32 KiB in, 64 KiB
-out).
+byte hide. At 48 MHz the whole board (with the cores, the UTF-16 modes and selective repeat)
+places and routes at 49.0-49.8 MHz (seeds 1-3) in 4,464 logic cells, 8 block RAMs (the STATUS
+stamps) and 3 SPRAMs (32 KiB in, 64 KiB out).
 """
 
 import struct
@@ -124,7 +124,7 @@ class BoardCore(CheckedComponent):
             in_depth=self.in_depth, out_depth=self.out_depth, max_payload=self.max_payload,
             credit_step=self.credit_step))
         m.submodules.inbuf = inbuf = ResetInserter(clear)(
-            RingBuffer(self.in_depth, transactional=True))
+            RingBuffer(self.in_depth, addressed=True))
         m.submodules.outbuf = outbuf = ResetInserter(clear)(ReplayBuffer(self.out_depth))
         m.submodules.feeder = feeder = ResetInserter(clear)(MessageFeeder())
         m.submodules.datapath = dp = ResetInserter(clear)(
@@ -158,7 +158,13 @@ class BoardCore(CheckedComponent):
             receiver.data_room.eq(credit.credit_left),
             receiver.discard.eq(control.rollback | clear),
             inbuf.commit.eq(commit),
+            inbuf.commit_length.eq(control.flow.commit_length),
             inbuf.rollback.eq(control.rollback),
+            # (a DATA frame's data are written from its offset, in the fields when it pulses)
+            inbuf.seek.eq(receiver.frames.offset),
+            inbuf.seek_to.eq(receiver.frames.frame.fields[-32:-16]),
+            receiver.place.eq(control.place),
+            control.credit_left.eq(credit.credit_left),
             outbuf.ack.eq(control.flow.acked),
             outbuf.rewind.eq(control.rewind),
             replies.offset.eq(Cat(bytes_out[:24], control.flow.epoch)),
@@ -188,8 +194,8 @@ class BoardCore(CheckedComponent):
             status.codepoints.eq(dp.codepoints),
             *[status[kind.label].eq(dp.errors[kind.value - 1])
               for kind in ErrorKind if kind is not ErrorKind.NONE],
-            *[status[name].eq(getattr(stamps, name))
-              for name in ("rx_first", "rx_last", "tx_first", "tx_status")],
+            stamps.read.eq(replies.stamp_read),
+            replies.stamp.eq(stamps.stamp),
         ]
         m.d.comb += [
             leds.activity.eq(rx_uart.o.valid | (tx_uart.i.valid & tx_uart.i.ready)),

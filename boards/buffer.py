@@ -94,6 +94,14 @@ class RingBuffer(CheckedComponent):
         same cycle) readable, a cycle later.
     ``rollback``: In(1)
         (``transactional`` only) forget the bytes written since the last commit.
+    ``seek``: In(1), ``seek_to``: In(range(2 * depth))
+        (``addressed`` only) write from ``seek_to`` on (a stream offset modulo ``2 * depth``:
+        the writer places its bytes anywhere past the committed ones; ``rollback`` is then
+        moot, the next writes seek first).
+    ``commit_length``: In(16)
+        (``addressed`` only) ``commit`` makes the next ``commit_length`` bytes after the
+        committed ones readable (written in any order), a cycle later (hold it for that
+        cycle).
     ``level``: Out(range(depth + 1))
         Committed bytes not yet read from the RAM, one cycle late (for status and tests).
 
@@ -106,16 +114,20 @@ class RingBuffer(CheckedComponent):
     buffer holds at most ``depth - 1`` bytes) and the port's turn.
     """
     @classmethod
-    def check_parameters(cls, depth, *, transactional=False):
+    def check_parameters(cls, depth, *, transactional=False, addressed=False):
         if isinstance(depth, bool) or not isinstance(depth, int):
             raise TypeError(f"depth must be an integer, not {depth!r}")
         if depth < 2 or depth & (depth - 1):
             raise ValueError(f"depth must be a power of 2 of at least 2, not {depth}")
 
-    def __init__(self, depth, *, transactional=False):
+    def __init__(self, depth, *, transactional=False, addressed=False):
         self.depth = depth
-        self.transactional = bool(transactional)
+        self.transactional = bool(transactional) or bool(addressed)
+        self.addressed = bool(addressed)
+        extra = {"seek": In(1), "seek_to": In(range(2 * depth)),
+                 "commit_length": In(16)} if addressed else {}
         super().__init__({
+            **extra,
             "w": In(stream.Signature(8)),
             "o": Out(stream.Signature(8)),
             "commit": In(1),
@@ -138,7 +150,15 @@ class RingBuffer(CheckedComponent):
         # in the commit's cycle.
         commit = Signal()
         m.d.sync += commit.eq(self.commit & ~self.rollback)
-        if self.transactional:
+        if self.addressed:
+            # (`commit_length` holds for the cycle after `commit`)
+            with m.If(commit):
+                m.d.sync += cptr.eq(cptr + self.commit_length)
+            with m.If(self.seek):
+                m.d.sync += wptr.eq(self.seek_to)
+            with m.Elif(do_write):
+                m.d.sync += wptr.eq(wptr + 1)
+        elif self.transactional:
             with m.If(commit):
                 m.d.sync += cptr.eq(wptr)
             with m.If(self.rollback):

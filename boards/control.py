@@ -24,9 +24,12 @@ class MessageControl(CheckedComponent):
     Received frames (from :class:`~.frame_rx.FrameReceiver`): ``HELLO`` clears everything and
     owes a ``HELLO_ACK``; ``START`` (refused while a message is in progress, unless its STATUS
     has been sent, or with an unknown mode) clears the buffers and the datapath and begins a
-    message; ``DATA`` commits its payload if its offset is the count received so far, drops it
-    quietly if the offset is below (a repeat: it owes a ``CREDIT``, which carries the count), and
-    is refused otherwise (``SEQUENCE``: a gap); ``END`` marks the input complete if its total is that count (else
+    message; ``DATA`` commits its payload if its offset is the count received so far (and with
+    it the range held past the gap, if the frame ends where it begins), drops it quietly if the
+    offset is below (a repeat: it owes a ``CREDIT``, which carries the count), keeps it past a
+    gap if it starts the held range (none yet) or extends it (at its end), answered with a
+    ``SEQUENCE`` ERROR that says the count and the range (selective repeat), and is refused
+    otherwise (``SEQUENCE``); ``END`` marks the input complete if its total is that count (else
     ``SEQUENCE``), and asks for the STATUS again; ``WINDOW`` moves the host's acknowledgement,
     owes a ``CREDIT`` and, with the ``REWIND`` flag, sends the output again from it (``rewind``, as soon as the
     transmitter is idle) and the STATUS after it. A rejected frame owes an ``ERROR`` (with the
@@ -50,6 +53,13 @@ class MessageControl(CheckedComponent):
         whether all output is sent.
     ``replies``: Out(:data:`~.replies.ReplyValues`)
         The payloads of CREDIT and ERROR frames (registered when the frame is accepted).
+    ``credit_left``: In(32)
+        The input credit not yet used (from the flow control).
+    ``place``: Out(1)
+        The verdict on a DATA frame's offset (``frames.offset``), a few cycles after it: its data
+        go into the input buffer (at their offset; a level until the next DATA frame's offset):
+        a frame at the count that ends at or before the held range, or one that starts the
+        range or extends it, within the credit.
     ``dp_done``: In(1)
         The datapath's final output was written (pulse).
     ``rewind``: Out(1)
@@ -86,6 +96,8 @@ class MessageControl(CheckedComponent):
             "tx": Out(FrameRequests),
             "flow": In(FlowControl),
             "replies": Out(ReplyValues),
+            "credit_left": In(32),
+            "place": Out(1),
             "dp_done": In(1),
             "rewind": Out(1),
             "clear": Out(1),
@@ -111,12 +123,57 @@ class MessageControl(CheckedComponent):
             dropped=Signal(),       # a DATA frame the board has already: roll it back quietly
         )
         m.d.sync += self.clear.eq(state.clear_req)
-        m.d.comb += [self.flow.enable.eq(self.active),
-                     self.flow.commit_length.eq(self.frames.frame.length)]
+        m.d.comb += self.flow.enable.eq(self.active)
+        self._place(m, state)
         self._receive(m, state)
         self._errors(m, state)
         self._schedule(m, state)
         return m
+
+    def _place(self, m, state):
+        """Where a DATA frame's data go (selective repeat): the verdict on its offset, in
+        registered steps after ``frames.offset`` (its data come a byte time later at the
+        earliest), from the count received, the range held past a gap and the credit left.
+        Positions modulo 2**16 (twice the input buffer): the verdict on the frame
+        (:meth:`_receive`) checks the offset against the count exactly."""
+        frames, flow = self.frames, self.flow
+        offset = frames.frame.fields[-32:-16]
+        length = frames.frame.length
+        state.end_at = Signal(16)       # the frame's end
+        state.ranged = Signal()         # a range past the gap is held ...
+        state.have_from = Signal(16)    # ... from here (equal to `have_to` when none)
+        state.have_to = Signal(16)
+        state.in_order = Signal()       # the verdicts: at the count, before the range
+        state.hold = Signal()           # past the gap: starts or extends the range
+        state.merges = Signal()         # at the count, ends where the range begins
+        steps = Signal(3)
+        m.d.sync += steps.eq(Cat(frames.offset, steps[:2]))
+        delta = Signal(16)              # offset - count
+        at_end = Signal()               # offset == have_to
+        held = Signal(16)               # the range's length
+        m.d.sync += held.eq(state.have_to - state.have_from)
+        with m.If(frames.offset):
+            m.d.sync += [state.end_at.eq(offset + length), delta.eq(offset - flow.in_total[:16]),
+                         at_end.eq(offset == state.have_to), self.place.eq(0)]
+        at_total, before_from = Signal(), Signal()
+        end_rel = Signal(17)            # end - count
+        with m.If(steps[0]):
+            m.d.sync += [at_total.eq(delta == 0), end_rel.eq(delta + length),
+                         state.merges.eq(state.ranged & (state.end_at == state.have_from)),
+                         before_from.eq(~state.ranged |
+                                        ~(state.have_from - state.end_at)[15])]
+        fits = Signal()                 # the frame ends within the credit
+        with m.If(steps[1]):
+            m.d.sync += [
+                # (a borrow: a carry chain; a frame behind the count is 2**15 or more ahead)
+                fits.eq(~(self.credit_left[:17] - end_rel)[-1]),
+                state.in_order.eq(at_total & before_from),
+                state.hold.eq(~at_total & (~state.ranged | at_end)),
+                flow.commit_length.eq(length + Mux(state.merges, held, 0)),
+            ]
+        with m.If(steps[2]):
+            m.d.sync += [state.hold.eq(state.hold & fits),
+                         self.place.eq(state.in_order | state.hold & fits)]
 
     def _receive(self, m, state):
         """The received frames' effects, decided in three steps: flags registered on ``check``,
@@ -150,7 +207,7 @@ class MessageControl(CheckedComponent):
         # registered on ``check``, two cycles before it): ``done`` only gates registers.
         verdict = Signal(FrameError)
         act = SimpleNamespace(**{name: Signal(name=f"act_{name}") for name in (
-            "hello", "start", "drop", "commit", "end", "credit", "ack", "rewind")})
+            "hello", "start", "drop", "commit", "hold", "end", "credit", "ack", "rewind")})
         decided = SimpleNamespace(verdict=Signal(FrameError), **{
             name: Signal(name=f"decide_{name}") for name in vars(act)})
         m.d.sync += [verdict.eq(decided.verdict),
@@ -171,14 +228,19 @@ class MessageControl(CheckedComponent):
         with m.Elif(is_kind[HostFrame.DATA]):
             with m.If(~self.active):
                 fail(ErrorCode.NO_MESSAGE)
+            with m.Elif(state.in_order & at_total & ~self.end_seen):
+                m.d.comb += decided.commit.eq(1)
+            with m.Elif(state.hold & ~behind & ~self.end_seen):
+                # Kept past the gap (its data are in the buffer at their offset); the ERROR
+                # says the count and the range: the host sends the gap again, no more.
+                m.d.comb += decided.hold.eq(1)
+                fail(ErrorCode.SEQUENCE)
             with m.Elif(behind & ~at_total):
                 # A repeat (the host went back needlessly, or probes): no news, so no ERROR
                 # (whose count the host would take for a gap); a CREDIT says the count.
                 m.d.comb += decided.drop.eq(1)
-            with m.Elif(~at_total | self.end_seen):
-                fail(ErrorCode.SEQUENCE)
             with m.Else():
-                m.d.comb += decided.commit.eq(1)
+                fail(ErrorCode.SEQUENCE)
         with m.Elif(is_kind[HostFrame.END]):
             with m.If(~self.active):
                 fail(ErrorCode.NO_MESSAGE)
@@ -205,7 +267,8 @@ class MessageControl(CheckedComponent):
                              self.end_seen.eq(0), self.reported.eq(0),
                              state.dp_finished.eq(0), state.rewind_pending.eq(0),
                              self.flow.acked.eq(0), self.flow.window.eq(new_window),
-                             self.flow.epoch.eq(0),
+                             self.flow.epoch.eq(0), state.ranged.eq(0),
+                             state.have_from.eq(0), state.have_to.eq(0),
                              self.flow.frame.eq(frame_limit), state.credit_force.eq(1)]
             with m.If(act.drop):
                 m.d.comb += state.dropped.eq(1)
@@ -213,6 +276,12 @@ class MessageControl(CheckedComponent):
                 m.d.sync += state.credit_force.eq(1)
             with m.If(act.commit):
                 m.d.comb += self.flow.commit.eq(1)
+                with m.If(state.merges):
+                    m.d.sync += [state.ranged.eq(0), state.have_from.eq(state.have_to)]
+            with m.If(act.hold):
+                m.d.sync += [state.ranged.eq(1), state.have_to.eq(state.end_at)]
+                with m.If(~state.ranged):
+                    m.d.sync += state.have_from.eq(offset)
             with m.If(act.end):
                 m.d.comb += self.ended.eq(~self.end_seen)
                 m.d.sync += [self.end_seen.eq(1), self.reported.eq(0)]
@@ -286,7 +355,9 @@ class MessageControl(CheckedComponent):
         m.d.sync += [flag.eq(self.tx.accept & (self.tx.header.kind == kind))
                      for kind, flag in took.items()]
         with m.If(Cat(*took.values()).any()):
-            m.d.sync += self.replies.received.eq(self.flow.in_total)
+            m.d.sync += [self.replies.received.eq(self.flow.in_total),
+                         self.replies.have_from.eq(state.have_from),
+                         self.replies.have_to.eq(state.have_to)]
         with m.If(took[BoardFrame.ERROR]):
             m.d.sync += state.err_pending.eq(0)
         with m.If(took[BoardFrame.HELLO_ACK]):

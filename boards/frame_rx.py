@@ -16,8 +16,8 @@ __all__ = ["FrameInfo", "FrameError", "ReceivedFrames", "FrameReceiver"]
 
 #: What the receiver knows of the frame it is receiving: type, payload length (DATA: of its data,
 #: without the offset) and the last seven payload bytes (``fields``, little-endian: a START's
-#: mode, window and frame size; a WINDOW's acknowledgement and flags; the offset of a DATA frame
-#: and the total of an END in the top four bytes).
+#: mode, window and frame size; a WINDOW's acknowledgement and flags; the total of an END in the
+#: top four bytes), of a DATA frame the four before its data (its offset, in the top four bytes).
 FrameInfo = data.StructLayout({
     "kind": HostFrame,
     "length": unsigned(16),
@@ -36,6 +36,7 @@ ReceivedFrames = wiring.Signature({
     "frame": Out(FrameInfo),
     "check": Out(1),
     "done": Out(1),
+    "offset": Out(1),
     "error": Out(FrameError),
     "line_idle": Out(1),
 })
@@ -63,6 +64,10 @@ class FrameReceiver(CheckedComponent):
         A DATA frame longer than this is refused with ``OVERRUN`` (the host's remaining credit).
     ``discard``: In(1)
         Forget a payload byte not yet passed on to ``o`` (the frame was rolled back).
+    ``place``: In(1)
+        The data of the DATA frame being received go to ``o`` (the user's verdict on its offset,
+        ``frames.offset``; sampled with each data byte, which comes at least a byte time after
+        the offset).
     ``o``: Out(stream.Signature(8))
         The data bytes of accepted DATA frames (their offset stays in ``fields``), from a
         register (no combinational path back to the UART). They are not yet checked: the user
@@ -74,6 +79,7 @@ class FrameReceiver(CheckedComponent):
         ``check`` pulses, and held until the next frame's type arrives.
         ``check``: pulses when the whole frame has arrived (the CRC not yet known).
         ``done``: pulses two cycles after ``check`` if the CRC is good (act upon the frame).
+        ``offset``: pulses (registered) when a DATA frame's offset has arrived (in ``fields``).
         ``error`` (:data:`FrameError`): a frame rejected (a cycle after the receiver saw it): ``CRC``, ``UNKNOWN_TYPE``,
         ``BAD_LENGTH`` (not allowed by the table), ``OVERRUN`` (a DATA frame longer, offset
         included, than ``data_room``, or a UART overrun), ``FRAMING``, ``TIMEOUT``.
@@ -105,6 +111,7 @@ class FrameReceiver(CheckedComponent):
             "accept_data": In(1),
             "data_room": In(32),
             "discard": In(1),
+            "place": In(1),
             "o": Out(stream.Signature(8)),
             "data_begin": Out(1),
             "frames": Out(ReceivedFrames),
@@ -134,6 +141,7 @@ class FrameReceiver(CheckedComponent):
         to_buffer = Signal()        # the payload goes to `o`
         is_data = Signal()          # a DATA frame
         body = Signal()             # the next payload byte is data (not the offset)
+        head = Signal(2)            # offset bytes taken (DATA; the other frames' fields too)
         crc_good = Signal()         # CHECK -> ACT
         kind_is = {frame_kind: Signal(name=f"kind_is_{frame_kind.name.lower()}")
                    for frame_kind in self.lengths}
@@ -143,8 +151,7 @@ class FrameReceiver(CheckedComponent):
         # `left` changes only when a byte is taken (bytes are 10 bit times apart): its flags
         # for the next byte are registered in every cycle.
         left_is_2 = Signal()
-        left_above = Signal()       # left > OFFSET_SIZE + 1: the byte after next is data
-        m.d.sync += [left_is_2.eq(left == 2), left_above.eq(left > OFFSET_SIZE + 1)]
+        m.d.sync += left_is_2.eq(left == 2)
         room_ge = Signal()          # data_room >= length
         length_small = Signal()     # length < 2
         abort_frame = Signal()      # something went wrong inside the frame
@@ -152,7 +159,7 @@ class FrameReceiver(CheckedComponent):
         # The verdicts go out through registers (they fan out into the message control).
         error = Signal(FrameError)
         done = Signal()
-        m.d.sync += [frames.error.eq(error), frames.done.eq(done)]
+        m.d.sync += [frames.error.eq(error), frames.done.eq(done), frames.offset.eq(0)]
 
         def fail(code):
             m.d.comb += [error.valid.eq(1), error.code.eq(code)]
@@ -190,7 +197,7 @@ class FrameReceiver(CheckedComponent):
                 m.d.sync += [left.eq(length), length_small.eq(length[1:] == 0),
                              accepting.eq(self.accept_data), room_ge.eq(self.data_room[16:].any() |
                                              (self.data_room[:16] >= length)),
-                             body.eq(1)]
+                             body.eq(0), head.eq(0)]
                 m.next = "LENV"
                 with m.If(abort_frame):
                     m.next = "HUNT"
@@ -230,10 +237,14 @@ class FrameReceiver(CheckedComponent):
             with m.State("PAYLOAD"):
                 m.d.comb += rx_crc.valid.eq(take)
                 with m.If(take):
-                    m.d.sync += [left.eq(left - 1), last.eq(left_is_2),
-                                 body.eq(left_above),
-                                 fields.eq(Cat(fields[8:], byte))]
-                    with m.If(to_buffer & body):
+                    m.d.sync += [left.eq(left - 1), last.eq(left_is_2)]
+                    # The fields: every byte of the other frames, the offset of a DATA frame
+                    # (its first four bytes); then its data.
+                    with m.If(~body):
+                        m.d.sync += [fields.eq(Cat(fields[8:], byte)), head.eq(head + 1)]
+                        with m.If(is_data & (head == OFFSET_SIZE - 1)):
+                            m.d.sync += [body.eq(1), frames.offset.eq(1)]
+                    with m.If(to_buffer & body & self.place):
                         with m.If(self.o.valid):
                             fail(ErrorCode.OVERRUN)     # cannot happen: bytes are far apart
                             m.next = "HUNT"

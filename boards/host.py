@@ -71,7 +71,8 @@ USB_ROUND_TRIP_S = 0.002
 def inflight_for(baud, frame):
     """The default bound on input bytes in flight (:class:`Link`'s ``inflight``) for DATA frames
     of ``frame`` bytes at ``baud``: what keeps the line to the board busy over a real USB-UART,
-    no more (go-back-N sends it again after a loss). The host asks for the board's count every
+    no more (the host's own frames queue behind it; go-back-N sent it all again after a loss,
+    selective repeat sends the frame lost). The host asks for the board's count every
     half of it, so it is twice what the line carries in a round trip: :data:`USB_ROUND_TRIP_S`
     plus the DATA frame the board may be sending when the request arrives and the CREDIT that
     answers it. A whole number of frames, at least four. (3 Mbaud, 256-byte frames: 2.9 ms,
@@ -103,9 +104,8 @@ class Link:
     largest DATA payload in either direction (default: the board's ``max_payload``; smaller
     frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
     beyond the count the board last confirmed (default: :func:`inflight_for` the board's baud
-    rate and the frame); go-back-N sends them again after a loss, and the host's own frames
-    (``WINDOW``, ``END``) queue behind them, so the smaller the less a fault costs, as long as
-    it covers the round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
+    rate and the frame); the host's own frames (``WINDOW``, ``END``) queue behind them, so the
+    smaller the sooner a fault is answered, as long as it covers the round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
     without progress after which the host probes, until round trips have been measured (then
     their smoothed mean plus four times their variation, RFC 6298). ``max_restarts``: how many times a
     message is started over when the board lost it (it was reset) before giving up.
@@ -192,21 +192,23 @@ class Link:
         raise BoardError(f"no answer from a board on {_port_name(self.serial)} "
                          f"(is it programmed with utf8-gateware and the baud rate right?)")
 
-    def run(self, mode, data, *, progress=None, corrupt_frame=None, stop_after=None):
+    def run(self, mode, data, *, progress=None, corrupt_frame=None, drop_frame=None,
+            stop_after=None):
         """Send ``data`` as one message in ``mode``; returns :class:`MessageResult`.
 
         Lost, corrupted, repeated or truncated frames in either direction are sent again (see
         :mod:`~utf8_gateware.boards.protocol`); a board that lost the message is given it again
         up to ``max_restarts`` times. ``progress(n)`` is called with the input bytes sent (the
         first time). Test hooks: ``corrupt_frame=k`` flips a bit of the k-th DATA frame
-        (0-based); ``stop_after=n`` returns (``None``) after writing ``n`` bytes of frames,
-        leaving the message unfinished.
+        (0-based), ``drop_frame=k`` leaves it out (as if the line lost it); ``stop_after=n``
+        returns (``None``) after writing ``n`` bytes of frames, leaving the message unfinished.
         """
         if self.hello is None:
             self.connect()
         started = time.monotonic()
         counts = dict.fromkeys(LINK_COUNTS, 0)
-        hooks = {"corrupt_frame": corrupt_frame, "stop_after": stop_after}
+        hooks = {"corrupt_frame": corrupt_frame, "drop_frame": drop_frame,
+                 "stop_after": stop_after}
         for _ in range(self.max_restarts + 1):
             transfer = _Transfer(self, Mode(mode), memoryview(bytes(data)), progress, counts,
                                  hooks)
@@ -224,7 +226,8 @@ class Link:
 
 
 class _Transfer:
-    """One attempt at a message: HELLO, START, then go-back-N both ways until the STATUS."""
+    """One attempt at a message: HELLO, START, then the input (selective repeat) and the
+    output (go-back-N) until the STATUS."""
     def __init__(self, link, mode, data, progress, counts, hooks):
         self.link, self.mode, self.data = link, mode, data
         self.progress, self.counts, self.hooks = progress, counts, hooks
@@ -244,6 +247,7 @@ class _Transfer:
         self.silent = 0             # timeouts since the last progress
         self.phase = "hello"
         self.credit = self.sent = self.max_sent = self.acked_in = 0
+        self.hole_end = None        # selective repeat: the gap being sent again ends here
         self.end_sent = False
         self.in_epoch = self.out_epoch = 0  # the retransmission rounds in each direction
         self.output = bytearray()
@@ -285,8 +289,10 @@ class _Transfer:
         data, total = self.data, len(self.data)
         while self.sent < total:
             allowed = min(self.credit - OFFSET_SIZE - self.sent, self.frame, total - self.sent,
-                          self.acked_in + self.inflight - self.sent)
-            if allowed <= 0 or (allowed < self.min_frame and allowed < total - self.sent):
+                          self.acked_in + self.inflight - self.sent,
+                          (self.hole_end or total) - self.sent)
+            if allowed <= 0 or (allowed < self.min_frame and
+                                allowed < (self.hole_end or total) - self.sent):
                 break
             frame = bytearray(data_frame(data[self.sent:self.sent + allowed], self.sent,
                                          self.in_epoch))
@@ -296,7 +302,8 @@ class _Transfer:
             if stop_after is not None and self.wire_in + len(frame) >= stop_after:
                 self.write(bytes(frame[:max(0, stop_after - self.wire_in)]))
                 return False
-            self.write(bytes(frame))
+            if self.frames_sent != self.hooks["drop_frame"]:
+                self.write(bytes(frame))
             self.frames_sent += 1
             if self.sent < self.max_sent:
                 self.counts["frames_resent"] += 1
@@ -305,6 +312,7 @@ class _Transfer:
                 self.progress(allowed)
             self.sent += allowed
             self.max_sent = max(self.max_sent, self.sent)
+            self._past_gap()
             if self.sent >= self.poll_at:
                 self._poll()
         if self.sent == total and not self.end_sent:
@@ -332,14 +340,25 @@ class _Transfer:
         self.write(window_frame(len(self.output), rewind, self.out_epoch))
         self.acked_out = len(self.output)
 
-    def _go_back(self, received, now, in_order=False):
+    def _go_back(self, received, now, in_order=False, held=None, bad=False):
         """Send again from the board's count ``received``, in a new epoch (the ERRORs of the
         frames that followed a bad one carry the old epoch). ``in_order``: the ERROR is of a
         frame of the current epoch; other ERRORs (a bad frame: what it was is unknown) count once
-        per count and round trip (:meth:`_fresh`)."""
+        per count and round trip (:meth:`_fresh`). Selective repeat: only the gap is sent
+        again, up to the range the board holds past it (``held``: its first and last offset),
+        or, after a bad frame (``bad``) and no range, the one frame at the count; then the host
+        goes on from where it was (a frame it sent after the gap that was lost too is a gap the
+        board reports later)."""
         if (self.sent > received or self.end_sent) and (in_order or
                                                         self._fresh(self.back_mark, received, now)):
             self.sent = max(received, self.acked_in)
+            self.hole_end = None
+            if held is not None and held[1] > held[0] > self.sent:
+                self.hole_end = held[0]
+            elif bad:
+                self.hole_end = min(self.sent + self.frame, self.max_sent)
+            if self.hole_end is not None and self.hole_end >= self.max_sent:
+                self.hole_end = None
             self.poll_at = min(self.poll_at, self.sent + self.poll_every)
             self.end_sent = False
             self.in_epoch = (self.in_epoch + 1) & 0xFF
@@ -429,7 +448,11 @@ class _Transfer:
                     self._moved(now)
                 self._acknowledged(received, now)
         elif kind == BoardFrame.ERROR:
-            self._on_error(payload[0], payload[1], struct.unpack("<I", payload[2:])[0], now)
+            received, *held = struct.unpack("<IHH", payload[2:])
+            # (the range modulo 2**16, within the input buffer of the count)
+            held = [received + ((value - received + 0x8000) & 0xFFFF) - 0x8000
+                    for value in held]
+            self._on_error(payload[0], payload[1], received, now, held)
         elif self.phase != "run":
             pass                # frames of an earlier message
         elif kind == BoardFrame.DATA:
@@ -447,9 +470,15 @@ class _Transfer:
         if received > self.acked_in:
             self.acked_in = received
             self.sent = max(self.sent, received)    # after a needless go-back: skip what it has
+            self._past_gap()
             self._moved(now)
 
-    def _on_error(self, code, epoch, received, now):
+    def _past_gap(self):
+        """The gap sent again (selective repeat): go on from where the host was."""
+        if self.hole_end is not None and self.sent >= self.hole_end:
+            self.sent, self.hole_end = self.max_sent, None
+
+    def _on_error(self, code, epoch, received, now, held=None):
         self.counts["board_errors"] += 1
         if code == ErrorCode.BAD_MODE:
             raise BoardError(f"the board does not offer mode {self.mode.label} (its bitstream "
@@ -461,9 +490,9 @@ class _Transfer:
         self._acknowledged(received, now)
         if code in (ErrorCode.SEQUENCE, ErrorCode.OVERRUN):
             if epoch == self.in_epoch:
-                self._go_back(received, now, in_order=True)
+                self._go_back(received, now, in_order=True, held=held)
         else:
-            self._go_back(received, now)
+            self._go_back(received, now, held=held, bad=True)
 
     def _on_data(self, offset, epoch, body, now):
         have = len(self.output)

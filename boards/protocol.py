@@ -25,12 +25,14 @@ Host -> board
     up to ``window`` (at most :data:`MAX_WINDOW`) beyond what it acknowledged; ``frame``: the largest DATA frame payload the
     board sends it (0 or more than ``max_payload``: ``max_payload``). Reply: ``CREDIT``. Refused
     (``BUSY``) while a message is in progress; a finished message (its STATUS sent) is replaced.
-``DATA`` (0x03, ``data`` (1..``max_payload`` bytes), ``offset`` u24, ``epoch`` u8)
+``DATA`` (0x03, ``offset`` u24, ``epoch`` u8, ``data`` (1..``max_payload`` bytes))
     Message input: ``data`` are the input bytes from ``offset`` (modulo 2**24) on. The board
-    keeps them only if ``offset`` is the count it has received (the frame is the next one in
-    order), else it rejects the frame (``SEQUENCE``). ``epoch``: the host's count of its
-    retransmission rounds, echoed in the board's ``ERROR``. The host never sends past the last ``CREDIT`` it received. The
-    offset comes *after* the data: the board's receiver keeps the last bytes of every frame.
+    takes them if ``offset`` is the count it has received (the frame is the next one in
+    order), and keeps them past a gap if they start its held range or extend it (selective
+    repeat, below); else it rejects the frame (``SEQUENCE``). ``epoch``: the host's count of its
+    retransmission rounds, echoed in the board's ``ERROR``. The host never sends past the last
+    ``CREDIT`` it received. The offset comes *first*: the board's receiver knows where the data
+    go in its input buffer before they arrive.
 ``END`` (0x04, ``total`` u24, ``epoch`` u8)
     End of the message's input, ``total`` bytes in all (modulo 2**24); refused (``SEQUENCE``) unless all of them
     have arrived. When all output is out, the board sends ``STATUS``. An END after that asks for
@@ -51,7 +53,9 @@ Board -> host
     output payload bytes from ``offset`` on (in order).
 ``STATUS`` (0x84): the counters and 64-bit stamps of :data:`STATUS_LAYOUT`.
 ``ERROR`` (0x85): ``code`` u8 (:class:`ErrorCode`), ``epoch`` u8 (of the rejected DATA or END
-    frame), ``received`` u32 (as in ``CREDIT``).
+    frame), ``received`` u32 (as in ``CREDIT``), ``have_from`` u16, ``have_to`` u16 (modulo
+    2**16, within the input buffer of ``received``: the input bytes the board holds past the
+    gap at ``received``; equal: none).
 
 Flow control (overrun is impossible in both directions)
 -------------------------------------------------------
@@ -78,16 +82,21 @@ the credit left.
 *Board -> host.* The host grants a receive window (``START``) beyond its acknowledgement
 (``WINDOW``); the board never sends output beyond it.
 
-Faults and retransmission (go-back-N, both directions)
-------------------------------------------------------
-Every DATA frame carries the stream offset of its first byte, so a receiver takes a frame only
-if it is the next in order, and a lost, duplicated, corrupted or truncated frame is a gap it
-sees. A frame the board rejects (bad CRC, length or type, a framing error, a frame left
-incomplete for :data:`FRAME_TIMEOUT_S`, a DATA frame out of order) gets an ``ERROR`` with the
-count of input bytes it has (a negative acknowledgement); the payload of a rejected frame is
-forgotten and the message goes on. The host then sends again from that count in a new epoch
-(go-back-N: the frames after a gap are dropped by the board as out of order; their ERRORs carry
-the old epoch, so the host ignores them). A repeat (a DATA frame whose offset is below the count)
+Faults and retransmission (selective repeat to the board, go-back-N from it)
+---------------------------------------------------------------------------
+Every DATA frame carries the stream offset of its first byte, so a lost, duplicated, corrupted
+or truncated frame is a gap its receiver sees. A frame the board rejects (bad CRC, length or
+type, a framing error, a frame left incomplete for :data:`FRAME_TIMEOUT_S`, a DATA frame out of
+order) gets an ``ERROR`` with the count of input bytes it has (a negative acknowledgement) and
+the range it holds past it; the payload of a rejected frame is forgotten and the message goes
+on. The board writes a DATA frame at its offset in the input buffer: the frames after a gap
+are kept as one range (``have_from`` .. ``have_to``: the first such frame starts it, each frame
+at its end extends it; a frame elsewhere past the gap is refused), each answered by an
+``ERROR`` (``SEQUENCE``) with the count and the range, and when the frame that fills the gap
+arrives the range joins the count. The host then sends again only the gap (from the count up
+to ``have_from``), in a new epoch (the ERRORs of the frames it has kept carry the old epoch, so
+the host ignores them), and goes on from where it was (selective repeat). A frame that would
+write over the range, or whose end is past the credit, is refused and never written. A repeat (a DATA frame whose offset is below the count)
 is dropped quietly and answered with a CREDIT, not an ERROR: its count would look like a gap, and
 the go-back it caused would send more repeats. The epochs of the output (``REWIND``) serve alike: a
 gap in a frame sent before the board saw the last ``REWIND`` is no news. In the other direction the host
@@ -102,8 +111,9 @@ is sent when all output has been sent; a host that misses output or the STATUS a
 (``REWIND``, ``END``), once per gap and round trip: a gap it sees after a timeout (the answer to
 its probe) is news, however long the backed-off timeout.
 A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host starts the message
-over. What go-back-N sends again is what was in flight past a loss, and the host's ``WINDOW``
-(``REWIND``) waits behind it on the line, so the host keeps its input in flight small (a few
+over. The host's ``WINDOW`` (``REWIND``) waits behind its input in flight on the line (and
+go-back-N, before selective repeat, sent all of it again after a loss), so the host keeps that
+small (a few
 frames, however large its credit) and asks for the board's count every half of it (a
 ``WINDOW`` is answered by a ``CREDIT``); those round trips size its timeout. The host gives up after a number of timeouts without progress or of restarts (see
 :class:`~utf8_gateware.boards.host.Link`).
@@ -324,7 +334,7 @@ HOST_LENGTHS = host_lengths()
 BOARD_LENGTHS = {
     BoardFrame.HELLO_ACK: (HELLO_SIZE, HELLO_SIZE), BoardFrame.CREDIT: (8, 8),
     BoardFrame.DATA: (1 + OFFSET_SIZE, MAX_PAYLOAD + OFFSET_SIZE),
-    BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE), BoardFrame.ERROR: (6, 6),
+    BoardFrame.STATUS: (STATUS_SIZE, STATUS_SIZE), BoardFrame.ERROR: (10, 10),
 }
 
 
@@ -446,7 +456,7 @@ def stream_position(offset, epoch=0):
 def data_frame(data, offset, epoch=0):
     """``DATA``: the input bytes ``data`` from stream ``offset`` on."""
     return encode_frame(HostFrame.DATA,
-                        bytes(data) + struct.pack("<I", stream_position(offset, epoch)))
+                        struct.pack("<I", stream_position(offset, epoch)) + bytes(data))
 
 
 def end_frame(total, epoch=0):

@@ -38,9 +38,10 @@ What nextpnr's JSON leaves out, and how the simulation puts it back (:func:`comp
 Models: ``ICESTORM_LC`` and ``SB_GB`` from ``cells_sim.v``; ``SB_IO`` only as the plain input and
 output (or always-enabled tristate) pins the board uses (any other ``PIN_TYPE`` or an enable that
 is not the constant 1 is an error, not a guess); ``ICESTORM_SPRAM`` as :mod:`.postsynth`'s SPRAM
-substitute behind the packed cell's bit-wise pins; ``ICESTORM_PLL`` as its PLL substitute (the
-reference clock passed through, ``LOCK`` on the 16th edge). Timing is not simulated (the cells
-have no delays here): nextpnr's timing report is what checks the clock.
+substitute behind the packed cell's bit-wise pins; ``ICESTORM_RAM`` (block RAM) as 256 x 16 words
+on rising clock edges, the only mode the board uses (others are an error); ``ICESTORM_PLL`` as its
+PLL substitute (the reference clock passed through, ``LOCK`` on the 16th edge). Timing is not
+simulated (the cells have no delays here): nextpnr's timing report is what checks the clock.
 """
 
 import copy
@@ -157,6 +158,39 @@ def _spram_model(cell):
     return _declaration("ICESTORM_SPRAM", cell, body) + postsynth.SUBSTITUTES["SB_SPRAM256KA"](None)
 
 
+_RAM_BODY = """
+	reg [15:0] mem [0:255];
+	reg [15:0] rdata;
+	wire [10:0] waddr = {waddr};
+	wire [10:0] raddr = {raddr};
+	wire [15:0] mask = {mask};
+	wire [15:0] wdata = {wdata};
+	always @(posedge WCLK)
+		if (WE && WCLKE)
+			mem[waddr[7:0]] <= (mem[waddr[7:0]] & mask) | (wdata & ~mask);
+	always @(posedge RCLK)
+		if (RE && RCLKE)
+			rdata <= mem[raddr[7:0]];
+	assign {rdata_bus} = rdata;
+"""
+
+
+def _ram_model(cell):
+    """``ICESTORM_RAM``: a block RAM as 256 x 16 (``READ_MODE`` and ``WRITE_MODE`` 0, the
+    clocks' rising edges; other modes are refused), its contents not initialised (the board's
+    block RAMs are written before they are read)."""
+    parameters = cell["parameters"]
+    for name in ("READ_MODE", "WRITE_MODE", "NEG_CLK_R", "NEG_CLK_W"):
+        value = parameters.get(name, 0)
+        if (value if isinstance(value, int) else int(value, 2)) != 0:
+            raise RoutedNetlistError(f"ICESTORM_RAM with {name} {parameters[name]} has no model "
+                                     "here (only 256 x 16 on rising edges)")
+    body = _RAM_BODY.format(waddr=_bus(cell, "WADDR"), raddr=_bus(cell, "RADDR"),
+                            mask=_bus(cell, "MASK"), wdata=_bus(cell, "WDATA"),
+                            rdata_bus=_bus(cell, "RDATA"))
+    return _declaration("ICESTORM_RAM", cell, body)
+
+
 def _pll_model(cell):
     """``ICESTORM_PLL``: the reference clock passed through to every output, ``LOCK`` on the
     16th edge (:mod:`.postsynth`'s PLL substitute)."""
@@ -243,7 +277,8 @@ def complete(routed, ports=BOARD_PORTS, clock="clk", reset=True):
         if cell["type"] == "SB_IO":
             _check_io(name, cell, vcc)
 
-    unknown = set(types) - {"ICESTORM_LC", "SB_GB", "SB_IO", "ICESTORM_SPRAM", "ICESTORM_PLL"}
+    unknown = set(types) - {"ICESTORM_LC", "SB_GB", "SB_IO", "ICESTORM_SPRAM", "ICESTORM_RAM",
+                            "ICESTORM_PLL"}
     if unknown:
         raise RoutedNetlistError(f"no simulation model for {', '.join(sorted(unknown))}")
     plls = [cell for cell in cells.values() if cell["type"] == "ICESTORM_PLL"]
@@ -264,6 +299,11 @@ def complete(routed, ports=BOARD_PORTS, clock="clk", reset=True):
         parts.append(shipped["SB_GB"])
     if "ICESTORM_SPRAM" in types:
         parts.append(_spram_model(types["ICESTORM_SPRAM"]))
+    if "ICESTORM_RAM" in types:
+        for cell in cells.values():
+            if cell["type"] == "ICESTORM_RAM":
+                _ram_model(cell)        # (each checked; one model serves all)
+        parts.append(_ram_model(types["ICESTORM_RAM"]))
     if "ICESTORM_PLL" in types:
         parts.append(_pll_model(types["ICESTORM_PLL"]))
     return netlist, "\n".join(parts)

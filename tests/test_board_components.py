@@ -21,7 +21,7 @@ from utf8_gateware.boards.host import expected_output
 from utf8_gateware.boards.leds import LEDStretcher
 from utf8_gateware.boards.protocol import (
     BoardFrame, CREDIT_SHIFT, EXPANSION, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
-    STATUS_LAYOUT, STATUS_SIZE, SYNC, Status, REWIND, MAX_WINDOW,
+    STAMP_FIELDS, STATUS_LAYOUT, STATUS_SIZE, SYNC, Status, REWIND, MAX_WINDOW,
     decode_word, encode_frame, host_lengths, data_frame, start_frame)
 from utf8_gateware.boards import buffer, replay_buffer
 from utf8_gateware.boards.buffer import RingBuffer
@@ -62,15 +62,17 @@ class ReceiverLog:
         self.done = []
         self.payload = bytearray()
         self.data_begin = 0
+        self.offsets = 0
         self.cycle = 0
 
     async def watch(self, ctx):
         dut = self.dut
         ctx.set(dut.o.ready, 1)
         frames = dut.frames
-        async for _, _, error, done, frame, valid, byte, begin in ctx.tick().sample(
+        async for _, _, error, done, frame, valid, byte, begin, offset in ctx.tick().sample(
                 frames.error, frames.done, frames.frame, dut.o.valid, dut.o.payload,
-                dut.data_begin):
+                dut.data_begin, frames.offset):
+            self.offsets += offset
             if error.valid:
                 self.errors.append(ErrorCode(error.code))
             if done:
@@ -145,6 +147,7 @@ def test_receiver_frames_payload_and_errors():
 
     async def bench(ctx):
         ctx.set(dut.accept_data, 1)
+        ctx.set(dut.place, 1)
         ctx.set(dut.data_room, 16)
         await send_bytes(ctx, dut, start + data)
         await ctx.tick().repeat(5)
@@ -156,27 +159,35 @@ def test_receiver_frames_payload_and_errors():
         await ctx.tick().repeat(450)
 
     simulate(dut, bench, name="receiver-frames", background=[log.watch])
-    data_fields = int.from_bytes(b"llo" + struct.pack("<I", 0x78123456), "little")
-    assert log.done == [(HostFrame.START, 7, Mode.DECODE | 1234 << 8 | 99 << 40),
-                        (HostFrame.DATA, 5, data_fields), (HostFrame.DATA, 5, data_fields)]
+    # (a DATA frame's offset, its first four bytes, is in the top four bytes of the fields)
+    assert [(kind, length, fields >> 24 if kind == HostFrame.DATA else fields)
+            for kind, length, fields in log.done] == [
+        (HostFrame.START, 7, Mode.DECODE | 1234 << 8 | 99 << 40),
+        (HostFrame.DATA, 5, 0x78123456), (HostFrame.DATA, 5, 0x78123456)]
     assert log.errors == [ErrorCode.CRC, ErrorCode.OVERRUN, ErrorCode.TIMEOUT]
+    assert log.offsets == 4                     # each DATA frame's offset arrived
     # Data bytes go out before the CRC is known (the user rolls them back on an error).
-    assert bytes(log.payload) == b"hello" + bytes(bad[4:9]) + b"hello" + b"he"
+    assert bytes(log.payload) == b"hello" + bytes(bad[8:13]) + b"hello"
     assert log.data_begin == 4
 
 
-def test_receiver_keeps_payload_when_not_accepting():
+@pytest.mark.parametrize("accept, place", [(0, 1), (1, 0)])
+def test_receiver_keeps_payload_when_not_accepting(accept, place):
+    """Without a message, or with the user's verdict on the offset against the frame (it
+    would write over data held past a gap, say), the data go nowhere."""
     dut = receiver()
     log = ReceiverLog(dut)
 
     async def bench(ctx):
-        ctx.set(dut.accept_data, 0)
+        ctx.set(dut.accept_data, accept)
+        ctx.set(dut.place, place)
+        ctx.set(dut.data_room, 16)
         await send_bytes(ctx, dut, data_frame(b"abc", 0))
         await ctx.tick().repeat(5)
 
     simulate(dut, bench, name="receiver-not-accepting", background=[log.watch])
     assert [kind for kind, *_ in log.done] == [HostFrame.DATA]
-    assert log.payload == b"" and log.data_begin == 0
+    assert log.payload == b"" and log.data_begin == accept
 
 
 def test_receiver_line_idle_and_framing_outside_a_frame():
@@ -261,11 +272,11 @@ def fields_of(length):
 def test_transmitter_frames():
     """Other frames' payload comes from the fields; a DATA frame's offset (its first 4 bytes)
     from the fields too, then its data from the ``data`` stream."""
-    out, sent = transmit([(BoardFrame.CREDIT, 8), (BoardFrame.DATA, 10), (BoardFrame.ERROR, 6)],
+    out, sent = transmit([(BoardFrame.CREDIT, 8), (BoardFrame.DATA, 10), (BoardFrame.ERROR, 10)],
                          data=b"abcdef")
     frames = FrameParser().feed(out)
     assert frames == [(BoardFrame.CREDIT, fields_of(8)), (BoardFrame.DATA, fields_of(4) + b"abcdef"),
-                      (BoardFrame.ERROR, fields_of(6))]
+                      (BoardFrame.ERROR, fields_of(10))]
     assert sent == 6
 
 
@@ -282,22 +293,31 @@ def test_transmitter_abort_spoils_a_data_frame():
 
 
 def test_reply_fields():
+    """Every frame type's payload; the STATUS stamps read through ``stamp_read`` from a stand-in
+    for the stamps' block RAM (the value a cycle after the number)."""
     hello = bytes(range(100, 120))
     dut = ReplyFields(hello)
     status = {name: 0x0102030405060708 * (index + 1) & (1 << STATUS_LAYOUT.members[name].width) - 1
               for index, name in enumerate(STATUS_FIELDS)}
     got = {}
 
+    async def stamp_ram(ctx):
+        async for _, _, number in ctx.tick().sample(dut.stamp_read):
+            ctx.set(dut.stamp, status[STAMP_FIELDS[number]])
+
     async def bench(ctx):
         ctx.set(dut.values.credit, 0xA1B2C3D4)
         ctx.set(dut.values.received, 0x11223344)
         ctx.set(dut.values.error_code, ErrorCode.TIMEOUT)
         ctx.set(dut.values.error_epoch, 0x99)
+        ctx.set(dut.values.have_from, 0xABCD)
+        ctx.set(dut.values.have_to, 0x1234)
         ctx.set(dut.offset, 0x55667788)
         for name, value in status.items():
-            ctx.set(dut.status[name], value)
+            if name not in STAMP_FIELDS:
+                ctx.set(dut.status[name], value)
         for kind, length in ((BoardFrame.HELLO_ACK, len(hello)), (BoardFrame.CREDIT, 8),
-                             (BoardFrame.ERROR, 6), (BoardFrame.DATA, 4),
+                             (BoardFrame.ERROR, 10), (BoardFrame.DATA, 4),
                              (BoardFrame.STATUS, STATUS_SIZE)):
             ctx.set(dut.fields.kind, kind)
             payload = bytearray()
@@ -307,10 +327,11 @@ def test_reply_fields():
                 payload.append(ctx.get(dut.fields.byte))
             got[kind] = bytes(payload)
 
-    simulate(dut, bench, name="reply-fields")
+    simulate(dut, bench, name="reply-fields", background=[stamp_ram])
     assert got[BoardFrame.HELLO_ACK] == hello
     assert got[BoardFrame.CREDIT] == struct.pack("<II", 0xA1B2C3D4, 0x11223344)
-    assert got[BoardFrame.ERROR] == struct.pack("<BBI", ErrorCode.TIMEOUT, 0x99, 0x11223344)
+    assert got[BoardFrame.ERROR] == struct.pack("<BBI", ErrorCode.TIMEOUT, 0x99, 0x11223344) + \
+        bytes.fromhex("cdab3412")
     assert got[BoardFrame.DATA] == struct.pack("<I", 0x55667788)
     assert Status(got[BoardFrame.STATUS]).__dict__ == status       # u32 counters, u64 stamps
 
@@ -507,7 +528,21 @@ def test_stream_fifo_keeps_order_under_backpressure():
     assert fast.ready_low == 0 and fast.cycles <= len(data) + 2      # one item per cycle
 
 
+def read_stamps(ctx, dut):
+    """The four stamps through the read port (STAMP_FIELDS order), a cycle each."""
+    async def read():
+        got = {}
+        for number, name in enumerate(STAMP_FIELDS):
+            ctx.set(dut.read, number)
+            await ctx.tick()
+            got[name] = ctx.get(dut.stamp)
+        return got
+    return read()
+
+
 def test_stamps():
+    """The stamps at their events (a cycle late), the first DATA frames' once; read as 0 after
+    a restart until taken again (the block RAM keeps the old words)."""
     dut = MessageStamps()
     got = {}
 
@@ -529,11 +564,17 @@ def test_stamps():
         ctx.set(dut.tx_kind, BoardFrame.STATUS)
         await pulse(ctx, dut.tx_started)              # tx_status = 8
         await ctx.tick()
-        for name in ("time", "rx_first", "rx_last", "tx_first", "tx_status"):
-            got[name] = ctx.get(getattr(dut, name))
+        got["time"] = ctx.get(dut.time)
+        got.update(await read_stamps(ctx, dut))
+        await pulse(ctx, dut.restart)
+        await ctx.tick()
+        await pulse(ctx, dut.end)                     # rx_last = 1 (the others not taken)
+        await ctx.tick()
+        got["again"] = await read_stamps(ctx, dut)
 
     simulate(dut, bench, name="stamps")
-    assert got == {"time": 9, "rx_first": 3, "rx_last": 7, "tx_first": 5, "tx_status": 8}
+    assert got == {"time": 9, "rx_first": 3, "rx_last": 7, "tx_first": 5, "tx_status": 8,
+                   "again": {"rx_first": 0, "rx_last": 1, "tx_first": 0, "tx_status": 0}}
 
 
 def test_stamps_carry_into_the_upper_half():
@@ -588,6 +629,11 @@ def test_control_frames_and_replies():
 
     async def frame(ctx, kind, fields=0, length=0):
         ctx.set(frames.frame, {"kind": kind, "length": length, "fields": fields})
+        if kind == HostFrame.DATA:              # its offset, then (bytes later) the frame
+            ctx.set(frames.offset, 1)
+            await ctx.tick()
+            ctx.set(frames.offset, 0)
+            await ctx.tick().repeat(6)
         ctx.set(frames.check, 1)
         await ctx.tick()
         ctx.set(frames.check, 0)
@@ -859,6 +905,48 @@ def test_replay_buffer_keeps_bytes_until_acknowledged():
     simulate(dut, bench, name="replay-buffer", background=[writer])
     assert got == list(range(10)) + list(range(4, 40))
     assert ready_seen == [0]
+
+
+def test_addressed_ring_buffer_writes_at_the_offset_given():
+    """The input buffer of selective repeat: a frame after a gap is written at its offset
+    (``seek``), the frame that fills the gap before it, and one commit of both lengths makes
+    them readable in stream order; bytes past the committed ones are not read."""
+    dut = RingBuffer(16, addressed=True)
+    got = []
+
+    async def write_at(ctx, offset, data):
+        ctx.set(dut.seek_to, offset)
+        ctx.set(dut.seek, 1)
+        await ctx.tick()
+        ctx.set(dut.seek, 0)
+        for byte in data:
+            await stream_put(ctx, dut.w, byte)
+
+    async def commit(ctx, length):
+        ctx.set(dut.commit_length, length)
+        ctx.set(dut.commit, 1)
+        await ctx.tick()
+        ctx.set(dut.commit, 0)
+
+    async def reader(ctx):
+        while True:
+            got.append(await stream_get(ctx, dut.o))
+
+    async def bench(ctx):
+        await write_at(ctx, 0, b"ab")
+        await commit(ctx, 2)
+        await write_at(ctx, 5, b"fgh")                 # past a gap: held
+        await ctx.tick().repeat(20)
+        assert bytes(got) == b"ab"
+        await write_at(ctx, 2, b"cde")                 # the gap
+        await commit(ctx, 6)
+        await ctx.tick().repeat(40)
+        await write_at(ctx, 8, b"ijklmnopqrst")       # round the ring (16 bytes)
+        await commit(ctx, 12)
+        await ctx.tick().repeat(80)
+
+    simulate(dut, bench, name="addressed-ring", background=[reader])
+    assert bytes(got) == b"abcdefghijklmnopqrst"
 
 
 def test_replay_buffer_parameter_checks():

@@ -37,7 +37,7 @@ def test_crc_matches_amaranth_catalog():
 
 def test_frame_round_trip():
     frames = [(BoardFrame.CREDIT, bytes(range(8))), (BoardFrame.DATA, bytes(range(256))),
-              (BoardFrame.ERROR, bytes(6))]
+              (BoardFrame.ERROR, bytes(10))]
     stream_ = b"".join(encode_frame(kind, payload) for kind, payload in frames)
     parser = FrameParser()
     got = []
@@ -209,6 +209,47 @@ def test_time_the_host_did_not_look_is_no_timeout():
     assert [kind for kind, _ in port.seen].count(HostFrame.END) == 1
 
 
+def test_host_sends_again_only_the_gap():
+    """Selective repeat, the host's side: the third DATA frame is lost; the board keeps the
+    frames after it and its ERRORs say the range it holds past its count: the host sends the
+    lost frame again, no more (go-back-N sent the 4 frames after it again too), and no frame
+    after it, and ignores the ERRORs of the frames it had sent before (their epoch)."""
+    data = bytes(range(0x20, 0x7F)) * 16                            # 1520 bytes, 6 frames
+    board = SimpleNamespace(count=0, held=None, frames=0)
+
+    def error(epoch):
+        held = board.held or (board.count, board.count)
+        return encode_frame(BoardFrame.ERROR, struct.pack("<BBIHH", ErrorCode.SEQUENCE, epoch,
+                            board.count, *held))
+
+    def reply(kind, payload):
+        if kind == HostFrame.DATA:
+            position = struct.unpack("<I", payload[:4])[0]
+            offset, epoch, size = position & OFFSET_MASK, position >> 24, len(payload) - 4
+            board.frames += 1
+            if board.frames == 3:
+                return b""                                          # lost on the line
+            if offset == board.count:
+                board.count += size
+                if board.held and board.count == board.held[0]:
+                    board.count, board.held = board.held[1], None
+            elif offset > board.count:
+                assert board.held is None or offset == board.held[1]
+                board.held = (board.held[0] if board.held else offset, offset + size)
+                return error(epoch)
+        elif kind == HostFrame.WINDOW:
+            return encode_frame(BoardFrame.CREDIT, struct.pack("<II", 1 << 15, board.count))
+        elif kind == HostFrame.END and board.count == len(data):
+            return b"".join(board_data(data[:offset + 256], offset)
+                            for offset in range(0, len(data), 256)) + board_status(data, data)
+        return b""
+    result, seen = scripted_run(reply, data)
+    offsets = [struct.unpack("<I", payload[:4])[0] for kind, payload in seen
+               if kind == HostFrame.DATA]
+    assert offsets == [0, 256, 512, 768, 1024, 1280, 512 | 1 << 24]
+    assert (result.counts["go_backs"], result.counts["bytes_resent"]) == (1, 256)
+
+
 class ClockedBoard(ScriptedBoard):
     """A :class:`ScriptedBoard` on a simulated clock (``now``, seconds): a look at an empty line
     takes 1/128 s of it, nothing else does, so a run's timing is the same every time."""
@@ -353,8 +394,14 @@ def message(mode, data, chunk=64):
 
 
 def errors_in(frames):
-    return [(ErrorCode(payload[0]), struct.unpack("<I", payload[2:])[0])
+    return [(ErrorCode(payload[0]), struct.unpack("<I", payload[2:6])[0])
             for kind, payload in frames if kind == BoardFrame.ERROR]
+
+
+def ranges_in(frames):
+    """The ranges the ERRORs say the board holds past its count: (have_from, have_to)."""
+    return [struct.unpack("<HH", payload[6:]) for kind, payload in frames
+            if kind == BoardFrame.ERROR]
 
 
 def output_of(frames):
@@ -447,6 +494,28 @@ def test_frames_out_of_order_and_repeated():
     assert [Status(p).bytes_in for k, p in frames if k == BoardFrame.STATUS] == [80]
 
 
+def test_frames_after_a_gap_are_kept():
+    """Selective repeat: the frames after a gap are kept (one range, each frame at its end
+    extends it; each answered by a SEQUENCE ERROR with the count and the range), and the frame
+    that fills the gap joins them to the count: the END that follows it is taken without the
+    frames after the gap sent again (go-back-N refused them: the END got a SEQUENCE ERROR and
+    the output stopped at 40 bytes). A frame past the range (not at its end) is refused and
+    not written; a frame that would run into the range is refused too."""
+    data = bytes(range(0x20, 0x78))                               # 88 ASCII bytes
+    sent = [start(Mode.TRANSCODE), data_frame(data[:40], 0), data_frame(data[60:70], 60),
+            data_frame(b"!" * 8, 80),                             # not at the range's end
+            data_frame(data[70:80], 70),
+            data_frame(b"?" * 24, 40),                            # at the count, into the range
+            data_frame(data[40:60], 40), data_frame(data[80:], 80), end_frame(len(data))]
+    # (a pause after each frame: time for its ERROR, which would otherwise carry the next's)
+    ends = [sum(map(len, sent[:n + 1])) - 1 for n in range(len(sent))]
+    frames = run_board(b"".join(sent), extra_cycles=8000, gap_after=dict.fromkeys(ends, 800))
+    assert errors_in(frames) == [(ErrorCode.SEQUENCE, 40)] * 4
+    assert ranges_in(frames) == [(60, 70), (60, 70), (60, 80), (60, 80)]
+    assert output_of(frames) == data
+    assert [Status(p).bytes_in for k, p in frames if k == BoardFrame.STATUS] == [88]
+
+
 def test_rewind_sends_the_output_again_and_end_asks_for_the_status_again():
     data = b"0123456789" * 5
     first = message(Mode.TRANSCODE, data)
@@ -467,7 +536,9 @@ def test_protocol_errors():
             data_frame(b"x", 0) +                                       # no message
             start(Mode.DECODE, window=0) + start(Mode.DECODE) +         # busy
             b"".join(data_frame(b"y" * 64, 64 * n) for n in range(4)))  # credit (1024 - 64) / 4
-    frames = run_board(host, extra_cycles=3000)
+    # (a pause after the bad length: its ERROR (16 bytes) waits behind the first one)
+    frames = run_board(host, extra_cycles=3000,
+                       gap_after={2 + len(unknown) + len(bad_length) - 1: 400})
     codes = [code for code, _ in errors_in(frames)]
     assert codes[:5] == [ErrorCode.UNKNOWN_TYPE, ErrorCode.BAD_LENGTH, ErrorCode.NO_MESSAGE,
                          ErrorCode.BUSY, ErrorCode.OVERRUN]

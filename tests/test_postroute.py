@@ -105,7 +105,29 @@ def test_complete_spram():
     assert "module SB_SPRAM256KA" in models and "negedge POWEROFF" not in models
 
 
+def block_ram(**parameters):
+    """An ``ICESTORM_RAM`` as nextpnr packs an ``SB_RAM40_4K``, its pins open."""
+    ports = {f"{bus}_{bit}": "input" for bus, width in (("RADDR", 11), ("WADDR", 11),
+                                                         ("MASK", 16), ("WDATA", 16))
+             for bit in range(width)}
+    ports.update({f"RDATA_{bit}": "output" for bit in range(16)})
+    ports.update({name: "input" for name in ("RCLK", "RCLKE", "RE", "WCLK", "WCLKE", "WE")})
+    return {"type": "ICESTORM_RAM", "port_directions": ports,
+            "parameters": {"READ_MODE": "00", "WRITE_MODE": "00", **parameters},
+            "connections": {port: [] for port in ports}}
+
+
+def test_complete_block_ram():
+    """The board's stamps are in block RAM: 256 x 16, its buses from the bit-wise pins."""
+    _, models = postroute.complete(routed({"ram0": block_ram(), "ram1": block_ram()}))
+    assert models.count("module ICESTORM_RAM") == 1
+    assert "wire [10:0] waddr = {WADDR_10, WADDR_9," in models and "RADDR_0};" in models
+    assert "assign {RDATA_15, RDATA_14," in models and "mem[raddr[7:0]]" in models
+
+
 @pytest.mark.parametrize("change, message", [
+    ({"ram": block_ram(READ_MODE="01")}, "ICESTORM_RAM with READ_MODE 01"),
+    ({"ram": block_ram(NEG_CLK_W="1")}, "ICESTORM_RAM with NEG_CLK_W 1"),
     ({"ram": {"type": "SB_MAC16", "port_directions": {}, "parameters": {}, "connections": {}}},
      "no simulation model for SB_MAC16"),
     ({"tx_io": io("010101", {"PACKAGE_PIN": [4], "D_OUT_0": [8]})}, "PIN_TYPE 010101"),
