@@ -262,6 +262,12 @@ class SurrogateJoiner:
         # silent: its own bytes' slots, or bubbles (a waiting lead is written before the next
         # item or lead start). Each stage one LUT per bit of the stage before and a copy of the
         # lone flag.
+        # An item of the K stages is an escape (`esc`) or has no kind (surrogateescape makes
+        # no U+FFFD), and an escape's bits 8..10 are 0 (U+DC80..U+DCFF): from K1 on they hold
+        # its kind, and the stages carry no kind of their own (at the output the kind is those
+        # bits under `esc`, and the code point's bits 8, 9 are cleared and bit 10 set by it).
+        kind_bits = range(_KIND_BIT, _KIND_BIT + len(j.error))
+        surrogate = ErrorKind.SURROGATE.value
         stage = j
         for n, byte in enumerate(_ESCAPE_BYTES):
             lone = pipe.data(f"join_lone{n}", lone_now[n])
@@ -270,23 +276,28 @@ class SurrogateJoiner:
                 if bit < 7 and byte is not None:
                     value = byte(j.cp)[bit]
                     value = keep(lone, value, stage.cp[bit]) if not isinstance(value, int) \
-                        else (stage.cp[bit] | lone if value else stage.cp[bit] & ~lone)
+                        else _const_under(lone, value, stage.cp[bit])
                 elif bit < 6:
                     value = stage.cp[bit]          # K1: the third byte's bits are J's own
+                elif bit in kind_bits:
+                    value = stage.cp[bit]
+                    if not n:                      # J's kind, into an escape's bits
+                        value = keep(j.esc, j.error[bit - _KIND_BIT], value)
+                    value = _const_under(lone, (surrogate >> (bit - _KIND_BIT)) & 1, value)
                 else:
                     value = stage.cp[bit] & ~lone
                 cp.append(value)
-            surrogate = Const(ErrorKind.SURROGATE.value, len(stage.error))
             stage = SimpleNamespace(
                 cp=Cat(*(pipe.data(f"join_k{n + 1}_cp{bit}", value)
                          for bit, value in enumerate(cp))),
-                error=pipe.data(f"join_k{n + 1}_error", keep(lone, surrogate, stage.error),
-                                len(stage.error)),
                 last=pipe.data(f"join_k{n + 1}_last", stage.last & ~lone if n else stage.last),
                 valid=pipe.data(f"join_k{n + 1}_valid", stage.valid | lone if n else stage.valid),
                 esc=pipe.data(f"join_k{n + 1}_esc", stage.esc | lone),
                 pair=pipe.data(f"join_k{n + 1}_pair", stage.pair))
-        payload = Cat(stage.cp, Const(0, 5), stage.error, stage.last)
+        cp = Cat(*(stage.cp[bit] & ~stage.esc if bit in kind_bits and not (x.ESCAPE >> bit) & 1
+                   else stage.cp[bit] for bit in range(16)))
+        error = Cat(*(stage.cp[bit] & stage.esc for bit in kind_bits))
+        payload = Cat(cp, Const(0, 5), error, stage.last)
         ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(16))) \
             | _pair_high(stage.pair, high, len(payload))
         return stage.valid, payload, ones
@@ -301,6 +312,15 @@ _ESCAPE_BYTES = (
     lambda cp: [(0xED >> bit) & 1 for bit in range(7)],
 )
 _ESCAPE_STAGES = len(_ESCAPE_BYTES)
+
+#: The lowest of an escape's code point bits that hold its kind in the escape stages (8..10:
+#: 0 in U+DC80..U+DCFF, 0, 0, 1 in :data:`~utf8_gateware.hdl.decoder._ESCAPE`).
+_KIND_BIT = 8
+
+
+def _const_under(flag, value, reg):
+    """``value`` (0 or 1) if ``flag``, else ``reg``."""
+    return reg | flag if value else reg & ~flag
 
 
 def _lead_bits(pipe, x, lead):
