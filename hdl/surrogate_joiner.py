@@ -77,13 +77,18 @@ class SurrogateJoiner:
     a flip-flop a step ahead: S1's own non-trail item, stage D's second burst item or lead,
     or the flush, which ends a wait) make ``J``'s valid one LUT of three flip-flops, and the
     lone flag of four, a copy per escape stage. :attr:`LATENCY` = 4; every flip-flop one LUT4
-    of flip-flops; the escape stages too carry bits 0..15 and ``pair`` (UP5K: 366 LCs, seeds
-    1-3 160.7, 160.7, 157.3 MHz).
+    of flip-flops; the escape stages too carry bits 0..15 and ``pair``, and an escape's kind in
+    its bits 8..10 (:attr:`KIND_BIT`: 0 in every escape; no kind register in ``x``, ``J`` or
+    ``K1`` .. ``K3``) (UP5K: 351 LCs, seeds 1-3 160.7, 160.7, 146.1 MHz).
     """
 
     #: Steps from the decoder's last output slot to the joined output slot (and with
     #: ``surrogateescape`` three more, the escape stages ``K1`` .. ``K3``: 4).
     LATENCY = 1
+
+    #: With ``surrogateescape``: the lowest of an escape's code point bits that hold its kind in
+    #: the slot ``x`` and after it (bits 8..10: 0 in U+DC80..U+DCFF), else ``None``.
+    KIND_BIT = None
 
     def __init__(self, errors="replace", *, lone_is_error=True):
         self._substitute = lone_is_error and errors == "replace"
@@ -91,6 +96,7 @@ class SurrogateJoiner:
         self._lone_kind = ErrorKind.SURROGATE if lone_is_error else None
         if self._escape:
             self.LATENCY = 1 + _ESCAPE_STAGES
+            self.KIND_BIT = _KIND_BIT
 
     def mark(self, marks, d):
         """The stage-``D`` marks: ``lead`` and ``trail`` (the byte completes a well-formed
@@ -254,7 +260,6 @@ class SurrogateJoiner:
         # A pair's bits 16..20 are set at the output by its `pair` flag (`_pair_high`).
         j = SimpleNamespace(
             cp=Cat(*(pipe.data(f"join_j_cp{bit}", value) for bit, value in enumerate(bits))),
-            error=pipe.data("join_j_error", x.error, ErrorKind).as_value(),
             last=pipe.data("join_j_last", x.last),
             valid=j_valid, esc=pipe.data("join_j_esc", x.esc), pair=pipe.data("join_j_pair", pair))
         # K1 .. K3: J's lone surrogate (slot s) becomes the escapes of its three bytes, written
@@ -262,11 +267,12 @@ class SurrogateJoiner:
         # silent: its own bytes' slots, or bubbles (a waiting lead is written before the next
         # item or lead start). Each stage one LUT per bit of the stage before and a copy of the
         # lone flag.
-        # An item of the K stages is an escape (`esc`) or has no kind (surrogateescape makes
-        # no U+FFFD), and an escape's bits 8..10 are 0 (U+DC80..U+DCFF): from K1 on they hold
-        # its kind, and the stages carry no kind of their own (at the output the kind is those
-        # bits under `esc`, and the code point's bits 8, 9 are cleared and bit 10 set by it).
-        kind_bits = range(_KIND_BIT, _KIND_BIT + len(j.error))
+        # An item is an escape (`esc`) or has no kind (surrogateescape makes no U+FFFD), and
+        # an escape's bits 8..10 are 0 (U+DC80..U+DCFF): from the slot x on they hold its kind
+        # (:attr:`KIND_BIT`), and x, J and the K stages have no kind register (at the output
+        # the kind is those bits under `esc`, and `esc` clears the code point's bits 8, 9 and
+        # sets bit 10).
+        kind_bits = range(_KIND_BIT, _KIND_BIT + len(Value.cast(x.error)))
         surrogate = ErrorKind.SURROGATE.value
         stage = j
         for n, byte in enumerate(_ESCAPE_BYTES):
@@ -280,10 +286,8 @@ class SurrogateJoiner:
                 elif bit < 6:
                     value = stage.cp[bit]          # K1: the third byte's bits are J's own
                 elif bit in kind_bits:
-                    value = stage.cp[bit]
-                    if not n:                      # J's kind, into an escape's bits
-                        value = keep(j.esc, j.error[bit - _KIND_BIT], value)
-                    value = _const_under(lone, (surrogate >> (bit - _KIND_BIT)) & 1, value)
+                    value = _const_under(lone, (surrogate >> (bit - _KIND_BIT)) & 1,
+                                         stage.cp[bit])
                 else:
                     value = stage.cp[bit] & ~lone
                 cp.append(value)
