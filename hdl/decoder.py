@@ -280,8 +280,14 @@ class Utf8Decoder(CheckedComponent):
         e = stage_e(pipe, d, se)
 
         slots = [self._slot(pipe, e, d, j) for j in range(n)]
+        # (A joiner's escape stages take an escape's kind in its bits 8..10 from the last slot;
+        # from S2 on, 348 LCs, seeds 1-3 151.3, 157.3, 148.9 MHz against 351 and 160.7, 160.7,
+        # 146.1.)
+        fold = family.joiner.KIND_BIT if family.joiner is not None else None
         for stage in range(2, self._slots + 1):
-            slots = [self._later_slot(pipe, slot, e, d, j, stage) for j, slot in enumerate(slots)]
+            slots = [self._later_slot(pipe, slot, e, d, j, stage,
+                                      fold if stage == self._slots else None)
+                     for j, slot in enumerate(slots)]
 
         # The output payload, field by field.
         out = Signal(self.o.payload.shape())
@@ -408,11 +414,15 @@ class Utf8Decoder(CheckedComponent):
             last=pipe.data(f"s1_{j}_last", lane.last),
             esc=pipe.data(f"s1_{j}_esc", bad) if esc else None)
 
-    def _later_slot(self, pipe, slot, e, d, j, stage):
+    def _later_slot(self, pipe, slot, e, d, j, stage, fold=None):
         """Slot ``j`` of stage ``S{stage}``: the slot of the stage before, and the burst items
-        from the beat ``stage`` beats behind that land in it (escapes, always ``TRUNCATED``)."""
+        from the beat ``stage`` beats behind that land in it (escapes, always ``TRUNCATED``).
+        ``fold``: an escape's kind is in its code point bits ``fold``.. (0 in an escape: the
+        output sets or clears them by ``esc``), and the slot has no kind register."""
         items = self._items(d, e.recents, j, stage)
         flags = [flag for _, flag, _, _ in items]
+        kind = Value.cast(slot.error) | any_of(kind for _, _, _, kind in items)
+        kind_bits = range(fold, fold + len(kind)) if fold else ()
         bits = []
         for bit in range(21):
             value = slot.codepoint[bit]
@@ -420,17 +430,22 @@ class Utf8Decoder(CheckedComponent):
                 value = value | any_of(flag & content[bit] for _, flag, content, _ in items)
             elif (_ESCAPE >> bit) & 1 and slot.esc is None:
                 value = value | any_of(flags)
+            if bit in kind_bits:
+                # (An item is an escape or has no kind: surrogateescape makes no U+FFFD.)
+                value = value | kind[bit - fold]
             bits.append(value)
         name = f"s{stage}_{j}"
-        return _Slot(prev=slot,
-            codepoint=Cat(*(pipe.data(f"{name}_cp{bit}", value) if bit < self._scalar_bits
-                            else Const(0, 1) for bit, value in enumerate(bits))),
-            error=pipe.data(f"{name}_kind", slot.error.as_value() |
-                            any_of(kind for _, _, _, kind in items), ErrorKind),
+        codepoint = Cat(*(pipe.data(f"{name}_cp{bit}", value) if bit < self._scalar_bits
+                          else Const(0, 1) for bit, value in enumerate(bits)))
+        esc = None if slot.esc is None else pipe.data(f"{name}_esc", slot.esc | any_of(flags))
+        if fold:
+            error = Cat(*(codepoint[bit] & esc for bit in kind_bits))
+        else:
+            error = pipe.data(f"{name}_kind", kind, ErrorKind)
+        return _Slot(prev=slot, codepoint=codepoint, error=error,
             valid=pipe.data(f"{name}_v", slot.valid | any_of(flags)),
             valid_next=slot.valid | any_of(flags),
-            last=pipe.data(f"{name}_last", slot.last),
-            esc=None if slot.esc is None else pipe.data(f"{name}_esc", slot.esc | any_of(flags)))
+            last=pipe.data(f"{name}_last", slot.last), esc=esc)
 
 
 class _Slot:

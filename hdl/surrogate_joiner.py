@@ -77,13 +77,18 @@ class SurrogateJoiner:
     a flip-flop a step ahead: S1's own non-trail item, stage D's second burst item or lead,
     or the flush, which ends a wait) make ``J``'s valid one LUT of three flip-flops, and the
     lone flag of four, a copy per escape stage. :attr:`LATENCY` = 4; every flip-flop one LUT4
-    of flip-flops; the escape stages too carry bits 0..15 and ``pair`` (UP5K: 366 LCs, seeds
-    1-3 160.7, 160.7, 157.3 MHz).
+    of flip-flops; the escape stages too carry bits 0..15 and ``pair``, and an escape's kind in
+    its bits 8..10 (:attr:`KIND_BIT`: 0 in every escape; no kind register in ``x``, ``J`` or
+    ``K1`` .. ``K3``) (UP5K: 351 LCs, seeds 1-3 160.7, 160.7, 146.1 MHz).
     """
 
     #: Steps from the decoder's last output slot to the joined output slot (and with
     #: ``surrogateescape`` three more, the escape stages ``K1`` .. ``K3``: 4).
     LATENCY = 1
+
+    #: With ``surrogateescape``: the lowest of an escape's code point bits that hold its kind in
+    #: the slot ``x`` and after it (bits 8..10: 0 in U+DC80..U+DCFF), else ``None``.
+    KIND_BIT = None
 
     def __init__(self, errors="replace", *, lone_is_error=True):
         self._substitute = lone_is_error and errors == "replace"
@@ -91,6 +96,7 @@ class SurrogateJoiner:
         self._lone_kind = ErrorKind.SURROGATE if lone_is_error else None
         if self._escape:
             self.LATENCY = 1 + _ESCAPE_STAGES
+            self.KIND_BIT = _KIND_BIT
 
     def mark(self, marks, d):
         """The stage-``D`` marks: ``lead`` and ``trail`` (the byte completes a well-formed
@@ -254,7 +260,6 @@ class SurrogateJoiner:
         # A pair's bits 16..20 are set at the output by its `pair` flag (`_pair_high`).
         j = SimpleNamespace(
             cp=Cat(*(pipe.data(f"join_j_cp{bit}", value) for bit, value in enumerate(bits))),
-            error=pipe.data("join_j_error", x.error, ErrorKind).as_value(),
             last=pipe.data("join_j_last", x.last),
             valid=j_valid, esc=pipe.data("join_j_esc", x.esc), pair=pipe.data("join_j_pair", pair))
         # K1 .. K3: J's lone surrogate (slot s) becomes the escapes of its three bytes, written
@@ -262,6 +267,13 @@ class SurrogateJoiner:
         # silent: its own bytes' slots, or bubbles (a waiting lead is written before the next
         # item or lead start). Each stage one LUT per bit of the stage before and a copy of the
         # lone flag.
+        # An item is an escape (`esc`) or has no kind (surrogateescape makes no U+FFFD), and
+        # an escape's bits 8..10 are 0 (U+DC80..U+DCFF): from the slot x on they hold its kind
+        # (:attr:`KIND_BIT`), and x, J and the K stages have no kind register (at the output
+        # the kind is those bits under `esc`, and `esc` clears the code point's bits 8, 9 and
+        # sets bit 10).
+        kind_bits = range(_KIND_BIT, _KIND_BIT + len(Value.cast(x.error)))
+        surrogate = ErrorKind.SURROGATE.value
         stage = j
         for n, byte in enumerate(_ESCAPE_BYTES):
             lone = pipe.data(f"join_lone{n}", lone_now[n])
@@ -270,23 +282,26 @@ class SurrogateJoiner:
                 if bit < 7 and byte is not None:
                     value = byte(j.cp)[bit]
                     value = keep(lone, value, stage.cp[bit]) if not isinstance(value, int) \
-                        else (stage.cp[bit] | lone if value else stage.cp[bit] & ~lone)
+                        else _const_under(lone, value, stage.cp[bit])
                 elif bit < 6:
                     value = stage.cp[bit]          # K1: the third byte's bits are J's own
+                elif bit in kind_bits:
+                    value = _const_under(lone, (surrogate >> (bit - _KIND_BIT)) & 1,
+                                         stage.cp[bit])
                 else:
                     value = stage.cp[bit] & ~lone
                 cp.append(value)
-            surrogate = Const(ErrorKind.SURROGATE.value, len(stage.error))
             stage = SimpleNamespace(
                 cp=Cat(*(pipe.data(f"join_k{n + 1}_cp{bit}", value)
                          for bit, value in enumerate(cp))),
-                error=pipe.data(f"join_k{n + 1}_error", keep(lone, surrogate, stage.error),
-                                len(stage.error)),
                 last=pipe.data(f"join_k{n + 1}_last", stage.last & ~lone if n else stage.last),
                 valid=pipe.data(f"join_k{n + 1}_valid", stage.valid | lone if n else stage.valid),
                 esc=pipe.data(f"join_k{n + 1}_esc", stage.esc | lone),
                 pair=pipe.data(f"join_k{n + 1}_pair", stage.pair))
-        payload = Cat(stage.cp, Const(0, 5), stage.error, stage.last)
+        cp = Cat(*(stage.cp[bit] & ~stage.esc if bit in kind_bits and not (x.ESCAPE >> bit) & 1
+                   else stage.cp[bit] for bit in range(16)))
+        error = Cat(*(stage.cp[bit] & stage.esc for bit in kind_bits))
+        payload = Cat(cp, Const(0, 5), error, stage.last)
         ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(16))) \
             | _pair_high(stage.pair, high, len(payload))
         return stage.valid, payload, ones
@@ -301,6 +316,15 @@ _ESCAPE_BYTES = (
     lambda cp: [(0xED >> bit) & 1 for bit in range(7)],
 )
 _ESCAPE_STAGES = len(_ESCAPE_BYTES)
+
+#: The lowest of an escape's code point bits that hold its kind in the escape stages (8..10:
+#: 0 in U+DC80..U+DCFF, 0, 0, 1 in :data:`~utf8_gateware.hdl.decoder._ESCAPE`).
+_KIND_BIT = 8
+
+
+def _const_under(flag, value, reg):
+    """``value`` (0 or 1) if ``flag``, else ``reg``."""
+    return reg | flag if value else reg & ~flag
 
 
 def _lead_bits(pipe, x, lead):

@@ -412,6 +412,17 @@ def test_joiner_carries_sixteen_bits(encoding, errors):
     assert [bit for bit in range(21) if f" \\join_j_cp{bit}\n" in text] == list(range(16))
 
 
+@pytest.mark.parametrize("encoding", ["cesu-8", "utf-8"])
+def test_escape_kind_in_codepoint_bits(encoding):
+    # With CESU-8's surrogateescape an escape's kind travels in its code point bits 8..10 (0 in
+    # U+DC80..U+DCFF) from the byte decoder's last slot on: no kind register there, in J or in
+    # the escape stages (15 flip-flops; 366 -> 351 LCs). The plain decoder keeps its own.
+    text = rtlil.convert(Utf8Decoder("surrogateescape", encoding=encoding))
+    kinds = [name for name in ("s2_0_kind", "s3_0_kind", "join_j_error", "join_k1_error",
+                               "join_k2_error", "join_k3_error") if f" \\{name}\n" in text]
+    assert kinds == (["s2_0_kind"] if encoding == "cesu-8" else ["s2_0_kind", "s3_0_kind"])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("encoding, errors", [("utf-8", "surrogateescape"), ("mutf-8", "replace"),
                                               ("utf-8-rfc2279", "replace"),
