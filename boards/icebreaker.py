@@ -84,7 +84,7 @@ FLOW = BoardFlow(
 
 
 def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3, quiet=False,
-          stream=None, routed_netlist=False):
+          stream=None, routed_netlist=False, placer="heap"):
     """Build the iCEBreaker bitstream in ``build_dir``; returns the report (a dict).
 
     The report has ``board``, ``bitstream`` (path), ``clock_mhz``, ``fmax_mhz`` ({clock: MHz},
@@ -99,7 +99,7 @@ def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3
     return build_board("icebreaker", FLOW, ICEBreakerPlatform(),
                        lambda: ICEBreakerTop(clk_freq, baud), NAME, build_dir, seed=seed,
                        attempts=attempts, quiet=quiet, stream=stream,
-                       routed_netlist=routed_netlist)
+                       routed_netlist=routed_netlist, placer=placer)
 
 
 # -- program -------------------------------------------------------------------------------------

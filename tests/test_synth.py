@@ -133,12 +133,34 @@ def test_synth_ceiling(tmp_path, capsys):
                                           "takes lanes, counter_width)"),
     (["utf16_units", "--byteorder", "middle"],
      "synth: byteorder must be one of 'little', 'big', not 'middle'"),
+    (["ceiling", "--placer", "static"], "synth: placer must be one of heap, sa, not 'static'"),
 ])
 def test_synth_errors_are_one_line(capsys, argv, message):
     status = main(["synth", *argv])
     _, err = capsys.readouterr()
     assert status == 2
     assert err.strip() == f"utf8-gateware: error: {message}"
+
+
+@pytest.mark.parametrize("placer, log", [("sa", "Running simulated annealing placer."),
+                                         ("heap", "Running main analytical placer,")])
+def test_synth_placer(tmp_path, capsys, placer, log):
+    """``synth --placer``: nextpnr runs the placer asked for (its log names it), and the report
+    and summary say which; ``heap`` stays the default (nextpnr's own)."""
+    argv = ["synth", "ceiling", "--json", str(tmp_path / "r.json"), "--build-dir",
+            str(tmp_path / "build")]
+    status = main([*argv, "--placer", placer] if placer == "sa" else argv)
+    out, _ = capsys.readouterr()
+    assert status == 0
+    assert (", placer sa," in out) == (placer == "sa")
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["placer"] == placer
+    text = Path(report["files"]["nextpnr_log"]).read_text()
+    assert log in text
+    # The heap placer ends with annealing "for refinement"; only sa starts with it.
+    assert ("Running simulated annealing placer." in text) == (placer == "sa")
+    with pytest.raises(ValueError, match="placer must be one of heap, sa, not 'SA'"):
+        synth.synthesize(synth.CeilingCore(), placer="SA")
 
 
 def test_synth_missing_tool_is_one_line(capsys, monkeypatch):
