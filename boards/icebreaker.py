@@ -93,7 +93,8 @@ def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3
     tried again with the next seeds, up to ``attempts`` in all. Raises :class:`BuildError` if a
     tool is missing or fails (timing failure is *not* an exception: check ``timing_met``).
     With ``routed_netlist``, nextpnr's placed and routed netlist is kept too (the report's
-    ``routed_netlist``: :mod:`utf8_gateware.sim.postroute` simulates it).
+    ``routed_netlist``: :mod:`utf8_gateware.sim.postroute` simulates it). ``placer``: nextpnr's
+    placer for every attempt (``heap``; ``sa`` found no placement of this board on seeds 1-5).
     """
     from amaranth_boards.icebreaker import ICEBreakerPlatform
     return build_board("icebreaker", FLOW, ICEBreakerPlatform(),
