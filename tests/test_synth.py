@@ -163,6 +163,25 @@ def test_synth_placer(tmp_path, capsys, placer, log):
         synth.synthesize(synth.CeilingCore(), placer="SA")
 
 
+def test_bench_passes_the_placer(monkeypatch, capsys):
+    """``bench/bench.py --placer sa`` builds every design of its tables with that placer."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "bench", Path(__file__).parent.parent / "bench" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    placers = []
+
+    def fake(target, *, placer="heap", **kwargs):
+        placers.append(placer)
+        raise toolchain.ToolError("ERROR: not built here")
+    monkeypatch.setattr(synth, "synth_target", fake)
+    assert bench.main(["--no-sim", "--no-host", "--families", "gowin", "--placer", "sa",
+                       "--seeds", "1", "--jobs", "1"]) == 0
+    assert placers == ["sa"] * len(bench.PLAN["gowin"])
+    assert "build failed: ERROR: not built here" in capsys.readouterr().out
+
+
 def test_synth_missing_tool_is_one_line(capsys, monkeypatch):
     monkeypatch.setitem(toolchain.TOOLS, "nextpnr-nexus",
                         ("no-such-nextpnr", "no_such_module", "run"))
