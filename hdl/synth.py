@@ -93,7 +93,8 @@ class Family:
     flip-flop takes a LUT of its own: an iCE40 logic cell, a Gowin slice's route-through),
     ``freq_mhz`` (nextpnr's default target), ``pack`` (the bitstream packer's tool and file
     suffix, or ``None``), ``fix_netlist`` (a function that edits Yosys' JSON netlist, a dict,
-    in place before nextpnr reads it, or ``None``)."""
+    in place before nextpnr reads it, or ``None``), ``placers`` (the :data:`PLACERS` that
+    place for the family)."""
     title: str
     device: str
     synth: str
@@ -108,6 +109,7 @@ class Family:
     freq_mhz: float
     pack: tuple = None
     fix_netlist: object = None
+    placers: tuple = ("heap", "sa")
 
     def constraint_text(self, pins):
         """The constraint file that puts each port of ``pins`` ({port: pin}) on its pin."""
@@ -195,7 +197,9 @@ FAMILIES = {
         pins={"clk": "L13", "sin": "F16", "load": "G14", "sout": "F18"},
         cells={"lut4": "OXIDE_COMB", "ff": "OXIDE_FF"}, ram=("OXIDE_EBR", "LRAM_CORE"),
         lut_per_ff=False, freq_mhz=500.0, pack=("prjoxide", ".bit"),
-        fix_netlist=detach_constant_carry_in),
+        # nextpnr-nexus 0.11.1 lists sa, but its initial placement of the ceiling (162 cells)
+        # had not ended after 10 min of CPU time.
+        fix_netlist=detach_constant_carry_in, placers=("heap",)),
 }
 
 #: nextpnr's default target on the iCE40 (each family has its own: :attr:`Family.freq_mhz`).
@@ -353,8 +357,9 @@ def _cells(family, utilization):
     return out
 
 
-#: nextpnr's placers that a build may choose (``--placer``; every family's nextpnr 0.11 takes
-#: both, ``heap`` is its default; ``static`` is left out: ice40, ecp5 and gowin only).
+#: nextpnr's placers that a build may choose (``--placer``; every family's nextpnr 0.11 lists
+#: both, ``heap`` is its default, but nexus's ``sa`` does not finish: :attr:`Family.placers`;
+#: ``static`` is left out: ice40, ecp5 and gowin only).
 PLACERS = ("heap", "sa")
 
 
@@ -371,6 +376,9 @@ def _check_flow(family, seed, freq_mhz, pack, placer="heap"):
     built or run."""
     fam = _family(family)
     check_placer(placer)
+    if placer not in fam.placers:
+        raise ValueError(f"placer {placer} does not place for {family} (it takes "
+                         f"{', '.join(fam.placers)})")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
     freq_mhz = fam.freq_mhz if freq_mhz is None else float(freq_mhz)

@@ -134,6 +134,8 @@ def test_synth_ceiling(tmp_path, capsys):
     (["utf16_units", "--byteorder", "middle"],
      "synth: byteorder must be one of 'little', 'big', not 'middle'"),
     (["ceiling", "--placer", "static"], "synth: placer must be one of heap, sa, not 'static'"),
+    (["ceiling", "--family", "nexus", "--placer", "sa"],
+     "synth: placer sa does not place for nexus (it takes heap)"),
 ])
 def test_synth_errors_are_one_line(capsys, argv, message):
     status = main(["synth", *argv])
