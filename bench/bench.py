@@ -24,9 +24,9 @@ Prints figures; asserts nothing about speed.
   Verilator (1, 4 and 16 lanes; the compiled engine uses Verilator from 4 lanes on), cycles per
   second and build times.
 
-Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--families ice40 ecp5 ...]
-[--jobs N] [--no-synth] [--no-sim] [--no-host] [--host-size BYTES] [--verilator]
-[--json FILE]``
+Usage: ``python bench/bench.py [--size BYTES] [--seeds 1 2 3] [--placer heap|sa]
+[--families ice40 ecp5 ...] [--jobs N] [--no-synth] [--no-sim] [--no-host] [--host-size BYTES]
+[--verilator] [--json FILE]``
 """
 
 import argparse
@@ -300,17 +300,18 @@ def _key(target, params):
     return target, tuple(sorted(params.items()))
 
 
-def bench_synth(seeds, results, families=tuple(PLAN), jobs=1, save=None):
-    """Build every design of :data:`PLAN` for ``families`` with each seed and print one table
-    per family as soon as its builds are done (``save()`` is called after each table). A build
-    that fails is reported and left out of its table."""
+def bench_synth(seeds, results, families=tuple(PLAN), jobs=1, save=None, placer="heap"):
+    """Build every design of :data:`PLAN` for ``families`` with each seed (and nextpnr's
+    ``placer``) and print one table per family as soon as its builds are done (``save()`` is
+    called after each table). A build that fails is reported and left out of its table."""
     from utf8_gateware.hdl import synth
     from utf8_gateware.toolchain import ToolError
 
     def run(job):
         family, target, params, seed = job
         try:
-            return job, synth.synth_target(target, family=family, seed=seed, **params)
+            return job, synth.synth_target(target, family=family, seed=seed, placer=placer,
+                                           **params)
         except ToolError as error:
             lines = str(error).splitlines()
             return job, next((line for line in reversed(lines) if "ERROR" in line), lines[-1])
@@ -397,6 +398,8 @@ def main(argv=None):
                         help="bytes per throughput case (default 1 MiB)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3],
                         help="nextpnr seeds (default 1 2 3)")
+    parser.add_argument("--placer", default="heap", choices=("heap", "sa"),
+                        help="nextpnr's placer (default heap)")
     parser.add_argument("--families", nargs="+", default=list(PLAN), choices=list(PLAN),
                         help="FPGA families to synthesise for (default: all)")
     parser.add_argument("--jobs", type=int, default=max(1, os.cpu_count() or 1),
@@ -428,7 +431,7 @@ def main(argv=None):
     if args.verilator:
         bench_verilator(args.host_size, results)
     if not args.no_synth:
-        bench_synth(args.seeds, results, args.families, args.jobs, save)
+        bench_synth(args.seeds, results, args.families, args.jobs, save, args.placer)
     return 0
 
 

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from utf8_gateware.hdl.synth import check_placer
 from utf8_gateware.toolchain import ToolError, build_environment, find_programmer
 
 
@@ -120,8 +121,16 @@ def _place_again(flow, name, build_dir, env, seed, stream, quiet, extra):
                                  f"log: {Path(build_dir) / 'build.log'}")
 
 
+def _check_placer(placer):
+    """:func:`~utf8_gateware.hdl.synth.check_placer` as a :class:`BuildError`."""
+    try:
+        check_placer(placer)
+    except ValueError as error:
+        raise BuildError(str(error)) from None
+
+
 def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, attempts=3,
-                    quiet=False, stream=None, routed_netlist=False):
+                    quiet=False, stream=None, routed_netlist=False, placer="heap"):
     """Build ``top`` for ``platform`` (an Amaranth platform of the board) in ``build_dir``;
     returns the figures (see the module docstring). Timing is met when every clock meets its
     constraint and reaches ``clock_mhz``; if not, placement and routing are tried again with
@@ -129,7 +138,9 @@ def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, 
     or fails (a timing failure is not an exception: check ``timing_met``). With
     ``routed_netlist``, nextpnr also writes the placed and routed netlist (``--write``, JSON;
     :mod:`utf8_gateware.sim.postroute` simulates it) and the report names it
-    (``routed_netlist``)."""
+    (``routed_netlist``). ``placer``: nextpnr's placer for every attempt (one of
+    :data:`~utf8_gateware.hdl.synth.PLACERS`; the report's ``placer``)."""
+    _check_placer(placer)
     stream = stream or sys.stderr
     build_dir = Path(build_dir).resolve()
     try:
@@ -141,7 +152,7 @@ def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, 
     for stale in [report_path, *(build_dir / filename for filename, _ in stages)]:
         stale.unlink(missing_ok=True)
     started = time.monotonic()
-    extra = ["--write", f"{name}.routed.json"] if routed_netlist else []
+    extra = ["--placer", placer, *(["--write", f"{name}.routed.json"] if routed_netlist else [])]
     plan = platform.prepare(top, name=name, script_after_read=flow.yosys_script,
         nextpnr_opts=" ".join([f"--report {report_path.name} --timing-allow-fail --seed "
                                f"{int(seed)}", *extra]))
@@ -185,6 +196,7 @@ def build_bitstream(flow, platform, top, name, build_dir, *, clock_mhz, seed=1, 
         **figures,
         "timing_met": timing_met,
         "seed": used_seed,
+        "placer": placer,
         "seconds": round(time.monotonic() - started, 1),
         "nextpnr_report": str(report_path),
         **({"routed_netlist": str(build_dir / f"{name}.routed.json")} if routed_netlist else {}),
@@ -196,6 +208,7 @@ def build_board(board, flow, platform, make_top, name, build_dir, **kwargs):
     from it, e.g. a clock the PLL cannot make, is a :class:`BuildError`) with
     :func:`build_bitstream` at its PLL's clock; returns the report with ``board``, ``baud``
     (the UART's actual rate) and the PLL's settings under ``pll``."""
+    _check_placer(kwargs.get("placer", "heap"))   # before the top level is made
     try:
         top = make_top()
     except ValueError as error:

@@ -84,7 +84,7 @@ FLOW = BoardFlow(
 
 
 def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3, quiet=False,
-          stream=None, routed_netlist=False):
+          stream=None, routed_netlist=False, placer="heap"):
     """Build the iCEBreaker bitstream in ``build_dir``; returns the report (a dict).
 
     The report has ``board``, ``bitstream`` (path), ``clock_mhz``, ``fmax_mhz`` ({clock: MHz},
@@ -93,13 +93,14 @@ def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3
     tried again with the next seeds, up to ``attempts`` in all. Raises :class:`BuildError` if a
     tool is missing or fails (timing failure is *not* an exception: check ``timing_met``).
     With ``routed_netlist``, nextpnr's placed and routed netlist is kept too (the report's
-    ``routed_netlist``: :mod:`utf8_gateware.sim.postroute` simulates it).
+    ``routed_netlist``: :mod:`utf8_gateware.sim.postroute` simulates it). ``placer``: nextpnr's
+    placer for every attempt (``heap``; ``sa`` found no placement of this board on seeds 1-5).
     """
     from amaranth_boards.icebreaker import ICEBreakerPlatform
     return build_board("icebreaker", FLOW, ICEBreakerPlatform(),
                        lambda: ICEBreakerTop(clk_freq, baud), NAME, build_dir, seed=seed,
                        attempts=attempts, quiet=quiet, stream=stream,
-                       routed_netlist=routed_netlist)
+                       routed_netlist=routed_netlist, placer=placer)
 
 
 # -- program -------------------------------------------------------------------------------------

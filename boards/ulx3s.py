@@ -48,7 +48,7 @@ FLOW = BoardFlow(
 
 
 def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3, quiet=False,
-          stream=None, routed_netlist=False):
+          stream=None, routed_netlist=False, placer="heap"):
     """Build the ULX3S (LFE5U-25F) bitstream in ``build_dir``; returns the report (a dict):
     ``board``, ``bitstream`` (path), ``clock_mhz``, ``fmax_mhz`` ({clock: MHz}, post-route),
     ``timing_met``, ``lut4``/``ff``/``ram``/``pll`` ({used, available}), ``pll`` settings,
@@ -56,7 +56,7 @@ def build(build_dir="build", *, clk_freq=CLOCK_HZ, baud=BAUD, seed=1, attempts=3
     from amaranth_boards.ulx3s import ULX3S_25F_Platform
     return build_board("ulx3s", FLOW, ULX3S_25F_Platform(), lambda: ULX3STop(clk_freq, baud),
                        NAME, build_dir, seed=seed, attempts=attempts, quiet=quiet, stream=stream,
-                       routed_netlist=routed_netlist)
+                       routed_netlist=routed_netlist, placer=placer)
 
 
 def programmers():

@@ -76,7 +76,7 @@ from .cores import BUILDABLE, CORES, make_core
 
 
 __all__ = [
-    "Family", "FAMILIES", "TARGETS", "DEFAULT_FREQ_MHZ",
+    "Family", "FAMILIES", "TARGETS", "DEFAULT_FREQ_MHZ", "PLACERS", "check_placer",
     "PortHarness", "CeilingCore", "make_target", "synthesize", "synth_target",
     "CORES", "format_report", "detach_constant_carry_in",
 ]
@@ -93,7 +93,8 @@ class Family:
     flip-flop takes a LUT of its own: an iCE40 logic cell, a Gowin slice's route-through),
     ``freq_mhz`` (nextpnr's default target), ``pack`` (the bitstream packer's tool and file
     suffix, or ``None``), ``fix_netlist`` (a function that edits Yosys' JSON netlist, a dict,
-    in place before nextpnr reads it, or ``None``)."""
+    in place before nextpnr reads it, or ``None``), ``placers`` (the :data:`PLACERS` that
+    place for the family)."""
     title: str
     device: str
     synth: str
@@ -108,6 +109,7 @@ class Family:
     freq_mhz: float
     pack: tuple = None
     fix_netlist: object = None
+    placers: tuple = ("heap", "sa")
 
     def constraint_text(self, pins):
         """The constraint file that puts each port of ``pins`` ({port: pin}) on its pin."""
@@ -195,7 +197,9 @@ FAMILIES = {
         pins={"clk": "L13", "sin": "F16", "load": "G14", "sout": "F18"},
         cells={"lut4": "OXIDE_COMB", "ff": "OXIDE_FF"}, ram=("OXIDE_EBR", "LRAM_CORE"),
         lut_per_ff=False, freq_mhz=500.0, pack=("prjoxide", ".bit"),
-        fix_netlist=detach_constant_carry_in),
+        # nextpnr-nexus 0.11.1 lists sa, but its initial placement of the ceiling (162 cells)
+        # had not ended after 10 min of CPU time.
+        fix_netlist=detach_constant_carry_in, placers=("heap",)),
 }
 
 #: nextpnr's default target on the iCE40 (each family has its own: :attr:`Family.freq_mhz`).
@@ -353,11 +357,28 @@ def _cells(family, utilization):
     return out
 
 
-def _check_flow(family, seed, freq_mhz, pack):
+#: nextpnr's placers that a build may choose (``--placer``; every family's nextpnr 0.11 lists
+#: both, ``heap`` is its default, but nexus's ``sa`` does not finish: :attr:`Family.placers`;
+#: ``static`` is left out: ice40, ecp5 and gowin only).
+PLACERS = ("heap", "sa")
+
+
+def check_placer(placer):
+    """``placer`` if it is one of :data:`PLACERS`, else a one-line :class:`ValueError`."""
+    if placer not in PLACERS:
+        raise ValueError(f"placer must be one of {', '.join(PLACERS)}, not {placer!r}")
+    return placer
+
+
+def _check_flow(family, seed, freq_mhz, pack, placer="heap"):
     """``(family, target MHz)`` after checking the arguments of a build and that its tools
     are installed: a bad argument or a missing tool is a one-line error before anything is
     built or run."""
     fam = _family(family)
+    check_placer(placer)
+    if placer not in fam.placers:
+        raise ValueError(f"placer {placer} does not place for {family} (it takes "
+                         f"{', '.join(fam.placers)})")
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, not {seed!r}")
     freq_mhz = fam.freq_mhz if freq_mhz is None else float(freq_mhz)
@@ -372,14 +393,15 @@ def _check_flow(family, seed, freq_mhz, pack):
 
 def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, freq_mhz=None,
                pins=None, ports=None, pack=False, routed=False, yosys_opts=(), nextpnr_opts=(),
-               timeout=None):
+               timeout=None, placer="heap"):
     """Synthesise, place and route ``design`` for ``family`` (a key of :data:`FAMILIES`);
     returns a report dict.
 
     ``design``: an elaboratable (converted with ``rtlil.convert(design, name=name, ports=ports)``)
     or RTLIL text whose top module is ``name``. ``pins``: ``{port: pin}`` constraints (written
     in the family's format; other ports are placed by nextpnr where the family allows it).
-    ``seed``: nextpnr's seed. ``freq_mhz``: nextpnr's target (default the family's
+    ``seed``: nextpnr's seed. ``placer``: nextpnr's placer (one of :data:`PLACERS`; default
+    ``heap``, nextpnr's own default). ``freq_mhz``: nextpnr's target (default the family's
     :attr:`Family.freq_mhz`); a miss is not an error. ``pack``: also write the bitstream (not
     for ``gowin``). ``routed``: also keep nextpnr's routed netlist (``--write``, JSON; the
     report's ``files["routed"]``). ``build_dir``: keep the files there (``NAME.il``,
@@ -387,7 +409,7 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
     directory is used and removed.
     ``timeout`` (s) per tool.
 
-    Report keys: ``name``, ``family``, ``device``, ``seed``, ``freq_target_mhz``, ``fmax_mhz``
+    Report keys: ``name``, ``family``, ``device``, ``seed``, ``placer``, ``freq_target_mhz``, ``fmax_mhz``
     (post-route, lowest over clocks; ``None`` if nextpnr timed no path), ``fmax_by_clock``, the
     family's cells (``lc`` for the iCE40, ``lut4`` and ``ff`` otherwise; each with
     ``*_available``), ``ram``, ``utilization`` (every cell type: used), ``critical_path`` (see
@@ -395,7 +417,7 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
     times), ``files`` (paths kept, if ``build_dir``). Raises
     :class:`~utf8_gateware.toolchain.ToolError` if a tool is missing or fails.
     """
-    fam, freq_mhz = _check_flow(family, seed, freq_mhz, pack)
+    fam, freq_mhz = _check_flow(family, seed, freq_mhz, pack, placer)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ValueError(f"name must be an identifier, not {name!r}")
     if isinstance(design, str):
@@ -429,7 +451,8 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
 
         args = [*fam.nextpnr_args, "--json", f"{name}.json", fam.output[0],
                 f"{name}{fam.output[1]}", "--report", f"{name}-report.json",
-                "--seed", str(seed), "--freq", f"{freq_mhz:g}", "--timing-allow-fail",
+                "--seed", str(seed), "--placer", placer, "--freq", f"{freq_mhz:g}",
+                "--timing-allow-fail",
                 "-q", "-l", f"{name}-nextpnr.log", *nextpnr_opts]
         if routed and fam.output[0] != "--write":
             args += ["--write", f"{name}.routed.json"]
@@ -457,6 +480,7 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
             "family": family,
             "device": fam.device,
             "seed": seed,
+            "placer": placer,
             "freq_target_mhz": freq_mhz,
             "fmax_mhz": min(fmax_by_clock.values()) if fmax_by_clock else None,
             "fmax_by_clock": fmax_by_clock,
@@ -478,20 +502,20 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
 
 
 def synth_target(target, *, family="ice40", seed=1, build_dir=None, freq_mhz=None,
-                 timeout=None, routed=False, **params):
+                 timeout=None, routed=False, placer="heap", **params):
     """Synthesise ``target`` (one of :data:`TARGETS`, with the core's ``params``: ``errors``,
     ``lanes``, ...) inside :class:`PortHarness` for ``family``; returns the :func:`synthesize`
     report plus ``target``, ``params`` (every parameter's value), ``harness`` (registered bits
     and the harness's own cells, :meth:`Family.harness_cells`) and ``core_<cell>`` for each
     counted cell (``core_lc``; ``core_lut4``, ``core_ff``): the whole design's count less the
     harness's. ``routed``: keep nextpnr's routed netlist (with ``build_dir``; see
-    :func:`synthesize`)."""
-    fam, _ = _check_flow(family, seed, freq_mhz, pack=False)
+    :func:`synthesize`); ``placer``: nextpnr's placer (see :func:`synthesize`)."""
+    fam, _ = _check_flow(family, seed, freq_mhz, pack=False, placer=placer)
     core, params = make_target(target, **params)
     harness = PortHarness(core)
     report = synthesize(harness, family=family, name=f"{target}_harness", seed=seed,
                         build_dir=build_dir, freq_mhz=freq_mhz, pins=fam.pins,
-                        ports=harness.ports, routed=routed, timeout=timeout)
+                        ports=harness.ports, routed=routed, timeout=timeout, placer=placer)
     cells = fam.harness_cells(harness.in_bits, harness.out_bits)
     return {"target": target, "params": params,
             "harness": {"in_bits": harness.in_bits, "out_bits": harness.out_bits, **cells},
@@ -519,7 +543,9 @@ def format_report(report):
     lines = [
         f"{title}: fmax {fmax}, {whole}"
         + (f" ({cell_text(report)} in the core)" if "harness" in report else "")
-        + f", {report['ram']} RAM, seed {report['seed']}, {FAMILIES[report['family']].title}",
+        + f", {report['ram']} RAM, seed {report['seed']}"
+        + (f", placer {report['placer']}" if report.get("placer", "heap") != "heap" else "")
+        + f", {FAMILIES[report['family']].title}",
     ]
     path = report.get("critical_path")
     if path:

@@ -128,6 +128,34 @@ def test_build_bad_baud(tmp_path, baud, message):
     assert not (tmp_path / "b").exists()
 
 
+@pytest.mark.slow
+def test_build_placer_reaches_every_attempt(tmp_path):
+    """``placer="sa"``: the first attempt (Amaranth's script) and the next seed's (which
+    ``nextpnr`` logs to ``NAME.tim``) both run nextpnr's simulated annealing placer; the report
+    names it."""
+    from amaranth_boards.icebreaker import ICEBreakerPlatform
+    from utf8_gateware.boards.flow import build_bitstream
+    report = build_bitstream(icebreaker.FLOW, ICEBreakerPlatform(), _Counter(), "counter",
+                             tmp_path, clock_mhz=1000, seed=1, attempts=2, quiet=True,
+                             placer="sa")
+    assert report["seed"] == 2 and report["placer"] == "sa"
+    assert " --seed 1 --placer sa " in (tmp_path / "build_counter.sh").read_text()
+    assert "Running simulated annealing placer." in (tmp_path / "counter.tim").read_text()
+
+
+def test_build_bad_placer(tmp_path):
+    """A placer nextpnr does not have is a one-line error before any tool runs."""
+    from utf8_gateware.boards.flow import BuildError
+    with pytest.raises(BuildError, match="placer must be one of heap, sa, not 'static'"):
+        icebreaker.build(tmp_path / "b", placer="static")
+    assert not (tmp_path / "b").exists()
+    result = subprocess.run([*CLI, "build", "--build-dir", str(tmp_path / "b"), "--placer",
+                             "SA"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr == "utf8-gateware: error: placer must be one of heap, sa, not 'SA'\n"
+    assert not (tmp_path / "b").exists()
+
+
 BOARDS = {"icebreaker": (icebreaker, "neither iceprog nor openFPGALoader"),
           "ulx3s": (ulx3s, "neither openFPGALoader, fujprog nor ujprog")}
 

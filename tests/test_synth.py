@@ -133,12 +133,55 @@ def test_synth_ceiling(tmp_path, capsys):
                                           "takes lanes, counter_width)"),
     (["utf16_units", "--byteorder", "middle"],
      "synth: byteorder must be one of 'little', 'big', not 'middle'"),
+    (["ceiling", "--placer", "static"], "synth: placer must be one of heap, sa, not 'static'"),
+    (["ceiling", "--family", "nexus", "--placer", "sa"],
+     "synth: placer sa does not place for nexus (it takes heap)"),
 ])
 def test_synth_errors_are_one_line(capsys, argv, message):
     status = main(["synth", *argv])
     _, err = capsys.readouterr()
     assert status == 2
     assert err.strip() == f"utf8-gateware: error: {message}"
+
+
+@pytest.mark.parametrize("placer, log", [("sa", "Running simulated annealing placer."),
+                                         ("heap", "Running main analytical placer,")])
+def test_synth_placer(tmp_path, capsys, placer, log):
+    """``synth --placer``: nextpnr runs the placer asked for (its log names it), and the report
+    and summary say which; ``heap`` stays the default (nextpnr's own)."""
+    argv = ["synth", "ceiling", "--json", str(tmp_path / "r.json"), "--build-dir",
+            str(tmp_path / "build")]
+    status = main([*argv, "--placer", placer] if placer == "sa" else argv)
+    out, _ = capsys.readouterr()
+    assert status == 0
+    assert (", placer sa," in out) == (placer == "sa")
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["placer"] == placer
+    text = Path(report["files"]["nextpnr_log"]).read_text()
+    assert log in text
+    # The heap placer ends with annealing "for refinement"; only sa starts with it.
+    assert ("Running simulated annealing placer." in text) == (placer == "sa")
+    with pytest.raises(ValueError, match="placer must be one of heap, sa, not 'SA'"):
+        synth.synthesize(synth.CeilingCore(), placer="SA")
+
+
+def test_bench_passes_the_placer(monkeypatch, capsys):
+    """``bench/bench.py --placer sa`` builds every design of its tables with that placer."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "bench", Path(__file__).parent.parent / "bench" / "bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    placers = []
+
+    def fake(target, *, placer="heap", **kwargs):
+        placers.append(placer)
+        raise toolchain.ToolError("ERROR: not built here")
+    monkeypatch.setattr(synth, "synth_target", fake)
+    assert bench.main(["--no-sim", "--no-host", "--families", "gowin", "--placer", "sa",
+                       "--seeds", "1", "--jobs", "1"]) == 0
+    assert placers == ["sa"] * len(bench.PLAN["gowin"])
+    assert "build failed: ERROR: not built here" in capsys.readouterr().out
 
 
 def test_synth_missing_tool_is_one_line(capsys, monkeypatch):

@@ -10,6 +10,7 @@ from utf8_gateware.boards.host import BoardError, Link, fault_frame, stream
 from utf8_gateware.boards.protocol import Mode
 from utf8_gateware.boards.uart import uart_divisor
 from utf8_gateware.boards.virtual import FAULT_KINDS, Faults
+from utf8_gateware.hdl.synth import PLACERS
 from .common import PROG, CommandError, progress, write_json
 
 
@@ -40,6 +41,8 @@ def add_parsers(commands):
     build.add_argument("--json", metavar="REPORT.json",
         help="write the report (fmax_mhz, clock_mhz, cells, ram, pll, ...) as JSON")
     build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed (default 1)")
+    build.add_argument("--placer", default=PLACERS[0], metavar="PLACER",
+        help=f"nextpnr's placer: {', '.join(PLACERS)} (default: {PLACERS[0]})")
     build.add_argument("--baud", type=int,
         help=f"the bitstream's UART rate (default: {icebreaker.BAUD}; a whole number of clock "
              f"cycles per bit, at least 4: up to {icebreaker.CLOCK_HZ // 4} baud on the "
@@ -114,7 +117,7 @@ def run_build(args):
         raise CommandError(f"--baud {baud}: {error}") from None
     try:
         report = board.build(args.build_dir, seed=args.seed, baud=baud,
-                             routed_netlist=args.routed_netlist)
+                             routed_netlist=args.routed_netlist, placer=args.placer)
     except BuildError as error:
         raise CommandError(str(error)) from None
     write_json(args.json, report)

@@ -35,6 +35,9 @@ def add_parsers(commands):
                         help=f"FPGA family: {', '.join(synth.FAMILIES)} (default "
                              f"{next(iter(synth.FAMILIES))})")
     parser.add_argument("--seed", type=at_least(0), default=1, help="nextpnr seed (default 1)")
+    parser.add_argument("--placer", default=synth.PLACERS[0], metavar="PLACER",
+                        help=f"nextpnr's placer: {', '.join(synth.PLACERS)} (default "
+                             f"{synth.PLACERS[0]})")
     parser.add_argument("--freq", type=at_least(0, float), default=None, metavar="MHZ",
                         help="nextpnr target frequency (default: the family's, above what it "
                              "reaches; a miss is reported, not an error)")
@@ -47,7 +50,8 @@ def run_synth(args):
     params = {name: getattr(args, name) for name in args.parameters}
     try:
         report = synth.synth_target(args.target, family=args.family, seed=args.seed,
-                                    build_dir=args.build_dir, freq_mhz=args.freq, **params)
+                                    build_dir=args.build_dir, freq_mhz=args.freq,
+                                    placer=args.placer, **params)
     except (TypeError, ValueError) as error:
         raise CommandError(f"synth: {error}") from None
     except OSError as error:
