@@ -105,7 +105,8 @@ class Link:
     frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
     beyond the count the board last confirmed (default: :func:`inflight_for` the board's baud
     rate and the frame); the host's own frames (``WINDOW``, ``END``) queue behind them, so the
-    smaller the sooner a fault is answered, as long as it covers the round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
+    smaller the sooner a fault is answered, as long as it covers the round trip (the host asks for
+    the count every half of it). ``retransmit_after``: seconds
     without progress after which the host probes, until round trips have been measured (then
     their smoothed mean plus four times their variation, RFC 6298). ``max_restarts``: how many times a
     message is started over when the board lost it (it was reset) before giving up.

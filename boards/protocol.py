@@ -96,7 +96,8 @@ at its end extends it; a frame elsewhere past the gap is refused), each answered
 arrives the range joins the count. The host then sends again only the gap (from the count up
 to ``have_from``), in a new epoch (the ERRORs of the frames it has kept carry the old epoch, so
 the host ignores them), and goes on from where it was (selective repeat). A frame that would
-write over the range, or whose end is past the credit, is refused and never written. A repeat (a DATA frame whose offset is below the count)
+write over the range, or whose end is past the credit, is refused and never written. A repeat (a
+DATA frame whose offset is below the count)
 is dropped quietly and answered with a CREDIT, not an ERROR: its count would look like a gap, and
 the go-back it caused would send more repeats. The epochs of the output (``REWIND``) serve alike: a
 gap in a frame sent before the board saw the last ``REWIND`` is no news. In the other direction the host

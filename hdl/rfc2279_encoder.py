@@ -61,7 +61,8 @@ class Rfc2279Encoder(CheckedComponent):
         A2  the length bounds ``t26``, ``t21``, ``t16`` (u[31:26], u[31:21], u[31:16] zero),
             ``x11`` (u[15:11] zero), ``x7`` (u[10:7] zero), the prefix flags ``g5``, ``g6``
             (five or six bytes), and the fields moved up by one if ``t26`` (``v5``..``v0``)
-        A3  the one-hot length ``n1``..``n6``, ``c1`` (four or two bytes: the last move), the fields moved up by two more if ``t16``
+        A3  the one-hot length ``n1``..``n6``, ``c1`` (four or two bytes: the last move), the
+            fields moved up by two more if ``t16``
             (``w5``..``w0``; the lead's with the prefix's bits 2..4), ``o7`` (the 1-byte form)
         A4  the character: lead byte (the top field, the next one if ``c1``, the prefix) and
             payloads ``p1``..``p5`` (the fields moved up by one more if ``c1``), the byte

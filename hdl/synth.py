@@ -409,7 +409,8 @@ def synthesize(design, *, family="ice40", name="top", seed=1, build_dir=None, fr
     directory is used and removed.
     ``timeout`` (s) per tool.
 
-    Report keys: ``name``, ``family``, ``device``, ``seed``, ``placer``, ``freq_target_mhz``, ``fmax_mhz``
+    Report keys: ``name``, ``family``, ``device``, ``seed``, ``placer``, ``freq_target_mhz``,
+    ``fmax_mhz``
     (post-route, lowest over clocks; ``None`` if nextpnr timed no path), ``fmax_by_clock``, the
     family's cells (``lc`` for the iCE40, ``lut4`` and ``ff`` otherwise; each with
     ``*_available``), ``ram``, ``utilization`` (every cell type: used), ``critical_path`` (see

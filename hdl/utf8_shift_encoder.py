@@ -41,7 +41,8 @@ class Utf8ShiftEncoder(CheckedComponent):
 
     :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for every encoding of
     :data:`SHIFT_ENCODINGS` (``"wtf-8"``: with the pairing stages W
-    and X of :func:`~utf8_gateware.hdl.wtf8_pair_join.pair_stages` between A2 and A3) and every policy
+    and X of :func:`~utf8_gateware.hdl.wtf8_pair_join.pair_stages` between A2 and A3) and every
+    policy
     (see it for the ports, the error policies and the output beats, which are the same).
     ``"utf-8-sig"`` writes U+FEFF (EF BB BF) before the first unit of every message: A1 takes
     it as a unit (:meth:`_mark_state`). ``"cesu-8"`` and ``"mutf-8"`` write a supplementary code
@@ -267,7 +268,8 @@ def error_bytes(a, marker):
     an error's put in: ``a.err`` makes the lead byte EF and the payloads BF BD (U+FFFD), or with
     ``marker`` (``strict``: one marker beat, no payloads) the lead byte 00. Returns ``(lead, p1,
     p2)``: one LUT each of A's flip-flops. A lead byte of seven bits (:func:`character`'s) gets
-    bit 7 from ``a.n1``: 0 for a character of one byte or a marker, else 1. (``a.errq``, a copy of ``err`` for the payloads,
+    bit 7 from ``a.n1``: 0 for a character of one byte or a marker, else 1. (``a.errq``, a copy of
+    ``err`` for the payloads,
     is A3's with ``surrogateescape`` only: without it that core's seed 1 fell from 160.0 to
     142.4 MHz; ``replace`` gained nothing from it, 158.0 / 160.7 / 160.7 MHz, a flip-flop more.)"""
     err = a.err
@@ -438,7 +440,8 @@ def character(a2, errors, encoding="utf-8"):
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
     ``large`` (TOO_LARGE). ``n3`` is left to B (``~n12 & ~n4``: a flip-flop fewer, one LUT
-    still). Unless ``split`` (or ``wtf-8``), so is ``n4`` (``~n12 & lead[4]``: ``lead[4]`` is clear for an
+    still). Unless ``split`` (or ``wtf-8``), so is ``n4`` (``~n12 & lead[4]``: ``lead[4]`` is
+    clear for an
     error and a bubble), and ``lead`` has seven bits: bit 7, ``~(x & lw)``, is ``~n1`` for a
     valid character, an error's (EF's, or the marker's) too (:func:`error_bytes`). Two
     flip-flops fewer: ``utf-8`` 152 -> 150 LCs."""

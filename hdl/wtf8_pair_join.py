@@ -29,7 +29,8 @@ def pair_stages(move, a2):
     enables: an object with ``load(pairs)``) behind A2's registers ``a2`` (its class flags and
     candidates, with ``encoding="wtf-8"`` also ``hz`` (u[31:16] zero), ``sl`` (valid, not last,
     u[15:10] == 110110), ``st`` (valid, u[15:10] == 110111) and ``w`` (bits 4..2 of u[9:6] + 1,
-    the pair's plane if the unit is its lead)). Returns X's registers, A2's with the pair written in, for
+    the pair's plane if the unit is its lead)). Returns X's registers, A2's with the pair written
+    in, for
     :func:`~utf8_gateware.hdl.utf8_shift_encoder.character`.
 
     A lead D800..DBFF that is not the last of its message (``wait``) waits in W while A2 holds a

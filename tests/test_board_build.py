@@ -79,7 +79,8 @@ def board_messages(utf16):
 @pytest.mark.skipif(not compiled.have_compiler(), reason="no C++ compiler")
 def test_board_after_place_and_route_every_mode(built):
     """The bitstream's own netlist after place and route (nextpnr's packed cells, global
-    buffers, SPRAMs, block RAMs, PLL; ``sim/postroute.py``), compiled with Verilator, through the virtual
+    buffers, SPRAMs, block RAMs, PLL; ``sim/postroute.py``), compiled with Verilator, through the
+    virtual
     board's UART bridge and the host's protocol in every mode of the bitstream: every output
     byte as the reference model says, errors counted."""
     if not compiled.have_verilator():

@@ -339,7 +339,8 @@ def test_one_lut_level(encoding, errors, tmp_path):
     """After synth_ice40 no LUT4 of the core reads another LUT4 and no clock enable is a LUT4's
     output: the shift encoder's and the RFC 2279 core's stages and WTF-8's pairing stages are
     one LUT level between flip-flops (a lead that waits for the next unit is kept by a LUT of
-    its own bit, not by a clock enable). The cores of :data:`MOST_LCS` take no more LCs than measured."""
+    its own bit, not by a clock enable). The cores of :data:`MOST_LCS` take no more LCs than
+    measured."""
     report = synth.synth_target("encoder", errors=errors, encoding=encoding, build_dir=tmp_path)
     with open(report["files"]["netlist"]) as file:
         assert second_lut_levels(json.load(file)) == []
