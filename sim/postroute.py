@@ -175,16 +175,21 @@ _RAM_BODY = """
 """
 
 
-def _ram_model(cell):
-    """``ICESTORM_RAM``: a block RAM as 256 x 16 (``READ_MODE`` and ``WRITE_MODE`` 0, the
-    clocks' rising edges; other modes are refused), its contents not initialised (the board's
-    block RAMs are written before they are read)."""
+def _check_ram(cell):
+    """A one-line error unless the ``ICESTORM_RAM`` ``cell`` is 256 x 16 on rising edges
+    (``READ_MODE``, ``WRITE_MODE``, ``NEG_CLK_R``, ``NEG_CLK_W`` 0), the one mode modelled."""
     parameters = cell["parameters"]
     for name in ("READ_MODE", "WRITE_MODE", "NEG_CLK_R", "NEG_CLK_W"):
         value = parameters.get(name, 0)
         if (value if isinstance(value, int) else int(value, 2)) != 0:
             raise RoutedNetlistError(f"ICESTORM_RAM with {name} {parameters[name]} has no model "
                                      "here (only 256 x 16 on rising edges)")
+
+
+def _ram_model(cell):
+    """``ICESTORM_RAM``: a block RAM as 256 x 16 (:func:`_check_ram`'s mode), its contents not
+    initialised (the board's block RAMs are written before they are read)."""
+    _check_ram(cell)
     body = _RAM_BODY.format(waddr=_bus(cell, "WADDR"), raddr=_bus(cell, "RADDR"),
                             mask=_bus(cell, "MASK"), wdata=_bus(cell, "WDATA"),
                             rdata_bus=_bus(cell, "RDATA"))
@@ -302,7 +307,7 @@ def complete(routed, ports=BOARD_PORTS, clock="clk", reset=True):
     if "ICESTORM_RAM" in types:
         for cell in cells.values():
             if cell["type"] == "ICESTORM_RAM":
-                _ram_model(cell)        # (each checked; one model serves all)
+                _check_ram(cell)        # (each checked; one model serves all)
         parts.append(_ram_model(types["ICESTORM_RAM"]))
     if "ICESTORM_PLL" in types:
         parts.append(_pll_model(types["ICESTORM_PLL"]))
