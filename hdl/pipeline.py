@@ -10,7 +10,8 @@ What :class:`Pipeline` makes, each register fed by one LUT level where the calle
 
 * **Clock-enable fan-out copies** (:meth:`Pipeline.enable`). ``adv`` drives the clock enable of
   every pipeline register. A net with many loads is slow (nextpnr moves an iCE40 clock enable with
-  more than 15 loads onto a global buffer, about 2.5 ns), so each copy of ``adv`` drives at most
+  more than 40 loads onto a global buffer, about 2.5 ns: nextpnr-ice40 0.11.1 promoted enables of
+  41 loads and more, not of 40, stop 27), so each copy of ``adv`` drives at most
   :data:`CE_FANOUT` flip-flops. The copies are computed from their own values, which keeps
   synthesis from merging them.
 * **Flush after reset** (:attr:`Pipeline.flushing`). Registers that drive clock enables or resets
