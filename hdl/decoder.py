@@ -25,6 +25,15 @@ LANES = (1, 2, 4, 8, 16)
 #: own): one U+FFFD, or one escape per prefix byte.
 _BURST = {"replace": 1, "surrogateescape": 3}
 
+
+def _burst(errors, encoding):
+    """:data:`_BURST` for ``encoding``'s grammar: with surrogateescape, a grammar without
+    four-byte leads (CESU-8) has no prefix of three bytes, so no burst of three items, and no
+    slot stage ``S3``."""
+    if errors == "surrogateescape" and GRAMMARS[encoding].max_length == 3:
+        return 2
+    return _BURST[errors]
+
 #: The most flip-flops a copy of the pipeline's clock enable drives, per lane count (measured on
 #: the UP5K, seeds 1-3): None is one copy for all, which nextpnr puts on a global buffer (it
 #: promotes an iCE40 enable net with more than 40 loads; behind a global buffer, one lane's
@@ -223,7 +232,7 @@ class Utf8Decoder(CheckedComponent):
     @property
     def _slots(self):
         """Slot stages: how many beats back the longest burst reaches."""
-        return (self._lanes - 1 + _BURST[self._errors]) // self._lanes
+        return (self._lanes - 1 + _burst(self._errors, self._encoding)) // self._lanes
 
     @property
     def LATENCY(self):
@@ -235,7 +244,7 @@ class Utf8Decoder(CheckedComponent):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
         if encoding in OWN_CORES:
             return OWN_CORES[encoding].LATENCY
-        slots = (lanes - 1 + _BURST[errors]) // lanes
+        slots = (lanes - 1 + _burst(errors, encoding)) // lanes
         align = ((lanes - 1).bit_length() + 1) // 2
         return 1 + lane_stages(lanes) + slots + align + stages_latency(encoding, errors)
 
@@ -327,7 +336,7 @@ class Utf8Decoder(CheckedComponent):
         data whose escape the item is, with surrogateescape)."""
         n = self._lanes
         out = []
-        for item in range(1, _BURST[self._errors] + 1):
+        for item in range(1, _burst(self._errors, self._encoding) + 1):
             position = j + item - stage * n       # the source lane in the beat in D
             if 0 <= position < n:
                 source = d.lanes[position]
@@ -352,7 +361,7 @@ class Utf8Decoder(CheckedComponent):
         # Items from the same beat (their content: the escape of the byte `item` places before
         # the source, in the source's window) ...
         same = []
-        for item in range(1, _BURST[self._errors] + 1):
+        for item in range(1, _burst(self._errors, self._encoding) + 1):
             if hasattr(lane, f"in_i{item}"):
                 flag = getattr(lane, f"in_i{item}")
                 kind = (lane.in_rkind.as_value() |

@@ -106,11 +106,15 @@ class SurrogateJoiner:
         prefix it ends) and its bubble flag (set while flushing)."""
         seq = surrogate_sequences(marks)
         c = marks.stages["c"].lanes[0]
+        # With surrogateescape, `brk`: stage D's byte completes a lead or has a second burst
+        # item (its lead's start, or the item, is in the slot two before its own): one
+        # flip-flop, a LUT of four of stage C's.
+        brk = marks.pipe.fact("join_d_brk", seq.lead | d.lanes[0].i2_next, c.nv) \
+            if self._escape else None
         return SimpleNamespace(lead=marks.fact("lead", seq.lead),
                                trail=marks.fact("trail", seq.trail),
                                own=marks.fact("own", ~(c.pend0 | c.sc) | c.vl),
-                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv,
-                               burst2=getattr(d.lanes[0], "i2", None))
+                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv, brk=brk)
 
     def flags(self, pipe, marked, last, slots):
         """The flags of the item in each slot stage, from the stage-``D`` ``marked`` and the
@@ -219,34 +223,41 @@ class SurrogateJoiner:
         """``surrogateescape``'s ``J`` and escape stages (see the class documentation)."""
         m = pipe.m
         before, flags = flags
-        e, s1 = self._levels[-4:-2]
+        e = self._levels[-3]
         marked = self._marked
-        # `nb`, a register beside the level before x: what x is loaded with next is a valid
-        # item and no trail (S1's own valid item that is no trail, or stage D's second burst
-        # item), or the start of a lead (stage D's lead, last or not, marks the slot two before
-        # its own: the silent slot of its ED or a bubble after it); set while masked, which
-        # ends a wait (stale leads reach x in the flush; a real lead reaches x two steps after
-        # the flush at the earliest, its three bytes behind the first). Stage D's third burst
-        # item, which x takes straight from D, is never set: CESU-8 has no 4-byte prefix.
-        s1_item = pipe.data("join_1_item", x.prev.prev.valid_next & ~e.trail)
-        nb = pipe.data("join_nb", s1_item | marked.burst2 | marked.lead | pipe.masked)
-        # x holds an item of its own that is not a waiting lead; x holds a surrogate that is
-        # decided where it stands (a trail, or a lead that ends its message).
+        # The slot x is S2 (CESU-8 has no burst of three items: no S3), loaded from S1 and
+        # stage D's second burst item; what x is loaded with next is in S1 and stage D now.
+        # `brk` (stage D): the slot S1 holds is a second burst item's or a lead's start (stage
+        # D's lead marks the slot two before its own: the silent slot of its ED or a bubble
+        # after it). Registers beside S1: S1 holds a valid item that is no trail (`item`), any
+        # valid item (`any`); both set while masked, which ends a wait (stale leads reach x in
+        # the flush; a real lead reaches x two steps after the flush at the earliest).
+        s1 = x.prev
+        item = pipe.data("join_1_item", s1.valid_next & ~e.trail)
+        anything = pipe.data("join_1_any", s1.valid_next | pipe.masked)
+        brk = marked.brk
+        # `nb`: what x is loaded with next breaks a waiting lead (a valid item that is no
+        # trail, or a lead's start). Two flip-flops.
+        nb = item | brk
+        # x holds an item of its own that is not a waiting lead.
         xo = pipe.data("join_xo", x.valid_next & ~before.lead)
-        xs = pipe.data("join_xs", before.surrogate & ~before.lead)
-        # `wait`: a lead is in x or was, x held no item since, and it is not written yet. J
-        # writes it (lone) when the next slot breaks it (`nb`), into x's slot (the lead's own
-        # or a silent one after it).
+        # `wait`: a lead is in x or was, and x held nothing since (cleared in the step in which
+        # x is loaded with anything: so while it is set x holds the lead or a bubble).
         wait = pipe.register("join_wait")
         with m.If(pipe.enable()):
-            m.d.sync += wait.eq(before.lead | (wait & ~nb & ~xo))
-        pair = wait & flags.trail
+            m.d.sync += wait.eq(before.lead | (wait & ~anything & ~brk))
+        # x holds the trail of the lead that waited (loaded with it: a flip-flop), and a
+        # surrogate that is decided where it stands and lone (a trail that is no pair's, or a
+        # lead that ends its message).
+        pair = pipe.data("join_pair", wait & before.trail)
+        xs = pipe.data("join_xs", before.surrogate & ~before.lead & ~(wait & before.trail))
+        # J writes the waiting lead (lone) when the next slot breaks it, into x's slot (the
+        # lead's own or a silent one after it).
         j_valid = pipe.data("join_j_valid", xo | (wait & nb))
         # J holds a lone surrogate: the waiting lead written, or a surrogate decided in x. One
         # copy per escape stage, each a LUT packed with its flip-flop: they differ only where
-        # `xs` and not `xo` (never: a surrogate decided in x is an item of its own).
-        lone_now = [Mux(wait, nb & ~xo, xs), Mux(wait, nb & ~xo, xs & xo),
-                    Mux(wait, nb & ~(xo | xs), xs)]
+        # `wait` and `xs` (never: while a lead waits x holds it or a bubble).
+        lone_now = [(wait & nb) | xs, Mux(wait, nb, xs), Mux(wait, nb & ~(xs & ~brk), xs)]
         low, mid, high = _lead_bits(pipe, x, flags.lead)
         bits = []
         for bit in range(16):
