@@ -258,19 +258,24 @@ class SurrogateJoiner:
         # copy per escape stage, each a LUT packed with its flip-flop: they differ only where
         # `wait` and `xs` (never: while a lead waits x holds it or a bubble).
         lone_now = [(wait & nb) | xs, Mux(wait, nb, xs), Mux(wait, nb & ~(xs & ~brk), xs)]
-        low, mid, high = _lead_bits(pipe, x, flags.lead)
-        bits = []
-        for bit in range(16):
+        # J's bits: x's, or with x a bubble (J holds nothing then but a waiting lead) its own:
+        # J took the lead's bits from x and holds them while x holds bubbles (so there is no
+        # L register of them); a pair's bits 10..15 are J's bits 0..5 (the lead's: only
+        # bubbles are between a pair's lead and its trail).
+        j_cp = [pipe.register(f"join_j_cp{bit}") for bit in range(16)]
+        for bit, reg in enumerate(j_cp):
             value = x.codepoint[bit]
-            if bit < 10:
-                # (x's bit, or with x a bubble L's: J holds nothing then but a waiting lead.)
-                value = keep(x.valid, value, Cat(low, mid)[bit])
-            else:
-                value = keep(pair, low[bit - 10], value)
-            bits.append(value)
-        # A pair's bits 16..20 are set at the output by its `pair` flag (`_pair_high`).
+            value = keep(x.valid, value, reg) if bit < 10 else keep(pair, j_cp[bit - 10], value)
+            with m.If(pipe.enable()):
+                m.d.sync += reg.eq(value)
+        # The pair's bits 16..20: the lead's bits 6..9 (`mid`, from J a step after the lead
+        # reached x) plus one (`high`, a step later). The next lead reaches x three steps after
+        # a trail at the earliest and changes `high` three steps after that, a step after the
+        # pair leaves K3: the skid register keeps the pair's flag, not the bits.
+        mid = pipe.held("join_l_mid", Cat(*j_cp[6:10]), pipe.data("join_j_lead", flags.lead), 4)
+        high = _plus_one(pipe, mid)
         j = SimpleNamespace(
-            cp=Cat(*(pipe.data(f"join_j_cp{bit}", value) for bit, value in enumerate(bits))),
+            cp=Cat(*j_cp),
             last=pipe.data("join_j_last", x.last),
             valid=j_valid, esc=pipe.data("join_j_esc", x.esc), pair=pipe.data("join_j_pair", pair))
         # K1 .. K3: J's lone surrogate (slot s) becomes the escapes of its three bytes, written
@@ -313,9 +318,9 @@ class SurrogateJoiner:
                    else stage.cp[bit] for bit in range(16)))
         error = Cat(*(stage.cp[bit] & stage.esc for bit in kind_bits))
         payload = Cat(cp, Const(0, 5), error, stage.last)
-        ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(16))) \
-            | _pair_high(stage.pair, high, len(payload))
-        return stage.valid, payload, ones
+        ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(16)),
+                   Const(0, len(payload) - 16))
+        return stage.valid, payload, ones, (stage.pair, high, 16)
 
 
 #: The escape stages' bytes, bits 0..6 of each (``None``: the slot's own bits 0..5): K1 the
@@ -340,21 +345,17 @@ def _const_under(flag, value, reg):
 
 def _lead_bits(pipe, x, lead):
     """L: the bits 0..5 and 6..9 of the latest lead in the slot ``x`` (``lead``: x holds one),
-    and bits 6..9 plus one, for the pair, a step behind (each bit one LUT of four bits, no carry
-    chain)."""
+    and bits 6..9 plus one, for the pair, a step behind (:func:`_plus_one`)."""
     low = pipe.held("join_l_low", x.codepoint[0:6], lead, 6)
     mid = pipe.held("join_l_mid", x.codepoint[6:10], lead, 4)
-    high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k]) for k in (1, 2, 3)),
+    return low, mid, _plus_one(pipe, mid)
+
+
+def _plus_one(pipe, mid):
+    """``mid`` (4 bits) plus one, 5 bits, in registers a step behind (each bit one LUT of four
+    bits, no carry chain)."""
+    return pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k]) for k in (1, 2, 3)),
                                         _all(mid)), 5)
-    return low, mid, high
-
-
-def _pair_high(pair, high, width):
-    """The bits a pair's flag ``pair`` sets in an output payload of ``width`` bits (codepoint
-    first): its bits 16..20, L's ``high``, which no stage after ``x`` carries (the byte decoder's
-    scalars end at U+FFFF; ``high`` holds until the pair is out: the next lead reaches x three
-    steps after the trail at the earliest, ``high`` changes a step after that)."""
-    return Cat(Const(0, 16), *(pair & high[bit] for bit in range(5)), Const(0, width - 21))
 
 
 def _all(bits):
