@@ -268,11 +268,11 @@ class SurrogateJoiner:
             value = keep(x.valid, value, reg) if bit < 10 else keep(pair, j_cp[bit - 10], value)
             with m.If(pipe.enable()):
                 m.d.sync += reg.eq(value)
-        # The pair's bits 16..20: the lead's bits 6..9 (`mid`, from J a step after the lead
-        # reached x) plus one (`high`, a step later). The next lead reaches x three steps after
-        # a trail at the earliest and changes `high` three steps after that, a step after the
-        # pair leaves K3: the skid register keeps the pair's flag, not the bits.
-        mid = pipe.held("join_l_mid", Cat(*j_cp[6:10]), pipe.data("join_j_lead", flags.lead), 4)
+        # The pair's bits 16..20: the lead's bits 6..9 (`mid`, from J as x holds the trail)
+        # plus one (`high`, a step later), which hold until the next pair's trail reaches x
+        # (six steps at the earliest), past the step after the pair leaves K3: the skid
+        # register keeps the pair's flag, not the bits.
+        mid = pipe.held("join_l_mid", Cat(*j_cp[6:10]), pair, 4)
         high = _plus_one(pipe, mid)
         j = SimpleNamespace(
             cp=Cat(*j_cp),
