@@ -275,7 +275,7 @@ class Utf8Decoder(CheckedComponent):
         # faster and smaller than copies (_CE_FANOUT).
         family = FamilyStages(self._encoding, self._errors)
         pipe = Pipeline(m, flush_steps=2 + self._slots + self._align_stages + family.steps,
-                        ce_fanout=_CE_FANOUT.get(n, 4 * CE_FANOUT))
+                        ce_fanout=_CE_FANOUT.get(n, 4 * CE_FANOUT), flush_count=True)
         i = self.i
         m.d.comb += i.ready.eq(pipe.adv & ~pipe.flushing)
 

@@ -90,7 +90,7 @@ class Pipeline:
     is started by :meth:`drive_output`'s next-state logic).
     """
 
-    def __init__(self, m, *, flush_steps, ce_fanout=CE_FANOUT):
+    def __init__(self, m, *, flush_steps, ce_fanout=CE_FANOUT, flush_count=False):
         if not isinstance(flush_steps, int) or flush_steps < 1:
             raise ValueError(f"flush_steps must be a positive integer, not {flush_steps!r}")
         self.m = m
@@ -98,22 +98,40 @@ class Pipeline:
         self.adv = Signal()
         self._copies = []
         self._room = 0
-        #: The flush thermometer (see the module documentation).
+        width = (flush_steps - 1).bit_length()
+        if flush_count and 2 + width < flush_steps:
+            # ``flush_count``, where it takes fewer flip-flops: the thermometer's first and
+            # last flip-flops, and between them a down counter of the steps (saturating at 0:
+            # each bit one LUT of the counter's, `masked` a step after it is 1).
+            #: The flush thermometer (see the module documentation), or ``None`` for a counter.
+            self.flush = None
+            self._flushing = Signal(name="fl0", init=1)
+            self._masked = Signal(name=f"fl{flush_steps - 1}", init=1)
+            count = Signal(width, name="fl_count", init=flush_steps - 1)
+            with m.If(self.adv):
+                m.d.sync += [self._flushing.eq(0), self._masked.eq(count.any())]
+                # (A table, not a subtraction: that would be a carry chain.)
+                with m.Switch(count):
+                    for value in range(1 << width):
+                        with m.Case(value):
+                            m.d.sync += count.eq(max(value - 1, 0))
+            return
         self.flush = [Signal(name=f"fl{n}", init=1) for n in range(flush_steps)]
         for n, reg in enumerate(self.flush):
             with m.If(self.adv):
                 m.d.sync += reg.eq(self.flush[n - 1] if n else 0)
+        self._flushing, self._masked = self.flush[0], self.flush[-1]
 
     @property
     def flushing(self):
         """High in the first step after power-up or reset: nothing is taken, every stage is
         marked as a bubble that ends a message."""
-        return self.flush[0]
+        return self._flushing
 
     @property
     def masked(self):
         """High while stale contents drain: outputs are hidden."""
-        return self.flush[-1]
+        return self._masked
 
     def enable(self, width=1):
         """A copy of ``adv`` for the clock enables of ``width`` more flip-flops."""

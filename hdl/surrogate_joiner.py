@@ -254,10 +254,11 @@ class SurrogateJoiner:
         # J writes the waiting lead (lone) when the next slot breaks it, into x's slot (the
         # lead's own or a silent one after it).
         j_valid = pipe.data("join_j_valid", xo | (wait & nb))
-        # J holds a lone surrogate: the waiting lead written, or a surrogate decided in x. One
-        # copy per escape stage, each a LUT packed with its flip-flop: they differ only where
-        # `wait` and `xs` (never: while a lead waits x holds it or a bubble).
-        lone_now = [(wait & nb) | xs, Mux(wait, nb, xs), Mux(wait, nb & ~(xs & ~brk), xs)]
+        # J holds a lone surrogate: the waiting lead written, or a surrogate decided in x. Two
+        # copies, K1's and K2's (K3 shares K2's), each a LUT packed with its flip-flop: they
+        # differ only where `wait` and `xs` (never: while a lead waits x holds it or a bubble).
+        # (A copy for K3 too: 311 LCs, seeds 1-3 147.8, 160.7, 151.3 MHz.)
+        lone_now = [(wait & nb) | xs, Mux(wait, nb, xs)]
         # J's bits: x's, or with x a bubble (J holds nothing then but a waiting lead) its own:
         # J took the lead's bits from x and holds them while x holds bubbles (so there is no
         # L register of them); a pair's bits 10..15 are J's bits 0..5 (the lead's: only
@@ -292,7 +293,7 @@ class SurrogateJoiner:
         surrogate = ErrorKind.SURROGATE.value
         stage = j
         for n, byte in enumerate(_ESCAPE_BYTES):
-            lone = pipe.data(f"join_lone{n}", lone_now[n])
+            lone = pipe.data(f"join_lone{n}", lone_now[n]) if n < len(lone_now) else lone
             cp = []
             for bit in range(16):
                 if bit < 7 and byte is not None:
