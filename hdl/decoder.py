@@ -164,7 +164,8 @@ class Utf8Decoder(CheckedComponent):
         The byte: its nibble predicates (``A``), class (``B``), the prefix pending after it
         (``C``), what it does to the prefix before it and its burst (``D``), its own output
         (``E``).
-    ``S1`` (``S2``, ``S3`` with ``"surrogateescape"`` and one or two lanes)
+    ``S1`` (``S2``, ``S3`` with ``"surrogateescape"`` and one or two lanes; no ``S3`` for
+    CESU-8, which has no prefix of three bytes)
         Output slots, one per lane. ``S1`` assembles each lane's own output. A *burst* (the error
         outputs of the prefix that byte *p* ends: one U+FFFD, or an escape per prefix byte) is
         written into the slots immediately before *p*'s own in the sequence of all slots (all
@@ -289,9 +290,9 @@ class Utf8Decoder(CheckedComponent):
         e = stage_e(pipe, d, se)
 
         slots = [self._slot(pipe, e, d, j) for j in range(n)]
-        # (A joiner's escape stages take an escape's kind in its bits 8..10 from the last slot;
-        # from S2 on, 348 LCs, seeds 1-3 151.3, 157.3, 148.9 MHz against 351 and 160.7, 160.7,
-        # 146.1.)
+        # (A joiner's escape stages take an escape's kind in its bits 8..10 from the last slot,
+        # CESU-8's S2; with S3 there, from S2 on was 348 LCs, seeds 1-3 151.3, 157.3, 148.9 MHz
+        # against 351 and 160.7, 160.7, 146.1.)
         fold = family.joiner.KIND_BIT if family.joiner is not None else None
         for stage in range(2, self._slots + 1):
             slots = [self._later_slot(pipe, slot, e, d, j, stage,

@@ -18,7 +18,8 @@ What :class:`Pipeline` makes, each register fed by one LUT level where the calle
   stale. A thermometer of ones (the reset state) empties by one per step: in the first step no
   input is taken and every stage is marked as a bubble that ends a message (:meth:`control`
   registers take 1), which clears the per-beat facts and the histories; while the last stage of
-  the thermometer is set, outputs are hidden.
+  the thermometer is set, outputs are hidden. (With ``flush_count``, where it is fewer
+  flip-flops, the thermometer's first and last and a down counter of the steps between them.)
 * **Register kinds**: :meth:`control` (per-stage control: bubble, end of message; set while
   flushing), :meth:`data` (a fact loaded every step), :meth:`fact` (a fact cleared for a bubble),
   :meth:`held` (the latest valid beat's value), :meth:`history` (the latest *valid lane's* value
@@ -84,7 +85,10 @@ class Pipeline:
     ``flush_steps``: the pipeline's depth in steps from the input register to the output slot
     (the steps after a reset during which stale contents drain unseen). ``ce_fanout``: the most
     flip-flops a copy of the clock enable drives, or ``None`` for one copy that drives them all
-    (nextpnr puts an iCE40 enable net with many loads on a global buffer).
+    (nextpnr puts an iCE40 enable net with many loads on a global buffer). ``flush_count``: a
+    counter instead of the thermometer where that is fewer flip-flops (from 6 steps on; then
+    :attr:`flush` is ``None``, and :meth:`control_copies` and :class:`OutputPair` need the
+    thermometer).
 
     ``adv`` is the advance flip-flop for logic (0 at power-up: the pipeline starts stopped and
     is started by :meth:`drive_output`'s next-state logic).

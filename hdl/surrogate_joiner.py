@@ -73,13 +73,25 @@ class SurrogateJoiner:
     slots; a waiting lead is written before the next item *or the next lead's start*, which the
     lead's completion in stage ``D`` marks two slots back (its ED's slot or a bubble after it),
     so the next lead's three slots stay free for its own escapes (ED A0 80 ED A0 80 41: six
-    escapes, then U+0041, in nine slots). Its waiting and the next slot's breaking it (``nb``,
-    a flip-flop a step ahead: S1's own non-trail item, stage D's second burst item or lead,
-    or the flush, which ends a wait) make ``J``'s valid one LUT of three flip-flops, and the
-    lone flag of four, a copy per escape stage. :attr:`LATENCY` = 4; every flip-flop one LUT4
+    escapes, then U+0041, in nine slots). The slot ``x`` is the byte decoder's ``S2`` (CESU-8
+    has no burst of three items, so no ``S3``), so what ``x`` is loaded with next is in ``S1``
+    and stage ``D`` (its second burst item, or a lead's start) as ``x`` is: the look-ahead is
+    three flip-flops, ``item`` and ``any`` beside ``S1`` (it holds a valid item that is no
+    trail; any valid item, or the flush, which ends a wait) and ``brk`` in ``D`` (its lead or
+    second item: one LUT of four of stage ``C``'s); the wait ends when ``x`` is loaded with
+    anything (so while it is set ``x`` holds the lead or a bubble), the pair and the lone
+    surrogate decided in ``x`` are flip-flops loaded with ``x``, and ``J``'s valid and each
+    lone flag are one LUT of four flip-flops (two copies of the lone flag: ``K1``'s and
+    ``K2``'s, which ``K3`` shares). ``J`` holds its bits while ``x`` holds bubbles, so it keeps
+    a waiting lead's bits itself (no ``L`` register of them) and a pair's bits 10..15 are its
+    own bits 0..5; the pair's bits 16..20 come from ``J`` too (``mid``, loaded by the pair's
+    flag, and ``high``), and hold until the next pair's trail reaches ``x``, so the skid
+    register keeps the pair's flag, not the bits. :attr:`LATENCY` = 4; every flip-flop one LUT4
     of flip-flops; the escape stages too carry bits 0..15 and ``pair``, and an escape's kind in
     its bits 8..10 (:attr:`KIND_BIT`: 0 in every escape; no kind register in ``x``, ``J`` or
-    ``K1`` .. ``K3``) (UP5K: 351 LCs, seeds 1-3 160.7, 160.7, 146.1 MHz).
+    ``K1`` .. ``K3``) (UP5K: 310 LCs, seeds 1-3 160.0, 160.7, 160.7 MHz; with ``S3``, a
+    look-ahead flip-flop ``nb`` a step ahead and the lead's ten bits in ``L``: 351 LCs, 160.7,
+    160.7, 146.1 MHz).
     """
 
     #: Steps from the decoder's last output slot to the joined output slot (and with
