@@ -234,7 +234,7 @@ class SurrogateJoiner:
     def _build_escapes(self, pipe, x, flags):
         """``surrogateescape``'s ``J`` and escape stages (see the class documentation)."""
         m = pipe.m
-        before, flags = flags
+        before, _ = flags        # (the flags of x itself are not needed: x's are loaded with it)
         e = self._levels[-3]
         marked = self._marked
         # The slot x is S2 (CESU-8 has no burst of three items: no S3), loaded from S1 and
