@@ -318,7 +318,8 @@ class FamilyRoundTrip(Elaboratable):
 #: outputs nothing expects, stream rules and the lead/trail rule.
 PAIRING_DEPTH = 17
 
-#: CESU-8 with ``surrogateescape`` (LATENCY 12: the joiner's three escape stages): depth 20
+#: CESU-8 with ``surrogateescape`` (LATENCY 12: the joiner's three escape stages; 11 since its
+#: byte decoder has no ``S3``, the depth kept): depth 20
 #: follows the first 6 bytes (one pair, or a lone surrogate's three escapes between other
 #: sequences) to the output; the pair's cover is reached in step 20 (16 s, the cover 14 s, on
 #: the shared machine).

@@ -25,6 +25,15 @@ LANES = (1, 2, 4, 8, 16)
 #: own): one U+FFFD, or one escape per prefix byte.
 _BURST = {"replace": 1, "surrogateescape": 3}
 
+
+def _burst(errors, encoding):
+    """:data:`_BURST` for ``encoding``'s grammar: with surrogateescape, a grammar without
+    four-byte leads (CESU-8) has no prefix of three bytes, so no burst of three items, and no
+    slot stage ``S3``."""
+    if errors == "surrogateescape" and GRAMMARS[encoding].max_length == 3:
+        return 2
+    return _BURST[errors]
+
 #: The most flip-flops a copy of the pipeline's clock enable drives, per lane count (measured on
 #: the UP5K, seeds 1-3): None is one copy for all, which nextpnr puts on a global buffer (it
 #: promotes an iCE40 enable net with more than 40 loads; behind a global buffer, one lane's
@@ -155,7 +164,8 @@ class Utf8Decoder(CheckedComponent):
         The byte: its nibble predicates (``A``), class (``B``), the prefix pending after it
         (``C``), what it does to the prefix before it and its burst (``D``), its own output
         (``E``).
-    ``S1`` (``S2``, ``S3`` with ``"surrogateescape"`` and one or two lanes)
+    ``S1`` (``S2``, ``S3`` with ``"surrogateescape"`` and one or two lanes; no ``S3`` for
+    CESU-8, which has no prefix of three bytes)
         Output slots, one per lane. ``S1`` assembles each lane's own output. A *burst* (the error
         outputs of the prefix that byte *p* ends: one U+FFFD, or an escape per prefix byte) is
         written into the slots immediately before *p*'s own in the sequence of all slots (all
@@ -223,7 +233,7 @@ class Utf8Decoder(CheckedComponent):
     @property
     def _slots(self):
         """Slot stages: how many beats back the longest burst reaches."""
-        return (self._lanes - 1 + _BURST[self._errors]) // self._lanes
+        return (self._lanes - 1 + _burst(self._errors, self._encoding)) // self._lanes
 
     @property
     def LATENCY(self):
@@ -235,7 +245,7 @@ class Utf8Decoder(CheckedComponent):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
         if encoding in OWN_CORES:
             return OWN_CORES[encoding].LATENCY
-        slots = (lanes - 1 + _BURST[errors]) // lanes
+        slots = (lanes - 1 + _burst(errors, encoding)) // lanes
         align = ((lanes - 1).bit_length() + 1) // 2
         return 1 + lane_stages(lanes) + slots + align + stages_latency(encoding, errors)
 
@@ -266,7 +276,7 @@ class Utf8Decoder(CheckedComponent):
         # faster and smaller than copies (_CE_FANOUT).
         family = FamilyStages(self._encoding, self._errors)
         pipe = Pipeline(m, flush_steps=2 + self._slots + self._align_stages + family.steps,
-                        ce_fanout=_CE_FANOUT.get(n, 4 * CE_FANOUT))
+                        ce_fanout=_CE_FANOUT.get(n, 4 * CE_FANOUT), flush_count=True)
         i = self.i
         m.d.comb += i.ready.eq(pipe.adv & ~pipe.flushing)
 
@@ -280,9 +290,9 @@ class Utf8Decoder(CheckedComponent):
         e = stage_e(pipe, d, se)
 
         slots = [self._slot(pipe, e, d, j) for j in range(n)]
-        # (A joiner's escape stages take an escape's kind in its bits 8..10 from the last slot;
-        # from S2 on, 348 LCs, seeds 1-3 151.3, 157.3, 148.9 MHz against 351 and 160.7, 160.7,
-        # 146.1.)
+        # (A joiner's escape stages take an escape's kind in its bits 8..10 from the last slot,
+        # CESU-8's S2; with S3 there, from S2 on was 348 LCs, seeds 1-3 151.3, 157.3, 148.9 MHz
+        # against 351 and 160.7, 160.7, 146.1.)
         fold = family.joiner.KIND_BIT if family.joiner is not None else None
         for stage in range(2, self._slots + 1):
             slots = [self._later_slot(pipe, slot, e, d, j, stage,
@@ -327,7 +337,7 @@ class Utf8Decoder(CheckedComponent):
         data whose escape the item is, with surrogateescape)."""
         n = self._lanes
         out = []
-        for item in range(1, _BURST[self._errors] + 1):
+        for item in range(1, _burst(self._errors, self._encoding) + 1):
             position = j + item - stage * n       # the source lane in the beat in D
             if 0 <= position < n:
                 source = d.lanes[position]
@@ -352,7 +362,7 @@ class Utf8Decoder(CheckedComponent):
         # Items from the same beat (their content: the escape of the byte `item` places before
         # the source, in the source's window) ...
         same = []
-        for item in range(1, _BURST[self._errors] + 1):
+        for item in range(1, _burst(self._errors, self._encoding) + 1):
             if hasattr(lane, f"in_i{item}"):
                 flag = getattr(lane, f"in_i{item}")
                 kind = (lane.in_rkind.as_value() |

@@ -697,7 +697,9 @@ def stage_d(pipe, c, surrogateescape):
             regs.btrunc = pipe.fact(f"d{k}_btrunc", (prev["pend"] & ~lane.cont) | ext, lane.nv)
         regs.rkind = pipe.fact(f"d{k}_rkind", lane.rkind, lane.nv, ErrorKind)
         if surrogateescape:
-            regs.i2 = pipe.fact(f"d{k}_i2", (prev["anyc"] & ~lane.cont) | lane.extlc, lane.nv)
+            # (`i2_next`: what `i2` is loaded with, for the CESU-8 joiner's look-ahead.)
+            regs.i2_next = (prev["anyc"] & ~lane.cont) | lane.extlc
+            regs.i2 = pipe.fact(f"d{k}_i2", regs.i2_next, lane.nv)
             regs.i3 = pipe.fact(f"d{k}_i3", prev["sc"] & ~lane.cont, lane.nv)
         if len(c) == 1:
             # With one lane, the latest valid byte (a bubble's slot may hold an escape of it,

@@ -19,7 +19,8 @@ What :class:`Pipeline` makes, each register fed by one LUT level where the calle
   stale. A thermometer of ones (the reset state) empties by one per step: in the first step no
   input is taken and every stage is marked as a bubble that ends a message (:meth:`control`
   registers take 1), which clears the per-beat facts and the histories; while the last stage of
-  the thermometer is set, outputs are hidden.
+  the thermometer is set, outputs are hidden. (With ``flush_count``, where it is fewer
+  flip-flops, the thermometer's first and last and a down counter of the steps between them.)
 * **Register kinds**: :meth:`control` (per-stage control: bubble, end of message; set while
   flushing), :meth:`data` (a fact loaded every step), :meth:`fact` (a fact cleared for a bubble),
   :meth:`held` (the latest valid beat's value), :meth:`history` (the latest *valid lane's* value
@@ -85,13 +86,16 @@ class Pipeline:
     ``flush_steps``: the pipeline's depth in steps from the input register to the output slot
     (the steps after a reset during which stale contents drain unseen). ``ce_fanout``: the most
     flip-flops a copy of the clock enable drives, or ``None`` for one copy that drives them all
-    (nextpnr puts an iCE40 enable net with many loads on a global buffer).
+    (nextpnr puts an iCE40 enable net with many loads on a global buffer). ``flush_count``: a
+    counter instead of the thermometer where that is fewer flip-flops (from 6 steps on; then
+    :attr:`flush` is ``None``, and :meth:`control_copies` and :class:`OutputPair` need the
+    thermometer).
 
     ``adv`` is the advance flip-flop for logic (0 at power-up: the pipeline starts stopped and
     is started by :meth:`drive_output`'s next-state logic).
     """
 
-    def __init__(self, m, *, flush_steps, ce_fanout=CE_FANOUT):
+    def __init__(self, m, *, flush_steps, ce_fanout=CE_FANOUT, flush_count=False):
         if not isinstance(flush_steps, int) or flush_steps < 1:
             raise ValueError(f"flush_steps must be a positive integer, not {flush_steps!r}")
         self.m = m
@@ -99,22 +103,40 @@ class Pipeline:
         self.adv = Signal()
         self._copies = []
         self._room = 0
-        #: The flush thermometer (see the module documentation).
+        width = (flush_steps - 1).bit_length()
+        if flush_count and 2 + width < flush_steps:
+            # ``flush_count``, where it takes fewer flip-flops: the thermometer's first and
+            # last flip-flops, and between them a down counter of the steps (saturating at 0:
+            # each bit one LUT of the counter's, `masked` a step after it is 1).
+            #: The flush thermometer (see the module documentation), or ``None`` for a counter.
+            self.flush = None
+            self._flushing = Signal(name="fl0", init=1)
+            self._masked = Signal(name=f"fl{flush_steps - 1}", init=1)
+            count = Signal(width, name="fl_count", init=flush_steps - 1)
+            with m.If(self.adv):
+                m.d.sync += [self._flushing.eq(0), self._masked.eq(count.any())]
+                # (A table, not a subtraction: that would be a carry chain.)
+                with m.Switch(count):
+                    for value in range(1 << width):
+                        with m.Case(value):
+                            m.d.sync += count.eq(max(value - 1, 0))
+            return
         self.flush = [Signal(name=f"fl{n}", init=1) for n in range(flush_steps)]
         for n, reg in enumerate(self.flush):
             with m.If(self.adv):
                 m.d.sync += reg.eq(self.flush[n - 1] if n else 0)
+        self._flushing, self._masked = self.flush[0], self.flush[-1]
 
     @property
     def flushing(self):
         """High in the first step after power-up or reset: nothing is taken, every stage is
         marked as a bubble that ends a message."""
-        return self.flush[0]
+        return self._flushing
 
     @property
     def masked(self):
         """High while stale contents drain: outputs are hidden."""
-        return self.flush[-1]
+        return self._masked
 
     def enable(self, width=1):
         """A copy of ``adv`` for the clock enables of ``width`` more flip-flops."""

@@ -73,13 +73,25 @@ class SurrogateJoiner:
     slots; a waiting lead is written before the next item *or the next lead's start*, which the
     lead's completion in stage ``D`` marks two slots back (its ED's slot or a bubble after it),
     so the next lead's three slots stay free for its own escapes (ED A0 80 ED A0 80 41: six
-    escapes, then U+0041, in nine slots). Its waiting and the next slot's breaking it (``nb``,
-    a flip-flop a step ahead: S1's own non-trail item, stage D's second burst item or lead,
-    or the flush, which ends a wait) make ``J``'s valid one LUT of three flip-flops, and the
-    lone flag of four, a copy per escape stage. :attr:`LATENCY` = 4; every flip-flop one LUT4
+    escapes, then U+0041, in nine slots). The slot ``x`` is the byte decoder's ``S2`` (CESU-8
+    has no burst of three items, so no ``S3``), so what ``x`` is loaded with next is in ``S1``
+    and stage ``D`` (its second burst item, or a lead's start) as ``x`` is: the look-ahead is
+    three flip-flops, ``item`` and ``any`` beside ``S1`` (it holds a valid item that is no
+    trail; any valid item, or the flush, which ends a wait) and ``brk`` in ``D`` (its lead or
+    second item: one LUT of four of stage ``C``'s); the wait ends when ``x`` is loaded with
+    anything (so while it is set ``x`` holds the lead or a bubble), the pair and the lone
+    surrogate decided in ``x`` are flip-flops loaded with ``x``, and ``J``'s valid and each
+    lone flag are one LUT of four flip-flops (two copies of the lone flag: ``K1``'s and
+    ``K2``'s, which ``K3`` shares). ``J`` holds its bits while ``x`` holds bubbles, so it keeps
+    a waiting lead's bits itself (no ``L`` register of them) and a pair's bits 10..15 are its
+    own bits 0..5; the pair's bits 16..20 come from ``J`` too (``mid``, loaded by the pair's
+    flag, and ``high``), and hold until the next pair's trail reaches ``x``, so the skid
+    register keeps the pair's flag, not the bits. :attr:`LATENCY` = 4; every flip-flop one LUT4
     of flip-flops; the escape stages too carry bits 0..15 and ``pair``, and an escape's kind in
     its bits 8..10 (:attr:`KIND_BIT`: 0 in every escape; no kind register in ``x``, ``J`` or
-    ``K1`` .. ``K3``) (UP5K: 351 LCs, seeds 1-3 160.7, 160.7, 146.1 MHz).
+    ``K1`` .. ``K3``) (UP5K: 310 LCs, seeds 1-3 160.0, 160.7, 160.7 MHz; with ``S3``, a
+    look-ahead flip-flop ``nb`` a step ahead and the lead's ten bits in ``L``: 351 LCs, 160.7,
+    160.7, 146.1 MHz).
     """
 
     #: Steps from the decoder's last output slot to the joined output slot (and with
@@ -106,11 +118,15 @@ class SurrogateJoiner:
         prefix it ends) and its bubble flag (set while flushing)."""
         seq = surrogate_sequences(marks)
         c = marks.stages["c"].lanes[0]
+        # With surrogateescape, `brk`: stage D's byte completes a lead or has a second burst
+        # item (its lead's start, or the item, is in the slot two before its own): one
+        # flip-flop, a LUT of four of stage C's.
+        brk = marks.pipe.fact("join_d_brk", seq.lead | d.lanes[0].i2_next, c.nv) \
+            if self._escape else None
         return SimpleNamespace(lead=marks.fact("lead", seq.lead),
                                trail=marks.fact("trail", seq.trail),
                                own=marks.fact("own", ~(c.pend0 | c.sc) | c.vl),
-                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv,
-                               burst2=getattr(d.lanes[0], "i2", None))
+                               burst=d.lanes[0].i1, bubble=d.lanes[0].nv, brk=brk)
 
     def flags(self, pipe, marked, last, slots):
         """The flags of the item in each slot stage, from the stage-``D`` ``marked`` and the
@@ -218,48 +234,61 @@ class SurrogateJoiner:
     def _build_escapes(self, pipe, x, flags):
         """``surrogateescape``'s ``J`` and escape stages (see the class documentation)."""
         m = pipe.m
-        before, flags = flags
-        e, s1 = self._levels[-4:-2]
+        before, _ = flags        # (the flags of x itself are not needed: x's are loaded with it)
+        e = self._levels[-3]
         marked = self._marked
-        # `nb`, a register beside the level before x: what x is loaded with next is a valid
-        # item and no trail (S1's own valid item that is no trail, or stage D's second burst
-        # item), or the start of a lead (stage D's lead, last or not, marks the slot two before
-        # its own: the silent slot of its ED or a bubble after it); set while masked, which
-        # ends a wait (stale leads reach x in the flush; a real lead reaches x two steps after
-        # the flush at the earliest, its three bytes behind the first). Stage D's third burst
-        # item, which x takes straight from D, is never set: CESU-8 has no 4-byte prefix.
-        s1_item = pipe.data("join_1_item", x.prev.prev.valid_next & ~e.trail)
-        nb = pipe.data("join_nb", s1_item | marked.burst2 | marked.lead | pipe.masked)
-        # x holds an item of its own that is not a waiting lead; x holds a surrogate that is
-        # decided where it stands (a trail, or a lead that ends its message).
+        # The slot x is S2 (CESU-8 has no burst of three items: no S3), loaded from S1 and
+        # stage D's second burst item; what x is loaded with next is in S1 and stage D now.
+        # `brk` (stage D): the slot S1 holds is a second burst item's or a lead's start (stage
+        # D's lead marks the slot two before its own: the silent slot of its ED or a bubble
+        # after it). Registers beside S1: S1 holds a valid item that is no trail (`item`), any
+        # valid item (`any`); both set while masked, which ends a wait (stale leads reach x in
+        # the flush; a real lead reaches x two steps after the flush at the earliest).
+        s1 = x.prev
+        item = pipe.data("join_1_item", s1.valid_next & ~e.trail)
+        anything = pipe.data("join_1_any", s1.valid_next | pipe.masked)
+        brk = marked.brk
+        # `nb`: what x is loaded with next breaks a waiting lead (a valid item that is no
+        # trail, or a lead's start). Two flip-flops.
+        nb = item | brk
+        # x holds an item of its own that is not a waiting lead.
         xo = pipe.data("join_xo", x.valid_next & ~before.lead)
-        xs = pipe.data("join_xs", before.surrogate & ~before.lead)
-        # `wait`: a lead is in x or was, x held no item since, and it is not written yet. J
-        # writes it (lone) when the next slot breaks it (`nb`), into x's slot (the lead's own
-        # or a silent one after it).
+        # `wait`: a lead is in x or was, and x held nothing since (cleared in the step in which
+        # x is loaded with anything: so while it is set x holds the lead or a bubble).
         wait = pipe.register("join_wait")
         with m.If(pipe.enable()):
-            m.d.sync += wait.eq(before.lead | (wait & ~nb & ~xo))
-        pair = wait & flags.trail
+            m.d.sync += wait.eq(before.lead | (wait & ~anything & ~brk))
+        # x holds the trail of the lead that waited (loaded with it: a flip-flop), and a
+        # surrogate that is decided where it stands and lone (a trail that is no pair's, or a
+        # lead that ends its message).
+        pair = pipe.data("join_pair", wait & before.trail)
+        xs = pipe.data("join_xs", before.surrogate & ~before.lead & ~(wait & before.trail))
+        # J writes the waiting lead (lone) when the next slot breaks it, into x's slot (the
+        # lead's own or a silent one after it).
         j_valid = pipe.data("join_j_valid", xo | (wait & nb))
-        # J holds a lone surrogate: the waiting lead written, or a surrogate decided in x. One
-        # copy per escape stage, each a LUT packed with its flip-flop: they differ only where
-        # `xs` and not `xo` (never: a surrogate decided in x is an item of its own).
-        lone_now = [Mux(wait, nb & ~xo, xs), Mux(wait, nb & ~xo, xs & xo),
-                    Mux(wait, nb & ~(xo | xs), xs)]
-        low, mid, high = _lead_bits(pipe, x, flags.lead)
-        bits = []
-        for bit in range(16):
+        # J holds a lone surrogate: the waiting lead written, or a surrogate decided in x. Two
+        # copies, K1's and K2's (K3 shares K2's), each a LUT packed with its flip-flop: they
+        # differ only where `wait` and `xs` (never: while a lead waits x holds it or a bubble).
+        # (A copy for K3 too: 311 LCs, seeds 1-3 147.8, 160.7, 151.3 MHz.)
+        lone_now = [(wait & nb) | xs, Mux(wait, nb, xs)]
+        # J's bits: x's, or with x a bubble (J holds nothing then but a waiting lead) its own:
+        # J took the lead's bits from x and holds them while x holds bubbles (so there is no
+        # L register of them); a pair's bits 10..15 are J's bits 0..5 (the lead's: only
+        # bubbles are between a pair's lead and its trail).
+        j_cp = [pipe.register(f"join_j_cp{bit}") for bit in range(16)]
+        for bit, reg in enumerate(j_cp):
             value = x.codepoint[bit]
-            if bit < 10:
-                # (x's bit, or with x a bubble L's: J holds nothing then but a waiting lead.)
-                value = keep(x.valid, value, Cat(low, mid)[bit])
-            else:
-                value = keep(pair, low[bit - 10], value)
-            bits.append(value)
-        # A pair's bits 16..20 are set at the output by its `pair` flag (`_pair_high`).
+            value = keep(x.valid, value, reg) if bit < 10 else keep(pair, j_cp[bit - 10], value)
+            with m.If(pipe.enable()):
+                m.d.sync += reg.eq(value)
+        # The pair's bits 16..20: the lead's bits 6..9 (`mid`, from J as x holds the trail)
+        # plus one (`high`, a step later), which hold until the next pair's trail reaches x
+        # (six steps at the earliest), past the step after the pair leaves K3: the skid
+        # register keeps the pair's flag, not the bits.
+        mid = pipe.held("join_l_mid", Cat(*j_cp[6:10]), pair, 4)
+        high = _plus_one(pipe, mid)
         j = SimpleNamespace(
-            cp=Cat(*(pipe.data(f"join_j_cp{bit}", value) for bit, value in enumerate(bits))),
+            cp=Cat(*j_cp),
             last=pipe.data("join_j_last", x.last),
             valid=j_valid, esc=pipe.data("join_j_esc", x.esc), pair=pipe.data("join_j_pair", pair))
         # K1 .. K3: J's lone surrogate (slot s) becomes the escapes of its three bytes, written
@@ -276,7 +305,7 @@ class SurrogateJoiner:
         surrogate = ErrorKind.SURROGATE.value
         stage = j
         for n, byte in enumerate(_ESCAPE_BYTES):
-            lone = pipe.data(f"join_lone{n}", lone_now[n])
+            lone = pipe.data(f"join_lone{n}", lone_now[n]) if n < len(lone_now) else lone
             cp = []
             for bit in range(16):
                 if bit < 7 and byte is not None:
@@ -302,9 +331,9 @@ class SurrogateJoiner:
                    else stage.cp[bit] for bit in range(16)))
         error = Cat(*(stage.cp[bit] & stage.esc for bit in kind_bits))
         payload = Cat(cp, Const(0, 5), error, stage.last)
-        ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(16))) \
-            | _pair_high(stage.pair, high, len(payload))
-        return stage.valid, payload, ones
+        ones = Cat(*(stage.esc if (x.ESCAPE >> bit) & 1 else Const(0, 1) for bit in range(16)),
+                   Const(0, len(payload) - 16))
+        return stage.valid, payload, ones, (stage.pair, high, 16)
 
 
 #: The escape stages' bytes, bits 0..6 of each (``None``: the slot's own bits 0..5): K1 the
@@ -329,21 +358,17 @@ def _const_under(flag, value, reg):
 
 def _lead_bits(pipe, x, lead):
     """L: the bits 0..5 and 6..9 of the latest lead in the slot ``x`` (``lead``: x holds one),
-    and bits 6..9 plus one, for the pair, a step behind (each bit one LUT of four bits, no carry
-    chain)."""
+    and bits 6..9 plus one, for the pair, a step behind (:func:`_plus_one`)."""
     low = pipe.held("join_l_low", x.codepoint[0:6], lead, 6)
     mid = pipe.held("join_l_mid", x.codepoint[6:10], lead, 4)
-    high = pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k]) for k in (1, 2, 3)),
+    return low, mid, _plus_one(pipe, mid)
+
+
+def _plus_one(pipe, mid):
+    """``mid`` (4 bits) plus one, 5 bits, in registers a step behind (each bit one LUT of four
+    bits, no carry chain)."""
+    return pipe.data("join_l_high", Cat(~mid[0], *(mid[k] ^ _all(mid[:k]) for k in (1, 2, 3)),
                                         _all(mid)), 5)
-    return low, mid, high
-
-
-def _pair_high(pair, high, width):
-    """The bits a pair's flag ``pair`` sets in an output payload of ``width`` bits (codepoint
-    first): its bits 16..20, L's ``high``, which no stage after ``x`` carries (the byte decoder's
-    scalars end at U+FFFF; ``high`` holds until the pair is out: the next lead reaches x three
-    steps after the trail at the earliest, ``high`` changes a step after that)."""
-    return Cat(Const(0, 16), *(pair & high[bit] for bit in range(5)), Const(0, width - 21))
 
 
 def _all(bits):
