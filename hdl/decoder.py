@@ -432,7 +432,7 @@ class Utf8Decoder(CheckedComponent):
         items = self._items(d, e.recents, j, stage)
         flags = [flag for _, flag, _, _ in items]
         kind = Value.cast(slot.error) | any_of(kind for _, _, _, kind in items)
-        kind_bits = range(fold, fold + len(kind)) if fold else ()
+        kind_bits = range(fold, fold + len(kind)) if fold is not None else ()
         bits = []
         for bit in range(21):
             value = slot.codepoint[bit]
@@ -448,7 +448,7 @@ class Utf8Decoder(CheckedComponent):
         codepoint = Cat(*(pipe.data(f"{name}_cp{bit}", value) if bit < self._scalar_bits
                           else Const(0, 1) for bit, value in enumerate(bits)))
         esc = None if slot.esc is None else pipe.data(f"{name}_esc", slot.esc | any_of(flags))
-        if fold:
+        if fold is not None:
             error = Cat(*(codepoint[bit] & esc for bit in kind_bits))
         else:
             error = pipe.data(f"{name}_kind", kind, ErrorKind)
