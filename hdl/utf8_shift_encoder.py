@@ -41,7 +41,7 @@ class Utf8ShiftEncoder(CheckedComponent):
 
     :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for every encoding of
     :data:`SHIFT_ENCODINGS` (``"wtf-8"``: with the pairing stages W
-    and X of :func:`~utf8_gateware.hdl.wtf8_pair_join.pair_stages` between A2 and A3) and every
+    and X of :func:`~utf8_gateware.hdl.wtf8_pair_stages.pair_stages` between A2 and A3) and every
     policy
     (see it for the ports, the error policies and the output beats, which are the same).
     ``"utf-8-sig"`` writes U+FEFF (EF BB BF) before the first unit of every message: A1 takes
@@ -84,9 +84,9 @@ class Utf8ShiftEncoder(CheckedComponent):
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
     transfer of a message's first unit; ``"wtf-8"``: 6, the pairing stages'
-    :data:`~utf8_gateware.hdl.wtf8_pair_join.JOIN_LATENCY` added); an n-byte character takes n cycles, with no idle
-    cycle between characters while the source has a unit and the sink is ready. Without
-    squeezing (no ``carry_error``) the stages hold a bubble for a cycle in
+    :data:`~utf8_gateware.hdl.wtf8_pair_stages.PAIR_LATENCY` added); an n-byte character
+    takes n cycles, with no idle cycle between characters while the source has a unit and the
+    sink is ready. Without squeezing (no ``carry_error``) the stages hold a bubble for a cycle in
     which ``take`` was high and the source had no unit (one idle cycle on ``o`` when it reaches
     B); squeezing, such a bubble is dropped while B writes a character of two or more bytes
     (not in the cycle after the sink refused a byte). ``take`` starts low, and after the sink
@@ -166,7 +166,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         a1 = shift_stage(move, "a1", pieces)
         a2 = shift_stage(move, "a2", class_flags(a1, self._errors, self._encoding))
         if self._encoding == "wtf-8":       # the pairing stages W and X behind A2
-            from .wtf8_pair_join import pair_stages     # (it imports this module's helpers)
+            from .wtf8_pair_stages import pair_stages     # (it imports this module's helpers)
             a2 = pair_stages(move, a2)
         a3 = shift_stage(move, "a3", character(a2, self._errors, self._encoding), ones=("n12",),
                          n1=a3_n1)  # a bubble
@@ -367,10 +367,10 @@ def class_flags(a1, errors, encoding="utf-8"):
 
 
 def _pair_flags(a1, encoding):
-    """``wtf-8``'s flags for its pairing stages (:func:`~.wtf8_pair_join.pair_stages`)."""
+    """``wtf-8``'s flags for its pairing stages (:func:`~.wtf8_pair_stages.pair_stages`)."""
     if encoding != "wtf-8":
         return {}
-    from .wtf8_pair_join import plus_one       # (it imports this module's helpers)
+    from .wtf8_pair_stages import plus_one       # (it imports this module's helpers)
     u = a1.u
     return {"hz": a1.zh & a1.zm & a1.z20 & a1.p16, "sl": a1.s12 & a1.ll,
             "st": a1.s12 & a1.valid & u[11] & u[10], "w": plus_one(u[6:10])[2:5]}
@@ -470,7 +470,7 @@ def character(a2, errors, encoding="utf-8"):
         **_carried(getattr(a2, "carried", None)),
     }
     if encoding == "wtf-8":
-        from .wtf8_pair_join import pair_character     # (it imports this module's helpers)
+        from .wtf8_pair_stages import pair_character     # (it imports this module's helpers)
         values["lead"], values["p1"], values["p2"] = pair_character(
             a2, values["lead"], values["p1"], values["p2"])
     return values

@@ -13,11 +13,11 @@ from .pipeline import keep
 from .utf8_shift_encoder import stage_signals
 
 
-__all__ = ["JOIN_LATENCY", "pair_stages", "plus_one"]
+__all__ = ["PAIR_LATENCY", "pair_stages", "plus_one"]
 
 
 #: The stages :func:`pair_stages` adds between the shift encoder's A2 and A3: cycles of latency.
-JOIN_LATENCY = 2
+PAIR_LATENCY = 2
 
 #: ED's bits 0..3 (1101): a lone lead surrogate's lead byte, whose W took the pair's instead.
 _ED_LOW = 0b1101
