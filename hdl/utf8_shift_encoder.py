@@ -147,6 +147,8 @@ class Utf8ShiftEncoder(CheckedComponent):
         # `adv` falls for the cycle after the sink refused a valid slot; `take` is set for the
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         fanout = SHIFT_CE_FANOUT if self._errors == "surrogateescape" else UTF8_CE_FANOUT
+        if self._encoding == "wtf-8":
+            fanout = WTF8_CE_FANOUT
         adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid), first_loads=True,
                            fanout=fanout)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
@@ -493,6 +495,17 @@ SHIFT_CE_FANOUT = 25
 #: ``err`` and its copy ``errq`` under one enable, Yosys merges them and a LUT reads a LUT
 #: (134.6 MHz): it keeps :data:`SHIFT_CE_FANOUT`.
 UTF8_CE_FANOUT = 26
+
+
+#: The most flip-flops one copy of ``take`` and ``adv`` drives with ``wtf-8`` (its pairing
+#: stages W and X: a copy of ``take`` fewer than with 26, five flip-flops in the netlist).
+#: UP5K, seeds 1-3, ``replace`` / ``strict`` (core LCs):
+#: 32 (222) 160.7 / 160.7 / 162.7 and 162.1 / 162.7 / 149.5 MHz; 26 (223) 157.3 / 160.7 / 160.7
+#: and 160.0 / 147.8 / 160.7; 34 (222) 160.7 / 160.7 / 157.3. Before X made ``lo`` (233 LCs
+#: with 26): 32 and 34 (232), 160.7 / 160.7 / 160.7 and 160.7 / 149.5 / 162.1, 162.1 / 160.7 /
+#: 162.1 and 164.8 / 157.3 / 160.7; 30 (238) and 36 (236) 116-136 MHz, 40 (230) 138-145, 48
+#: (227) 92-100 (``replace``).
+WTF8_CE_FANOUT = 32
 
 
 #: The most flip-flops one copy of the squeezing enables (:class:`SqueezeEnables`) drives:
