@@ -51,7 +51,8 @@ def pair_stages(move, a2):
            w[1:0] from h[7:6] in ``pa``), for a ``pt`` C1's flags and payload (``x``, ``lw``,
            ``lo``: l[4:0], ``pa[0]`` 0; its carried kind none: a pair carries its lead's);
            ``lo`` is made here, C1's u[4:0] (``p0``) if ``lw`` or ``pt``, else C2's u[10:6]
-           (``pa``): five flip-flops fewer in A2 and W (233 -> 223 LCs)
+           (``pa``): five flip-flops fewer in A2 and W (233 -> 223 LCs); ``z21v`` is
+           ``z21v & ~big`` (no error), so X holds no ``big`` (A3's ``bs``, ``big``: 0)
 
     A3 then reads ``ll`` (ED's 1101 for a lone lead's bits 0..3), ``pl`` (the lead byte's bit
     4 is ``r4 | pl``: an error's lead byte is EF or 00 whatever it is; the pair's payloads),
@@ -69,13 +70,14 @@ def pair_stages(move, a2):
         (w.wait, hold | (a2.hz & a2.sl)),
     ])
     x = stage_signals("x", "pl", "ll", "pt", lo=len(a2.lo),
-                      **{name: len(getattr(w, name)) for name in moved if name != "w"})
+                      **{name: len(getattr(w, name)) for name in moved if name not in ("w", "big")})
     trail = a2.hz & a2.st
     copied = [name for name in moved
-              if name not in ("w", "valid", "x", "lw", "hi", "p0", "lo", "pa", "carried")]
+              if name not in ("w", "valid", "z21v", "big", "x", "lw", "hi", "p0", "lo", "pa",
+                              "carried")]
     move.load([
         *((getattr(x, name), getattr(w, name)) for name in copied),
-        (x.valid, w.valid & ~hold),
+        (x.valid, w.valid & ~hold), (x.z21v, w.z21v & ~w.big),
         (x.pl, w.wait & trail), (x.ll, w.wait & ~trail), (x.pt, x.pl),
         (x.x, w.x | x.pl), (x.lw, w.lw | x.pl),
         (x.hi, keep(w.wait, Cat(w.w, 0), w.hi)),
@@ -86,7 +88,7 @@ def pair_stages(move, a2):
         *([(x.carried, w.carried & ~x.pl.replicate(len(w.carried)))]
           if hasattr(w, "carried") else []),
     ])
-    x.bs = x.big
+    x.bs = x.big = Const(0, 1)
     x.next_l = w.pa[:4]                    # the trail's l[9:6], for the pair's third byte
     return x
 
