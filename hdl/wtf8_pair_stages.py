@@ -43,16 +43,17 @@ def pair_stages(move, a2):
     with bit 7 set. A lone lead (``ll``: it waited, no trail followed) is C3 (ED ...), as every
     other surrogate: the shift encoder writes them all. So every register of X is one LUT:
 
-        W  A2's registers as they are but ``lo``, kept while it holds a waiting lead and A2 a
-           bubble (one 4-input LUT each: ``wait``, A2's ``valid``, the two values), and
-           ``wait``
+        W  A2's registers as they are but ``lo`` and ``big``, kept while it holds a waiting
+           lead and A2 a bubble (one 4-input LUT each: ``wait``, A2's ``valid``, the two
+           values), and ``wait``; ``z21v`` is ``z21v & ~big`` (no error: a held lead's is 1,
+           so its LUT reads ``z21v`` and ``big`` instead of its own value)
         X  W's, with ``pl``, ``ll``, ``pt`` and, for a waiting lead, the pair's candidates in
            place of those a lone lead does not read (``hi``: w[4:2]; ``p0``: w[1:0] h[5:2],
            w[1:0] from h[7:6] in ``pa``), for a ``pt`` C1's flags and payload (``x``, ``lw``,
            ``lo``: l[4:0], ``pa[0]`` 0; its carried kind none: a pair carries its lead's);
            ``lo`` is made here, C1's u[4:0] (``p0``) if ``lw`` or ``pt``, else C2's u[10:6]
-           (``pa``): five flip-flops fewer in A2 and W (233 -> 223 LCs); ``z21v`` is
-           ``z21v & ~big`` (no error), so X holds no ``big`` (A3's ``bs``, ``big``: 0)
+           (``pa``): five flip-flops fewer in A2 and W (233 -> 223 LCs); no ``big`` (A3's
+           ``bs``, ``big``: 0, W's ``z21v`` has it in)
 
     A3 then reads ``ll`` (ED's 1101 for a lone lead's bits 0..3), ``pl`` (the lead byte's bit
     4 is ``r4 | pl``: an error's lead byte is EF or 00 whatever it is; the pair's payloads),
@@ -61,23 +62,24 @@ def pair_stages(move, a2):
     # (``bs`` is ``big``: WTF-8 writes every surrogate; X makes ``lo``, so A2's is not read and
     # synthesis drops it: 223 -> 222 LCs with the same A2 and W, dropping it in A2 packs the
     # enables otherwise, ``strict`` 163.4 / 160.0 / 157.0 MHz against 162.1 / 162.7 / 149.5)
-    moved = [name for name in vars(a2) if name not in ("hz", "sl", "st", "bs", "lo")]
+    moved = [name for name in vars(a2) if name not in ("hz", "sl", "st", "bs", "lo", "big")]
     w = stage_signals("w", "wait", **{name: len(getattr(a2, name)) for name in moved})
     hold = w.wait & ~a2.valid
+    # W's ``z21v`` is ``z21v & ~big`` (no error): a held lead's is 1, so its LUT needs not its
+    # own value (``wait``, A2's ``valid``, ``z21v``, ``big``)
     move.load([
-        *((getattr(w, name), keep(hold, getattr(w, name), getattr(a2, name)))
-          for name in moved),
+        *((getattr(w, name), hold | (a2.z21v & ~a2.big) if name == "z21v" else
+           keep(hold, getattr(w, name), getattr(a2, name))) for name in moved),
         (w.wait, hold | (a2.hz & a2.sl)),
     ])
     x = stage_signals("x", "pl", "ll", "pt", lo=len(a2.lo),
-                      **{name: len(getattr(w, name)) for name in moved if name not in ("w", "big")})
+                      **{name: len(getattr(w, name)) for name in moved if name != "w"})
     trail = a2.hz & a2.st
     copied = [name for name in moved
-              if name not in ("w", "valid", "z21v", "big", "x", "lw", "hi", "p0", "lo", "pa",
-                              "carried")]
+              if name not in ("w", "valid", "x", "lw", "hi", "p0", "lo", "pa", "carried")]
     move.load([
         *((getattr(x, name), getattr(w, name)) for name in copied),
-        (x.valid, w.valid & ~hold), (x.z21v, w.z21v & ~w.big),
+        (x.valid, w.valid & ~hold),
         (x.pl, w.wait & trail), (x.ll, w.wait & ~trail), (x.pt, x.pl),
         (x.x, w.x | x.pl), (x.lw, w.lw | x.pl),
         (x.hi, keep(w.wait, Cat(w.w, 0), w.hi)),
