@@ -313,7 +313,7 @@ def unit_pieces(valid, last, u, carried=None, errors=None, encoding="utf-8"):
     if encoding == "mutf-8":
         escape.update(lz=u[0:4] == 0, mz=u[4:7] == 0)
     if encoding == "wtf-8":             # a lead (not last) or a trail surrogate, with s12
-        escape.update(z20=u[20:24] == 0, ll=valid & u[11] & ~u[10] & ~last)
+        escape.update(ll=valid & u[11] & ~u[10] & ~last)
     return {
         "valid": valid, "last": last, "u": u[:21],
         "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
@@ -369,12 +369,16 @@ def class_flags(a1, errors, encoding="utf-8"):
 
 
 def _pair_flags(a1, encoding):
-    """``wtf-8``'s flags for its pairing stages (:func:`~.wtf8_pair_stages.pair_stages`)."""
+    """``wtf-8``'s flags for its pairing stages (:func:`~.wtf8_pair_stages.pair_stages`): with
+    A2's ``z21v`` (u[31:21] zero), ``bmp`` (u[20:16] zero) and ``sl`` (a lead not last, u[20:16]
+    zero: ``z21v & sl`` is one) make the lead and trail flags, so A1 needs no ``z20`` (u[23:20]
+    zero) for a flag of u[31:16]."""
     if encoding != "wtf-8":
         return {}
     from .wtf8_pair_stages import plus_one       # (it imports this module's helpers)
     u = a1.u
-    return {"hz": a1.zh & a1.zm & a1.z20 & a1.p16, "sl": a1.s12 & a1.ll,
+    bmp = ~u[20] & a1.p16
+    return {"bmp": bmp, "sl": a1.s12 & a1.ll & bmp,
             "st": a1.s12 & a1.valid & u[11] & u[10], "w": plus_one(u[6:10])[2:5]}
 
 

@@ -27,9 +27,10 @@ def pair_stages(move, a2):
     """The WTF-8 specification's "Encoding" (the reference model's ``StreamEncoder`` with
     ``join_pairs``) as two stages W and X loaded by ``move`` (the shift encoder's unit-stage
     enables: an object with ``load(pairs)``) behind A2's registers ``a2`` (its class flags and
-    candidates, with ``encoding="wtf-8"`` also ``hz`` (u[31:16] zero), ``sl`` (valid, not last,
-    u[15:10] == 110110), ``st`` (valid, u[15:10] == 110111) and ``w`` (bits 4..2 of u[9:6] + 1,
-    the pair's plane if the unit is its lead)). Returns X's registers, A2's with the pair written
+    candidates, with ``encoding="wtf-8"`` also ``bmp`` (u[20:16] zero), ``sl`` (valid, not last,
+    u[20:10] == 0000 0110110), ``st`` (valid, u[15:10] == 110111) and ``w`` (bits 4..2 of u[9:6]
+    + 1, the pair's plane if the unit is its lead): a lead to wait for its trail is ``z21v &
+    sl``, a trail ``z21v & bmp & st``). Returns X's registers, A2's with the pair written
     in, for
     :func:`~utf8_gateware.hdl.utf8_shift_encoder.character`.
 
@@ -62,7 +63,7 @@ def pair_stages(move, a2):
     # (``bs`` is ``big``: WTF-8 writes every surrogate; X makes ``lo``, so A2's is not read and
     # synthesis drops it: 223 -> 222 LCs with the same A2 and W, dropping it in A2 packs the
     # enables otherwise, ``strict`` 163.4 / 160.0 / 157.0 MHz against 162.1 / 162.7 / 149.5)
-    moved = [name for name in vars(a2) if name not in ("hz", "sl", "st", "bs", "lo", "big")]
+    moved = [name for name in vars(a2) if name not in ("bmp", "sl", "st", "bs", "lo", "big")]
     w = stage_signals("w", "wait", **{name: len(getattr(a2, name)) for name in moved})
     hold = w.wait & ~a2.valid
     # W's ``z21v`` is ``z21v & ~big`` (no error): a held lead's is 1, so its LUT needs not its
@@ -70,11 +71,11 @@ def pair_stages(move, a2):
     move.load([
         *((getattr(w, name), hold | (a2.z21v & ~a2.big) if name == "z21v" else
            keep(hold, getattr(w, name), getattr(a2, name))) for name in moved),
-        (w.wait, hold | (a2.hz & a2.sl)),
+        (w.wait, hold | (a2.z21v & a2.sl)),
     ])
     x = stage_signals("x", "pl", "ll", "pt", lo=len(a2.lo),
                       **{name: len(getattr(w, name)) for name in moved if name != "w"})
-    trail = a2.hz & a2.st
+    trail = a2.z21v & a2.bmp & a2.st
     copied = [name for name in moved
               if name not in ("w", "valid", "x", "lw", "hi", "p0", "lo", "pa", "carried")]
     move.load([
