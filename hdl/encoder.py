@@ -5,7 +5,7 @@ own, :class:`~utf8_gateware.hdl.rfc2279_encoder.Rfc2279Encoder`) it is
 :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (one LUT level between
 flip-flops; the mark of ``utf-8-sig`` and the surrogate pairs of ``cesu-8`` and ``mutf-8`` are
 states of its stages; ``wtf-8``'s pairs are written by
-:func:`~utf8_gateware.hdl.wtf8_pair_join.pair_stages`, two stages between A2 and A3).
+:func:`~utf8_gateware.hdl.wtf8_pair_stages.pair_stages`, two stages between A2 and A3).
 """
 
 from amaranth.lib import stream
@@ -17,7 +17,7 @@ from .error_kind import ENCODE_ERRORS, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
 from .rfc2279_encoder import Rfc2279Encoder
 from .utf8_shift_encoder import Utf8ShiftEncoder
-from .wtf8_pair_join import JOIN_LATENCY
+from .wtf8_pair_stages import PAIR_LATENCY
 
 
 __all__ = ["ENCODE_ERRORS", "ENCODER_ENCODINGS", "CarriedUnitLayout", "Utf8Encoder"]
@@ -93,7 +93,7 @@ class Utf8Encoder(CheckedComponent):
         does.
     ``"wtf-8"``
         The shift encoder writing every surrogate, with
-        :func:`~utf8_gateware.hdl.wtf8_pair_join.pair_stages` (two stages between its A2 and
+        :func:`~utf8_gateware.hdl.wtf8_pair_stages.pair_stages` (two stages between its A2 and
         A3, one LUT level): a lead surrogate directly followed by a trail surrogate (in one
         message) is written as the pair's 4-byte form (the lead's three bytes, the trail's
         one), a lone surrogate as 3 bytes. (A lead surrogate that is not the last unit of its
@@ -195,5 +195,5 @@ class Utf8Encoder(CheckedComponent):
 #: (``utf-8-sig``), which the first stage takes the cycle before a message's first unit.
 _EXTRA_LATENCY = {
     "utf-8-sig": -1,
-    "wtf-8":     JOIN_LATENCY,
+    "wtf-8":     PAIR_LATENCY,
 }

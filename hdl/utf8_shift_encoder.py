@@ -41,7 +41,7 @@ class Utf8ShiftEncoder(CheckedComponent):
 
     :class:`~utf8_gateware.hdl.encoder.Utf8Encoder` is this core for every encoding of
     :data:`SHIFT_ENCODINGS` (``"wtf-8"``: with the pairing stages W
-    and X of :func:`~utf8_gateware.hdl.wtf8_pair_join.pair_stages` between A2 and A3) and every
+    and X of :func:`~utf8_gateware.hdl.wtf8_pair_stages.pair_stages` between A2 and A3) and every
     policy
     (see it for the ports, the error policies and the output beats, which are the same).
     ``"utf-8-sig"`` writes U+FEFF (EF BB BF) before the first unit of every message: A1 takes
@@ -84,9 +84,9 @@ class Utf8ShiftEncoder(CheckedComponent):
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
     transfer of a message's first unit; ``"wtf-8"``: 6, the pairing stages'
-    :data:`~utf8_gateware.hdl.wtf8_pair_join.JOIN_LATENCY` added); an n-byte character takes n cycles, with no idle
-    cycle between characters while the source has a unit and the sink is ready. Without
-    squeezing (no ``carry_error``) the stages hold a bubble for a cycle in
+    :data:`~utf8_gateware.hdl.wtf8_pair_stages.PAIR_LATENCY` added); an n-byte character
+    takes n cycles, with no idle cycle between characters while the source has a unit and the
+    sink is ready. Without squeezing (no ``carry_error``) the stages hold a bubble for a cycle in
     which ``take`` was high and the source had no unit (one idle cycle on ``o`` when it reaches
     B); squeezing, such a bubble is dropped while B writes a character of two or more bytes
     (not in the cycle after the sink refused a byte). ``take`` starts low, and after the sink
@@ -147,6 +147,8 @@ class Utf8ShiftEncoder(CheckedComponent):
         # `adv` falls for the cycle after the sink refused a valid slot; `take` is set for the
         # cycle in which B's byte is its last (b_r01: one of the next two bytes is the last).
         fanout = SHIFT_CE_FANOUT if self._errors == "surrogateescape" else UTF8_CE_FANOUT
+        if self._encoding == "wtf-8":
+            fanout = WTF8_CE_FANOUT
         adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid), first_loads=True,
                            fanout=fanout)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
@@ -166,7 +168,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         a1 = shift_stage(move, "a1", pieces)
         a2 = shift_stage(move, "a2", class_flags(a1, self._errors, self._encoding))
         if self._encoding == "wtf-8":       # the pairing stages W and X behind A2
-            from .wtf8_pair_join import pair_stages     # (it imports this module's helpers)
+            from .wtf8_pair_stages import pair_stages     # (it imports this module's helpers)
             a2 = pair_stages(move, a2)
         a3 = shift_stage(move, "a3", character(a2, self._errors, self._encoding), ones=("n12",),
                          n1=a3_n1)  # a bubble
@@ -311,7 +313,7 @@ def unit_pieces(valid, last, u, carried=None, errors=None, encoding="utf-8"):
     if encoding == "mutf-8":
         escape.update(lz=u[0:4] == 0, mz=u[4:7] == 0)
     if encoding == "wtf-8":             # a lead (not last) or a trail surrogate, with s12
-        escape.update(z20=u[20:24] == 0, ll=valid & u[11] & ~u[10] & ~last)
+        escape.update(ll=valid & u[11] & ~u[10] & ~last)
     return {
         "valid": valid, "last": last, "u": u[:21],
         "zh": u[28:32] == 0, "zm": u[24:28] == 0, "zt": u[21:24] == 0,
@@ -367,12 +369,16 @@ def class_flags(a1, errors, encoding="utf-8"):
 
 
 def _pair_flags(a1, encoding):
-    """``wtf-8``'s flags for its pairing stages (:func:`~.wtf8_pair_join.pair_stages`)."""
+    """``wtf-8``'s flags for its pairing stages (:func:`~.wtf8_pair_stages.pair_stages`): with
+    A2's ``z21v`` (u[31:21] zero), ``bmp`` (u[20:16] zero) and ``sl`` (a lead not last, u[20:16]
+    zero: ``z21v & sl`` is one) make the lead and trail flags, so A1 needs no ``z20`` (u[23:20]
+    zero) for a flag of u[31:16]."""
     if encoding != "wtf-8":
         return {}
-    from .wtf8_pair_join import plus_one       # (it imports this module's helpers)
+    from .wtf8_pair_stages import plus_one       # (it imports this module's helpers)
     u = a1.u
-    return {"hz": a1.zh & a1.zm & a1.z20 & a1.p16, "sl": a1.s12 & a1.ll,
+    bmp = ~u[20] & a1.p16
+    return {"bmp": bmp, "sl": a1.s12 & a1.ll & bmp,
             "st": a1.s12 & a1.valid & u[11] & u[10], "w": plus_one(u[6:10])[2:5]}
 
 
@@ -470,7 +476,7 @@ def character(a2, errors, encoding="utf-8"):
         **_carried(getattr(a2, "carried", None)),
     }
     if encoding == "wtf-8":
-        from .wtf8_pair_join import pair_character     # (it imports this module's helpers)
+        from .wtf8_pair_stages import pair_character     # (it imports this module's helpers)
         values["lead"], values["p1"], values["p2"] = pair_character(
             a2, values["lead"], values["p1"], values["p2"])
     return values
@@ -493,6 +499,17 @@ SHIFT_CE_FANOUT = 25
 #: ``err`` and its copy ``errq`` under one enable, Yosys merges them and a LUT reads a LUT
 #: (134.6 MHz): it keeps :data:`SHIFT_CE_FANOUT`.
 UTF8_CE_FANOUT = 26
+
+
+#: The most flip-flops one copy of ``take`` and ``adv`` drives with ``wtf-8`` (its pairing
+#: stages W and X: a copy of ``take`` fewer than with 26, five flip-flops in the netlist).
+#: UP5K, seeds 1-3, ``replace`` / ``strict`` (core LCs):
+#: 32 (222) 160.7 / 160.7 / 162.7 and 162.1 / 162.7 / 149.5 MHz; 26 (223) 157.3 / 160.7 / 160.7
+#: and 160.0 / 147.8 / 160.7; 34 (222) 160.7 / 160.7 / 157.3. Before X made ``lo`` (233 LCs
+#: with 26): 32 and 34 (232), 160.7 / 160.7 / 160.7 and 160.7 / 149.5 / 162.1, 162.1 / 160.7 /
+#: 162.1 and 164.8 / 157.3 / 160.7; 30 (238) and 36 (236) 116-136 MHz, 40 (230) 138-145, 48
+#: (227) 92-100 (``replace``).
+WTF8_CE_FANOUT = 32
 
 
 #: The most flip-flops one copy of the squeezing enables (:class:`SqueezeEnables`) drives:

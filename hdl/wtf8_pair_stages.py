@@ -13,11 +13,11 @@ from .pipeline import keep
 from .utf8_shift_encoder import stage_signals
 
 
-__all__ = ["JOIN_LATENCY", "pair_stages", "plus_one"]
+__all__ = ["PAIR_LATENCY", "pair_stages", "plus_one"]
 
 
 #: The stages :func:`pair_stages` adds between the shift encoder's A2 and A3: cycles of latency.
-JOIN_LATENCY = 2
+PAIR_LATENCY = 2
 
 #: ED's bits 0..3 (1101): a lone lead surrogate's lead byte, whose W took the pair's instead.
 _ED_LOW = 0b1101
@@ -27,9 +27,10 @@ def pair_stages(move, a2):
     """The WTF-8 specification's "Encoding" (the reference model's ``StreamEncoder`` with
     ``join_pairs``) as two stages W and X loaded by ``move`` (the shift encoder's unit-stage
     enables: an object with ``load(pairs)``) behind A2's registers ``a2`` (its class flags and
-    candidates, with ``encoding="wtf-8"`` also ``hz`` (u[31:16] zero), ``sl`` (valid, not last,
-    u[15:10] == 110110), ``st`` (valid, u[15:10] == 110111) and ``w`` (bits 4..2 of u[9:6] + 1,
-    the pair's plane if the unit is its lead)). Returns X's registers, A2's with the pair written
+    candidates, with ``encoding="wtf-8"`` also ``bmp`` (u[20:16] zero), ``sl`` (valid, not last,
+    u[20:10] == 0000 0110110), ``st`` (valid, u[15:10] == 110111) and ``w`` (bits 4..2 of u[9:6]
+    + 1, the pair's plane if the unit is its lead): a lead to wait for its trail is ``z21v &
+    sl``, a trail ``z21v & bmp & st``). Returns X's registers, A2's with the pair written
     in, for
     :func:`~utf8_gateware.hdl.utf8_shift_encoder.character`.
 
@@ -43,29 +44,38 @@ def pair_stages(move, a2):
     with bit 7 set. A lone lead (``ll``: it waited, no trail followed) is C3 (ED ...), as every
     other surrogate: the shift encoder writes them all. So every register of X is one LUT:
 
-        W  A2's registers as they are, kept while it holds a waiting lead and A2 a bubble
-           (one 4-input LUT each: ``wait``, A2's ``valid``, the two values), and ``wait``
+        W  A2's registers as they are but ``lo`` and ``big``, kept while it holds a waiting
+           lead and A2 a bubble (one 4-input LUT each: ``wait``, A2's ``valid``, the two
+           values), and ``wait``; ``z21v`` is ``z21v & ~big`` (no error: a held lead's is 1,
+           so its LUT reads ``z21v`` and ``big`` instead of its own value)
         X  W's, with ``pl``, ``ll``, ``pt`` and, for a waiting lead, the pair's candidates in
            place of those a lone lead does not read (``hi``: w[4:2]; ``p0``: w[1:0] h[5:2],
            w[1:0] from h[7:6] in ``pa``), for a ``pt`` C1's flags and payload (``x``, ``lw``,
-           ``lo``: l[4:0], ``pa[0]`` 0; its carried kind none: a pair carries its lead's)
+           ``lo``: l[4:0], ``pa[0]`` 0; its carried kind none: a pair carries its lead's);
+           ``lo`` is made here, C1's u[4:0] (``p0``) if ``lw`` or ``pt``, else C2's u[10:6]
+           (``pa``): five flip-flops fewer in A2 and W (233 -> 223 LCs); no ``big`` (A3's
+           ``bs``, ``big``: 0, W's ``z21v`` has it in)
 
     A3 then reads ``ll`` (ED's 1101 for a lone lead's bits 0..3), ``pl`` (the lead byte's bit
     4 is ``r4 | pl``: an error's lead byte is EF or 00 whatever it is; the pair's payloads),
     ``pt`` (bit 7): :func:`pair_character`.
     """
-    # (``bs`` is ``big``: WTF-8 writes every surrogate)
-    moved = [name for name in vars(a2) if name not in ("hz", "sl", "st", "bs")]
+    # (``bs`` is ``big``: WTF-8 writes every surrogate; X makes ``lo``, so A2's is not read and
+    # synthesis drops it: 223 -> 222 LCs with the same A2 and W, dropping it in A2 packs the
+    # enables otherwise, ``strict`` 163.4 / 160.0 / 157.0 MHz against 162.1 / 162.7 / 149.5)
+    moved = [name for name in vars(a2) if name not in ("bmp", "sl", "st", "bs", "lo", "big")]
     w = stage_signals("w", "wait", **{name: len(getattr(a2, name)) for name in moved})
     hold = w.wait & ~a2.valid
+    # W's ``z21v`` is ``z21v & ~big`` (no error): a held lead's is 1, so its LUT needs not its
+    # own value (``wait``, A2's ``valid``, ``z21v``, ``big``)
     move.load([
-        *((getattr(w, name), keep(hold, getattr(w, name), getattr(a2, name)))
-          for name in moved),
-        (w.wait, hold | (a2.hz & a2.sl)),
+        *((getattr(w, name), hold | (a2.z21v & ~a2.big) if name == "z21v" else
+           keep(hold, getattr(w, name), getattr(a2, name))) for name in moved),
+        (w.wait, hold | (a2.z21v & a2.sl)),
     ])
-    x = stage_signals("x", "pl", "ll", "pt",
+    x = stage_signals("x", "pl", "ll", "pt", lo=len(a2.lo),
                       **{name: len(getattr(w, name)) for name in moved if name != "w"})
-    trail = a2.hz & a2.st
+    trail = a2.z21v & a2.bmp & a2.st
     copied = [name for name in moved
               if name not in ("w", "valid", "x", "lw", "hi", "p0", "lo", "pa", "carried")]
     move.load([
@@ -76,12 +86,12 @@ def pair_stages(move, a2):
         (x.hi, keep(w.wait, Cat(w.w, 0), w.hi)),
         # w[1:0] = u[7:6] + 1, from the lead's u[7:6] (in ``pa``)
         (x.p0, keep(w.wait, Cat(w.p0[2:6], ~w.pa[0], w.pa[1] ^ w.pa[0]), w.p0)),
-        (x.lo, keep(x.pl, w.p0[:5], w.lo)),
+        (x.lo, keep(x.pl | w.lw, w.p0[:5], w.pa[:5])),
         (x.pa, Cat(w.pa[0] & ~x.pl, w.pa[1:])),
         *([(x.carried, w.carried & ~x.pl.replicate(len(w.carried)))]
           if hasattr(w, "carried") else []),
     ])
-    x.bs = x.big
+    x.bs = x.big = Const(0, 1)
     x.next_l = w.pa[:4]                    # the trail's l[9:6], for the pair's third byte
     return x
 
