@@ -424,8 +424,8 @@ def test_escape_kind_in_codepoint_bits(encoding):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("encoding, errors", [("utf-8", "surrogateescape"), ("mutf-8", "replace"),
-                                              ("utf-8-rfc2279", "replace"),
+@pytest.mark.parametrize("encoding, errors", [("utf-8", "replace"), ("utf-8", "surrogateescape"),
+                                              ("mutf-8", "replace"), ("utf-8-rfc2279", "replace"),
                                               ("cesu-8", "surrogateescape")])
 def test_one_lut_level(encoding, errors, tmp_path):
     # Every flip-flop is one LUT4 of flip-flops after synth_ice40, its enable a flip-flop: a
