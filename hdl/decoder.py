@@ -42,6 +42,17 @@ def _burst(errors, encoding):
 #: 106.4 MHz against 505 and 1,006 LCs and 100.1 and 88.6 MHz with copies of 15.
 _CE_FANOUT = {1: 40, 2: None, 4: None}
 
+#: The ``(encoding, errors)`` whose one-lane decoder enables its control flip-flops (``nv``,
+#: ``vl``: 12) by the copies of ``adv`` instead of by ``adv`` itself
+#: (:class:`~.pipeline.Pipeline`'s ``controls_on_copies``), which then drives the output's
+#: 25 multiplexers, the flush thermometer and its own next state (38 loads before, 10 of them
+#: clock enables). ``utf-8`` ``replace``, UP5K seeds 1-3: 164.8 / 162.1 / 172.0 MHz at 196
+#: LCs, against 162.1 / 163.4 / 162.1 (seeds 4-6: 162.1 / 160.7 / 164.8 against 162.7 /
+#: 151.3 / 162.1). Not kept for ``surrogateescape`` (162.1 / 162.1 / 147.8 against 162.7 /
+#: 160.7 / 162.1) nor for the family's ``replace`` decoders (seed 1: ``cesu-8`` 162.1 ->
+#: 160.7 MHz, ``mutf-8`` and ``utf-8-sig`` one LC more, ``wtf-8`` the same).
+_CONTROLS_ON_COPIES = {("utf-8", "replace")}
+
 _REPLACEMENT = 0xFFFD
 _ESCAPE = 0xDC80       # bits 7..15 of an escape U+DC80..U+DCFF; bits 0..6 are the byte's
 
@@ -276,7 +287,9 @@ class Utf8Decoder(CheckedComponent):
         # faster and smaller than copies (_CE_FANOUT).
         family = FamilyStages(self._encoding, self._errors)
         pipe = Pipeline(m, flush_steps=2 + self._slots + self._align_stages + family.steps,
-                        ce_fanout=_CE_FANOUT.get(n, 4 * CE_FANOUT), flush_count=True)
+                        ce_fanout=_CE_FANOUT.get(n, 4 * CE_FANOUT), flush_count=True,
+                        controls_on_copies=n == 1 and
+                        (self._encoding, self._errors) in _CONTROLS_ON_COPIES)
         i = self.i
         m.d.comb += i.ready.eq(pipe.adv & ~pipe.flushing)
 

@@ -92,14 +92,19 @@ class Pipeline:
     thermometer).
 
     ``adv`` is the advance flip-flop for logic (0 at power-up: the pipeline starts stopped and
-    is started by :meth:`drive_output`'s next-state logic).
+    is started by :meth:`drive_output`'s next-state logic). ``controls_on_copies``: the
+    :meth:`control` flip-flops take their clock enable from the copies (:meth:`enable`) like
+    the data, instead of from ``adv`` itself, which then enables only the flush thermometer and
+    is left to the output's multiplexers.
     """
 
-    def __init__(self, m, *, flush_steps, ce_fanout=CE_FANOUT, flush_count=False):
+    def __init__(self, m, *, flush_steps, ce_fanout=CE_FANOUT, flush_count=False,
+                 controls_on_copies=False):
         if not isinstance(flush_steps, int) or flush_steps < 1:
             raise ValueError(f"flush_steps must be a positive integer, not {flush_steps!r}")
         self.m = m
         self.ce_fanout = ce_fanout
+        self.controls_on_copies = controls_on_copies
         self.adv = Signal()
         self._copies = []
         self._room = 0
@@ -153,7 +158,7 @@ class Pipeline:
     def control(self, name, value):
         """A control flip-flop: takes ``value`` when ``adv``, and 1 while flushing."""
         reg = Signal(name=name)
-        with self.m.If(self.adv):
+        with self.m.If(self.enable(1) if self.controls_on_copies else self.adv):
             self.m.d.sync += reg.eq(value | self.flushing)
         return reg
 

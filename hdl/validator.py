@@ -271,7 +271,7 @@ class Utf8Validator(CheckedComponent):
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
     ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.9 MHz and
-    416 LCs (162.1 MHz, 196 LCs), four lanes 107.3 MHz and 838 LCs (106.4 MHz, 931 LCs);
+    416 LCs (164.8 MHz, 196 LCs), four lanes 107.3 MHz and 838 LCs (106.4 MHz, 931 LCs);
     ECP5-25F-6 (seed 1), 8 lanes 257.3 MHz, 1,137 LUT4 and 1,224 flip-flops (302.8 MHz, 1,767
     LUT4), 16 lanes (slot and skid register) 266.7 MHz, 1,924 LUT4 and 2,179 flip-flops
     (251.7 MHz, 3,871 LUT4). No LUT

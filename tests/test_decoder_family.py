@@ -475,8 +475,8 @@ MOST_LCS = {("cesu-8", "surrogateescape"): 310, ("mutf-8", "replace"): 235}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("encoding, errors", [("utf-8", "surrogateescape"), ("mutf-8", "replace"),
-                                              ("utf-8-rfc2279", "replace"),
+@pytest.mark.parametrize("encoding, errors", [("utf-8", "replace"), ("utf-8", "surrogateescape"),
+                                              ("mutf-8", "replace"), ("utf-8-rfc2279", "replace"),
                                               ("cesu-8", "surrogateescape")])
 def test_one_lut_level(encoding, errors, tmp_path):
     # Every flip-flop is one LUT4 of flip-flops after synth_ice40, its enable a flip-flop: a
