@@ -103,7 +103,8 @@ class Link:
     :data:`~.protocol.MAX_WINDOW`, else a one-line :class:`ValueError`). ``frame``: the
     largest DATA payload in either direction (default: the board's ``max_payload``; smaller
     frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
-    beyond the count the board last confirmed (default: :func:`inflight_for` the board's baud
+    beyond the count the board last confirmed and the range it holds past a gap (its last
+    ``ERROR``'s; default: :func:`inflight_for` the board's baud
     rate and the frame); the host's own frames (``WINDOW``, ``END``) queue behind them, so the
     smaller the sooner a fault is answered, as long as it covers the round trip (the host asks for
     the count every half of it). ``retransmit_after``: seconds

@@ -328,7 +328,7 @@ class LineBoard(ScriptedBoard):
     def read(self, size):
         if not self.pending:
             events = [at for at, *_ in self.on_line] + [at for at, _ in self.answers]
-            self.now = min([self.now + 1e-4, *events])
+            self.now = max(self.now, min([self.now + 1e-4, *events]))
         while self.on_line and self.on_line[0][0] <= self.now:
             at, kind, payload = self.on_line.pop(0)
             self.seen.append((kind, payload))
