@@ -103,7 +103,8 @@ class Link:
     :data:`~.protocol.MAX_WINDOW`, else a one-line :class:`ValueError`). ``frame``: the
     largest DATA payload in either direction (default: the board's ``max_payload``; smaller
     frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
-    beyond the count the board last confirmed (default: :func:`inflight_for` the board's baud
+    beyond the count the board last confirmed and the range it holds past a gap (its last
+    ``ERROR``'s; default: :func:`inflight_for` the board's baud
     rate and the frame); the host's own frames (``WINDOW``, ``END``) queue behind them, so the
     smaller the sooner a fault is answered, as long as it covers the round trip (the host asks for
     the count every half of it). ``retransmit_after``: seconds
@@ -240,7 +241,10 @@ class _Transfer:
         # Ask for the board's count when `sent` passes `poll_at`, every half of the input in
         # flight (whole frames): the answer comes while the other half still keeps the line busy.
         self.poll_every = max(self.frame, self.inflight // 2 // self.frame * self.frame)
-        self.poll_at = 0
+        # (Not after the first frame: the round trip of a request behind one frame is a fraction
+        # of one behind half the input in flight, and a timeout sized from it fired needlessly
+        # in most messages, on the virtual board where no USB latency pads the round trip.)
+        self.poll_at = self.poll_every
         self.poll_time = None       # when the outstanding request for the count was sent
         self.poll_mark = 0          # ... and the input bytes sent before it
         self.srtt = self.rttvar = None
@@ -249,6 +253,7 @@ class _Transfer:
         self.phase = "hello"
         self.credit = self.sent = self.max_sent = self.acked_in = 0
         self.hole_end = None        # selective repeat: the gap being sent again ends here
+        self.held = None            # ... and the range the board holds past its count
         self.end_sent = False
         self.in_epoch = self.out_epoch = 0  # the retransmission rounds in each direction
         self.output = bytearray()
@@ -290,7 +295,7 @@ class _Transfer:
         data, total = self.data, len(self.data)
         while self.sent < total:
             allowed = min(self.credit - OFFSET_SIZE - self.sent, self.frame, total - self.sent,
-                          self.acked_in + self.inflight - self.sent,
+                          self.acked_in + self._held() + self.inflight - self.sent,
                           (self.hole_end or total) - self.sent)
             if allowed <= 0 or (allowed < self.min_frame and
                                 allowed < (self.hole_end or total) - self.sent):
@@ -474,6 +479,16 @@ class _Transfer:
             self._past_gap()
             self._moved(now)
 
+    def _held(self):
+        """Input bytes the board holds past the gap at its count (its last ERROR's range): they
+        arrived, so they are not in flight. The host goes on sending while the gap's frame waits
+        behind the frames in flight (else the line ran dry once it had carried them, until the
+        count that joined the range came back)."""
+        if self.held is None or self.held[0] <= self.acked_in:
+            self.held = None
+            return 0
+        return self.held[1] - self.held[0]
+
     def _past_gap(self):
         """The gap sent again (selective repeat): go on from where the host was."""
         if self.hole_end is not None and self.sent >= self.hole_end:
@@ -489,6 +504,8 @@ class _Transfer:
         if code in (ErrorCode.NO_MESSAGE, ErrorCode.BUSY):
             raise _MessageLost(ErrorCode(code).description)
         self._acknowledged(received, now)
+        if held is not None and held[1] > held[0] > received:
+            self.held = tuple(held)
         if code in (ErrorCode.SEQUENCE, ErrorCode.OVERRUN):
             if epoch == self.in_epoch:
                 self._go_back(received, now, in_order=True, held=held)

@@ -115,8 +115,10 @@ A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host st
 over. The host's ``WINDOW`` (``REWIND``) waits behind its input in flight on the line (and
 go-back-N, before selective repeat, sent all of it again after a loss), so the host keeps that
 small (a few
-frames, however large its credit) and asks for the board's count every half of it (a
-``WINDOW`` is answered by a ``CREDIT``); those round trips size its timeout. The host gives up after a number of timeouts without progress or of restarts (see
+frames, however large its credit; the range the board holds past a gap is not in flight, so
+the line stays busy while the gap's frame waits) and asks for the board's count every half of
+it (a ``WINDOW`` is answered by a ``CREDIT``; the first after half of it too, not after the
+first frame); those round trips size its timeout. The host gives up after a number of timeouts without progress or of restarts (see
 :class:`~utf8_gateware.boards.host.Link`).
 
 Modes
