@@ -93,7 +93,7 @@ CORES = {name: (spec.cls, spec.errors) for name, spec in BUILDABLE.items() if sp
 
 #: Parameters of the cores that are for composing cores in Amaranth, not for a build alone.
 INTERNAL_PARAMETERS = frozenset({
-    "carry_error",    # Utf8Encoder: an error kind on the input (the sanitizer uses it)
+    "carry_error",    # Utf8Encoder: an error kind on the input (the transcoder uses it)
 })
 
 

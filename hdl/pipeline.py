@@ -302,7 +302,8 @@ def skid_buffer(m, valid, payload, ready, sink_ready, *, name="sk", fanout=24):
     (the beat waits in ``S``), and rises after one with ``go``. Every register is one LUT of
     flip-flops (``I`` one LUT of the source's flip-flops, if its port is one); ``go`` (``O``
     empty or ``sink_ready``) is a LUT that is ``O``'s clock enable, one copy per ``fanout``
-    flip-flops (``fanout`` 24: ``synth sanitizer``, seeds 1-3, median 114.4 MHz, ``transcoder``
+    flip-flops (``fanout`` 24: ``synth sanitizer`` (its decoder-encoder join before stop 27),
+    seeds 1-3, median 114.4 MHz, ``transcoder``
     utf-8 to wtf-8 107.7; with 8: 107.7 and 105.3; with 64: 104.1 and 99.5; ``O`` loaded under
     ``sink_ready`` alone, a flip-flop, loses the cycles in which
     ``O`` holds a bubble: 0.92 bytes per cycle for the sanitiser on random 1-4 byte text

@@ -1,82 +1,292 @@
 """Streaming UTF-8 sanitiser: bytes in, well-formed UTF-8 (or the same bytes) out."""
 
-from amaranth.hdl import Module
-from amaranth.lib import wiring
+from types import SimpleNamespace
 
-from .decoder import Utf8Decoder
-from .encoder import Utf8Encoder
+from amaranth.hdl import Module, Mux, Signal, Value
+
 from .component import PolicyStage
-from .error_kind import DECODE_ERRORS
+from .decoder_lane import stage_a, stage_align, stage_b, stage_c
+from .error_kind import DECODE_ERRORS, ErrorKind
 from .layouts import ByteLayout, EncodedByteLayout
-from .transcoder import carry_register
+from .pipeline import Pipeline, keep
+from .validator import stage_errors, stage_own
+from .validator_lanes import BURST_KINDS, decode
+
+#: Steps after a reset in which the stale contents drain unseen, by policy: from the input to
+#: the line's output slot (A, B, C, V1, V1b, M1, M2, three slots and the output slot), with
+#: ``replace`` also the slot ``X`` and its BF and BD. (No more: the input is taken from the
+#: second step on, and its first byte must not be hidden.)
+FLUSH_STEPS = {"surrogateescape": 10, "replace": 12}
+
+#: The most flip-flops one copy of the front's enable drives (at one copy per 15, replace
+#: 111.2/112.5/105.6 MHz, surrogateescape 147.8/151.9/147.8; at 40, 116.7/121.3/116.7 and
+#: 162.7/162.7/177.7; one copy, 121.3/111.0/135.5 and 160.7/151.2/163.4).
+SANITIZER_CE_FANOUT = 40
 
 
 __all__ = ["SANITIZE_ERRORS", "Utf8Sanitizer"]
 
 
-#: Error policies of :class:`Utf8Sanitizer`: the decoder's (the encoder gets the same one, and
-#: surrogateescape undoes the decoder's escapes).
+#: Error policies of :class:`Utf8Sanitizer`: the decoder's.
 SANITIZE_ERRORS = DECODE_ERRORS
 
 
 class Utf8Sanitizer(PolicyStage):
-    """Streaming UTF-8 sanitiser: :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` followed by
-    :class:`~utf8_gateware.hdl.encoder.Utf8Encoder`, both with the same ``errors``.
+    """Streaming UTF-8 sanitiser, at the level of bytes: no code point is ever formed.
 
     ``errors="replace"``
         The output is the input made well-formed: every maximal subpart of an ill-formed
         sequence becomes EF BF BD (U+FFFD), everything else passes unchanged. The output equals
         ``data.decode("utf-8", "replace").encode("utf-8")``.
     ``errors="surrogateescape"``
-        The output bytes are exactly the input bytes (the decoder escapes every byte of an
-        ill-formed subpart as U+DC80..U+DCFF, the encoder turns the escape back into the byte);
-        the cores only mark where the input is ill-formed.
+        The output bytes are exactly the input bytes; the core only marks where the input is
+        ill-formed (as the decoder's escapes U+DC80..U+DCFF, encoded back, would).
 
     Ports
     -----
     ``i``: :data:`~utf8_gateware.hdl.layouts.ByteLayout` stream (``data: 8``, ``last``).
     ``o``: :data:`~utf8_gateware.hdl.layouts.EncodedByteLayout` stream (``data: 8``,
-    ``error: ErrorKind``, ``last``). ``error`` reports the decoder's
-    :class:`~utf8_gateware.hdl.error_kind.ErrorKind` of an ill-formed subpart on the first byte
-    produced for each decoder output that stands for it: with ``"replace"`` on the EF of its
-    EF BF BD, with ``"surrogateescape"`` on every byte of the subpart (each byte is one escape).
-    Every other byte has ``error`` ``NONE``; the encoder's own errors (surrogates, values above
-    U+10FFFF) cannot occur, as the decoder never produces them. ``last`` is set on the final
-    byte of each message: every message of at least one byte yields at least one byte with
+    ``error: ErrorKind``, ``last``). ``error`` is the
+    :class:`~utf8_gateware.hdl.error_kind.ErrorKind` of an ill-formed subpart (the decoder's
+    and the reference model's): with ``"replace"`` on the EF of its EF BF BD, with
+    ``"surrogateescape"`` on every byte of the subpart. Every other byte has ``error``
+    ``NONE``. ``last`` is set on the final byte of each message (with ``"replace"`` on the BD of
+    a subpart that ends it): every message of at least one byte yields at least one byte with
     ``last``.
+
+    How
+    ---
+    The decoder's lane stages ``A`` .. ``C`` and the validator's ``V1`` and ``V1b``
+    (:func:`~utf8_gateware.hdl.validator.stage_errors`, :func:`~utf8_gateware.hdl.validator.stage_own`,
+    one lane) say for each byte which maximal subparts end at it and how far back they begin:
+    the pending prefix before it (``burst``, 1..3 bytes back, its kind) and the byte's own
+    error (an error byte, a continuation no lead covers, or a prefix that ``last`` cuts, which
+    begins 0..2 bytes back). ``M1`` and ``M2`` turn that into marks per distance (0..3 bytes
+    back): the byte is ill-formed (with its subpart's kind), it begins a subpart, the message
+    ends there. The bytes then go through a line of three slots (the bytes 1..3 back), each
+    slot ORing in the marks of the byte in ``M2`` for its distance, and an output slot: a byte
+    is final three bytes later, when it leaves the line. The line moves with every byte, and in
+    a step without one unless a prefix is pending (so the bytes of a pending prefix are always
+    the line's latest, and a message's end drains out with no byte behind it). With
+    ``"surrogateescape"`` the output slot goes to ``o`` through the pipeline's skid register
+    (:meth:`~utf8_gateware.hdl.pipeline.Pipeline.drive_output`). With ``"replace"`` a subpart's
+    later bytes leave the line as bubbles, and a last slot ``X`` takes the line's byte, or EF
+    for a subpart's first byte and then BF and BD in two steps in which everything before it
+    waits (its enable ``fadv`` is a flip-flop computed a cycle ahead: ``o.ready`` and no BF or
+    BD to come).
+
+    Why bytes: a decoder's code points joined to a squeezing encoder capped the sanitiser near
+    127 MHz (README, "Sanitizer.": stops 25 and 26 tried every join) and cost 449 LCs
+    (replace); here every register is one LUT of flip-flops, and nothing forms a code point.
 
     Latency and throughput
     ----------------------
-    A decoder output goes through a buffer of three registers (two cycles:
-    :func:`~utf8_gateware.hdl.transcoder.carry_register`) into the encoder
-    (:class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`): the first byte produced
-    for it is valid on ``o`` 6 cycles after the decoder output, at most 12 cycles with
-    ``"replace"`` and 14 with ``"surrogateescape"`` after the input byte that determines it.
-    Text whose characters all have the same length flows at one byte per cycle (the decoder
-    takes a byte every cycle, the encoder emits an n-byte character in n cycles). Where the
-    length changes from one character to the next, the decoder may offer a character before the
-    encoder has room for it; the buffer holds up to three, and random mixtures of 1- to 4-byte
-    characters run at about 0.95 bytes per cycle (0.92 with the one register before). An
-    ill-formed subpart replaced by EF BF BD takes 3 output cycles however short it is.
+    A byte's first output byte is on ``o`` :attr:`LATENCY` cycles after its transfer (11 with
+    ``"surrogateescape"``, 12 with ``"replace"``) if the input has no gap while a prefix is
+    pending; in such a gap the line waits (with the bytes before the prefix) for the byte that
+    decides it, or for ``last``. ``"surrogateescape"``: one byte per cycle on any input, no
+    stall at all. ``"replace"``: well-formed text at one byte per cycle whatever its characters'
+    lengths; each U+FFFD takes three output cycles and holds the input for two (worst case,
+    one-byte subparts: a third of an input byte per cycle).
 
-    Ready
-    -----
-    ``i.ready`` is the decoder's (from flip-flops); the decoder's own ``ready`` is the buffer's
-    flip-flop. ``o.valid`` and ``o.payload`` are the encoder's (one LUT of flip-flops). Nothing
-    depends on ``o.ready`` in the same cycle but the encoder's pipeline-advance flip-flops.
+    Ready and LUT depth
+    -------------------
+    ``i.ready`` is one LUT of two flip-flops (the front's enable and the flush flag). ``o.valid``
+    and ``o.payload`` are one LUT of flip-flops (slot or skid register); ``o.valid`` never
+    depends on ``o.ready``, which only the enables' next states read. Every register bit is one
+    LUT of at most four flip-flops, or a flip-flop; no clock enable is a LUT.
     """
 
     POLICIES = SANITIZE_ERRORS
     LAYOUTS = (ByteLayout, EncodedByteLayout)
 
+    @property
+    def LATENCY(self):
+        """Cycles from a byte's transfer to its first output byte on ``o`` (see above)."""
+        return 11 if self._errors == "surrogateescape" else 12
+
     def elaborate(self, platform):
         m = Module()
+        escape = self._errors == "surrogateescape"
+        pipe = Pipeline(m, flush_steps=FLUSH_STEPS[self._errors], ce_fanout=SANITIZER_CE_FANOUT)
+        m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
-        m.submodules.decoder = decoder = Utf8Decoder(errors=self._errors)
-        m.submodules.encoder = encoder = Utf8Encoder(errors=self._errors, carry_error=True)
+        # A .. C (the decoder's lane stages), V1 and V1b (the validator's): per byte where the
+        # maximal subparts that end at it begin. The byte itself rides along.
+        aligned, data = stage_align(pipe, self.i.payload, self.i.valid, 1)
+        c = stage_c(pipe, stage_b(pipe, stage_a(pipe, aligned, data)), False)
+        u = stage_own(pipe, stage_errors(pipe, c))
+        byte = data[0]
+        for name in ["a", "b", "c", "v", "u"]:
+            byte = pipe.data(f"{name}_byte", byte, 8)
+        pnd = pipe.data("u_pnd", pipe.data("v_pnd", c.lanes[0].pend0 | c.lanes[0].sc))
+        m1 = _stage_reach(pipe, u.lanes[0], u.beat_vl, byte, pnd)
+        m2, sh = _stage_marks(pipe, m1, escape)
+        out = _line(m, pipe, m2, sh, escape)
 
-        carry_register(m, decoder.o, encoder.i)
-        wiring.connect(m, wiring.flipped(self.i), decoder.i)
-        wiring.connect(m, encoder.o, wiring.flipped(self.o))
-
+        if escape:
+            payload = Signal(EncodedByteLayout)
+            m.d.comb += [payload.data.eq(out.data), payload.last.eq(out.lastn),
+                         payload.error.eq(out.kind)]
+            pipe.drive_output(self.o, out.v, payload)
+            return m
+        _expand(m, pipe, out, self.o)
         return m
+
+
+def _at_least(back, k):
+    """``back >= k`` (a 2-bit ``back``, ``k`` 0..3) as logic, not a comparison (which synthesis
+    would make a carry chain)."""
+    return [1, back[0] | back[1], back[1], back[0] & back[1]][k]
+
+
+def _stage_reach(pipe, lane, vl, byte, pnd):
+    """Stage ``M1``: for each distance ``k`` (0: the byte itself, 1..3 bytes back) whether a
+    maximal subpart that ends at the byte in ``V1b`` covers it (``bb``: the burst before the
+    byte, ``ob``: the byte's own error) and begins there (``bf``, ``of``); the kinds; ``vl``
+    (the byte ends its message)."""
+    r = SimpleNamespace(bb=[0], bf=[0], ob=[], of=[])
+    beat_vl, vl = vl, vl & lane.byte
+    r.vl = pipe.data("m1_vl", vl)
+    for k in range(4):
+        if k:
+            r.bb.append(pipe.data(f"m1_bb{k}", lane.burst & _at_least(lane.bback, k)))
+            r.bf.append(pipe.data(f"m1_bf{k}", lane.burst & (lane.bback == k)))
+        if k < 3:
+            r.ob.append(pipe.data(f"m1_ob{k}", lane.own & _at_least(lane.oback, k)))
+            r.of.append(pipe.data(f"m1_of{k}", lane.own & (lane.oback == k)))
+        else:
+            r.ob.append(0)
+            r.of.append(0)
+    r.bkind = pipe.data("m1_bkind", decode(lane.bcode, BURST_KINDS), ErrorKind)
+    r.okind = pipe.data("m1_okind", lane.okind, ErrorKind)
+    r.byte = pipe.data("m1_byte", lane.byte)
+    r.data = pipe.data("m1_data", byte, 8)
+    # The line's pending prefix after the byte: set (`pset`) or cleared (`pclr`).
+    # (`beat_vl`, not `vl`: a bubble that ends a message, the flush's, clears it too.)
+    r.pset = pipe.data("m1_pset", lane.byte & pnd & ~beat_vl)
+    r.pclr = pipe.data("m1_pclr", beat_vl | (lane.byte & ~pnd))
+    return r
+
+
+def _stage_marks(pipe, r, escape):
+    """Stage ``M2``: per distance ``k`` the marks ``bad``, ``first``, ``lastf``/``lastn`` (the
+    message ends with the subpart that begins there / at the byte) and the kind (zero where not
+    ``bad``); ``sh``: the line moves in the step that takes ``M2``."""
+    marks = []
+    # Where the message's end goes: on the byte itself, unless it ends a cut prefix; with
+    # replace then on the prefix's first byte (k = 1, 2).
+    if escape:
+        lasts = [r.vl, 0, 0, 0]
+    else:
+        lasts = [r.vl & ~r.ob[1], r.vl & r.of[1], r.vl & r.of[2], 0]
+    for k in range(4):
+        bad = r.bb[k] | r.ob[k]
+        first = r.bf[k] | r.of[k]
+        kind = Value.cast(r.bkind) & Value.cast(r.bb[k]).replicate(3) | \
+            Value.cast(r.okind) & Value.cast(r.ob[k]).replicate(3)
+        marks.append(SimpleNamespace(
+            bad=pipe.data(f"m2_bad{k}", bad), first=pipe.data(f"m2_first{k}", first),
+            later=pipe.data(f"m2_later{k}", bad & ~first),
+            kind=pipe.data(f"m2_kind{k}", kind, 3),
+            lastf=pipe.data(f"m2_lastf{k}", lasts[k] & first) if not escape else 0,
+            lastn=pipe.data(f"m2_lastn{k}", lasts[k] & (1 if escape else ~first))))
+    byte = pipe.data("m2_byte", r.byte)
+    data = pipe.data("m2_data", r.data, 8)
+    pset, pclr = pipe.data("m2_pset", r.pset), pipe.data("m2_pclr", r.pclr)
+    # The pending prefix after the latest byte in the line; the line moves with every byte and
+    # in a bubble if nothing is pending (so a pending prefix's bytes stay the latest of the line).
+    pending = Signal(name="pending")
+    after = pset | (~pclr & pending)
+    with pipe.m.If(pipe.enable(2)):
+        pipe.m.d.sync += pending.eq(after)
+    sh = pipe.data("m2_sh", r.byte | ~after)
+    return SimpleNamespace(marks=marks, byte=byte, data=data), sh
+
+
+def _line(m, pipe, m2, sh, escape):
+    """The line: slots 1..3 hold the bytes 1..3 back from ``M2``'s (with the marks so far); slot
+    4 is the line's output, slot 3 with the marks of ``M2``'s byte."""
+    fields = [("v", 1), ("vf", 1), ("data", 8), ("bad", 1), ("first", 1), ("later", 1), ("kind", 3),
+              ("lastf", 1), ("lastn", 1)]
+    slots = [SimpleNamespace(v=m2.byte, vf=0, data=m2.data, bad=0, first=0, later=0, kind=0,
+                             lastf=0, lastn=0)]
+    for k in range(1, 5):
+        src, mark = slots[-1], m2.marks[k - 1]
+        dst = SimpleNamespace(**{name: Signal(width, name=f"l{k}_{name}") for name, width in
+                                 fields})
+        new = {name: getattr(src, name) | getattr(mark, name, 0) for name, _ in fields
+               if name not in ("v", "vf", "data")}
+        new["data"] = src.data
+        if k == 4:
+            new["v"] = sh & src.v if escape else sh & src.v & ~(src.later | mark.later)
+            new["vf"] = sh & src.v & (src.first | mark.first)
+        else:
+            new["v"] = src.v
+            new["vf"] = 0
+        for name, width in fields:
+            reg = getattr(dst, name)
+            with m.If(pipe.enable(width)):
+                if k == 4 and name in ("v", "vf"):
+                    m.d.sync += reg.eq(new[name])
+                else:
+                    m.d.sync += reg.eq(keep(sh, new[name], reg))
+        slots.append(dst)
+    return slots[-1]
+
+
+def _expand(m, pipe, out, o):
+    """``replace``: the output slot ``X`` after the line takes the line's byte, or EF for a
+    subpart's first byte and then BF and BD in the next two steps, in which the stages before it
+    (the *front*) wait; ``K``, the skid register, keeps the slot's beat that the sink refused.
+
+    ``adv`` (in copies, flip-flops) moves ``X`` and ``K``: low for the cycle after one in which
+    the sink refused a beat (as :meth:`~utf8_gateware.hdl.pipeline.Pipeline.drive_output`). The
+    front moves when ``fadv`` (in copies, the front's enables, flip-flops loaded when ``adv``):
+    ``o.ready`` in the step before, and no BF or BD to come (``e2``: BF next; one step ahead,
+    ``fadv & vf``: the front's output is a subpart's first byte and ``X`` takes it now), and
+    set while the front's stale contents drain. So the front waits two steps per U+FFFD, and
+    ``X`` takes a bubble in a step after the sink refused a beat into an empty slot."""
+    e2, e1, c, s2, s1 = (Signal(name=name) for name in ("e2", "e1", "c", "s2", "s1"))
+    x = SimpleNamespace(v=Signal(name="x_v"), data=Signal(8, name="x_data"),
+                        error=Signal(ErrorKind, name="x_error"), last=Signal(name="x_last"))
+    skid = SimpleNamespace(data=Signal(8, name="k_data"), error=Signal(ErrorKind, name="k_error"),
+                           last=Signal(name="k_last"))
+    masked = pipe.masked
+
+    def adv_copy(k):
+        reg = Signal(name=f"adv{k}")
+        m.d.sync += reg.eq(o.ready | (reg & ~x.v) | masked)
+        return reg
+
+    fronts = (pipe.adv, *pipe._copies)
+    for k, reg in enumerate(fronts):
+        # (A flip-flop loaded when `adv`, so low whenever `adv` is.)
+        with m.If(adv_copy(k + 1)):
+            with m.If(masked):
+                m.d.sync += reg.eq(1)
+            with m.Else():
+                m.d.sync += reg.eq(o.ready & ~e2 & ~(reg & out.vf))
+    fadv = fronts[0]
+    adv = adv_copy(0)
+    with m.If(adv):
+        m.d.sync += [
+            x.v.eq(c | (fadv & out.v)),
+            e2.eq(fadv & out.vf), e1.eq(e2), c.eq((fadv & out.vf) | e2),
+            # (`s1`: the message's end after the subpart whose EF `X` took two steps before.)
+            s2.eq(out.lastf), s1.eq(s2),
+        ]
+    with m.If(adv_copy(len(fronts) + 1)):
+        m.d.sync += [
+            x.data.eq(Mux(e2, 0xBF, Mux(e1, 0xBD, Mux(out.first, 0xEF, out.data)))),
+            x.error.eq(Mux(c, 0, out.kind)),
+            x.last.eq((e1 & s1) | (~c & out.lastn)),
+        ]
+    with m.If(adv_copy(len(fronts) + 2)):
+        m.d.sync += [skid.data.eq(x.data), skid.error.eq(x.error), skid.last.eq(x.last)]
+    m.d.comb += [
+        o.valid.eq((~adv | x.v) & ~masked),
+        o.p.data.eq(Mux(adv, x.data, skid.data)),
+        o.p.error.eq(Mux(adv, x.error, skid.error)),
+        o.p.last.eq(Mux(adv, x.last, skid.last)),
+    ]
