@@ -100,10 +100,15 @@ class Utf8Sanitizer(PolicyStage):
     POLICIES = SANITIZE_ERRORS
     LAYOUTS = (ByteLayout, EncodedByteLayout)
 
+    @staticmethod
+    def latency(errors):
+        """:attr:`LATENCY` of a sanitiser with ``errors``, without building one."""
+        return 11 if errors == "surrogateescape" else 12
+
     @property
     def LATENCY(self):
         """Cycles from a byte's transfer to its first output byte on ``o`` (see above)."""
-        return 11 if self._errors == "surrogateescape" else 12
+        return self.latency(self._errors)
 
     def elaborate(self, platform):
         m = Module()
