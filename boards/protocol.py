@@ -118,7 +118,8 @@ small (a few
 frames, however large its credit; the range the board holds past a gap is not in flight, so
 the line stays busy while the gap's frame waits) and asks for the board's count every half of
 it (a ``WINDOW`` is answered by a ``CREDIT``; the first after half of it too, not after the
-first frame); those round trips size its timeout. The host gives up after a number of timeouts without progress or of restarts (see
+first frame); those round trips size its timeout. The host gives up after a number of
+timeouts without progress or of restarts (see
 :class:`~utf8_gateware.boards.host.Link`).
 
 Modes

@@ -20,7 +20,8 @@ from utf8_gateware.boards.board import BoardCore
 from utf8_gateware.boards import host
 from utf8_gateware.boards.host import USB_ROUND_TRIP_S, Link, inflight_for
 from utf8_gateware.boards.protocol import (
-    SYNC, OVERHEAD, REWIND, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status, crc16,
+    SYNC, OVERHEAD, REWIND, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status,
+    crc16,
     data_frame, encode_frame, end_frame, start_frame, stream_position, window_frame,
     HELLO_FORMAT, HOST_LENGTHS, MAX_WINDOW, OFFSET_MASK, STATUS_FIELDS, STATUS_FORMAT)
 
