@@ -80,9 +80,11 @@ class Transcoder(StreamStage):
     (UTF-8 to UTF-8) the bytes pass unchanged; with ``"surrogatepass"`` (UTF-16 to UTF-16) a lone
     surrogate passes, flagged.
 
-    From UTF-8 to UTF-8 the transcoder is :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`,
-    which gives the same output byte for byte without forming code points (faster and smaller
-    than a decoder joined to an encoder: README, "Sanitizer.").
+    From UTF-8 to UTF-8, and to WTF-8 (``"replace"``: a UTF-8 decoder gives only scalar
+    values, and WTF-8 writes a scalar as UTF-8 does), the transcoder is
+    :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`, which gives the same output byte for
+    byte without forming code points (faster and smaller than a decoder joined to an encoder:
+    README, "Sanitizer.").
 
     Ports
     -----
@@ -147,8 +149,8 @@ class Transcoder(StreamStage):
 
     @property
     def _bytes_only(self):
-        """UTF-8 to UTF-8: the byte-level sanitiser, no code points."""
-        return self._source == self._target == "utf-8"
+        """UTF-8 to UTF-8 or WTF-8: the byte-level sanitiser, no code points."""
+        return self._source == "utf-8" and self._target in ("utf-8", "wtf-8")
 
     def elaborate(self, platform):
         m = Module()

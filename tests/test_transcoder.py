@@ -189,13 +189,15 @@ def test_parameters():
         TextEncoder("utf-16-le", carry_error=1)
 
 
-@pytest.mark.parametrize("errors", ["replace", "surrogateescape"])
-def test_utf8_to_utf8_is_the_byte_level_sanitizer(errors):
-    """From UTF-8 to UTF-8 the transcoder is the sanitiser (no decoder, no encoder), with its
-    latency: the output is the same byte for byte (test_transcoder), faster and smaller."""
+@pytest.mark.parametrize("target,errors", [("utf-8", "replace"), ("utf-8", "surrogateescape"),
+                                           ("wtf-8", "replace")])
+def test_utf8_to_utf8_is_the_byte_level_sanitizer(target, errors):
+    """From UTF-8 to UTF-8 (or WTF-8, which writes scalars as UTF-8 does) the transcoder is the
+    sanitiser (no decoder, no encoder), with its latency: the output is the same byte for byte
+    (test_transcoder), faster and smaller."""
     from amaranth.hdl import Fragment
     from utf8_gateware.hdl.sanitizer import Utf8Sanitizer
-    transcoder = Transcoder("utf-8", "utf-8", errors)
+    transcoder = Transcoder("utf-8", target, errors)
     fragment = Fragment.get(transcoder, None)
     assert [name for _, name, _ in fragment.subfragments] == ["sanitizer"]
     assert transcoder.LATENCY == Utf8Sanitizer.latency(errors)
