@@ -79,7 +79,8 @@ class Utf8ShiftEncoder(CheckedComponent):
     from B's count and A3's ``n1`` (a one-byte character). ``adv``, also a flip-flop, is low for the cycle after one in which the sink
     refused a byte; then nothing moves and the skid register is offered. Each copy of ``take``
     and ``adv`` drives at most :data:`UTF8_CE_FANOUT` clock enables (:data:`SHIFT_CE_FANOUT`
-    with ``surrogateescape``).
+    with ``surrogateescape``; :data:`PLAIN_CE_FANOUT` with ``utf-8`` ``replace`` and ``strict``,
+    whose B selects its payloads by ``take``'s first copy, a flip-flop that drives no enable).
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
@@ -149,6 +150,8 @@ class Utf8ShiftEncoder(CheckedComponent):
         fanout = SHIFT_CE_FANOUT if self._errors == "surrogateescape" else UTF8_CE_FANOUT
         if self._encoding == "wtf-8":
             fanout = WTF8_CE_FANOUT
+        elif self._plain_select():
+            fanout = PLAIN_CE_FANOUT[self._errors]
         adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid), first_loads=True,
                            fanout=fanout)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
@@ -178,6 +181,12 @@ class Utf8ShiftEncoder(CheckedComponent):
             m.d.comb += i.ready.eq(take.enables[0])     # A1's enable
         self._output_stage(m, adv, take, a3, b_valid, b_r01, [move.b_r01b] if squeeze else [])
         return m
+
+    def _plain_select(self):
+        """Whether B's payload select ``t2`` is ``take``'s first copy, which drives no clock
+        enable (:data:`PLAIN_CE_FANOUT`): ``utf-8`` with ``replace`` or ``strict``, unsqueezed."""
+        return (self._encoding == "utf-8" and self._errors in PLAIN_CE_FANOUT
+                and not self._carry_error)
 
     def _mark_state(self, m, take, pieces):
         """``utf-8-sig``: ``a1_mk`` is set while the next unit begins a message; then A1 takes
@@ -227,6 +236,8 @@ class Utf8ShiftEncoder(CheckedComponent):
         # copies fewer, the same fmax), or copies of their own if the unit stages squeeze
         t0, t1, t2 = take.enables[-3:] if len(take.enables) >= 3 else \
             (take.new(), take.new(), take.new())
+        if self._plain_select():
+            t2 = take.first     # (otherwise unread: its only load is its own next state)
         n2 = getattr(a3, "n2", a3.n12 & ~a3.n1)
         n4 = getattr(a3, "n4", ~a3.n12 & a3.lead[4])
         n3 = ~a3.n12 & ~n4
@@ -497,8 +508,25 @@ SHIFT_CE_FANOUT = 25
 #: 160.7 / 163.4 / 162.1 MHz; with 25, 157.3 / 151.9 / 150.1; 24, 160.7 / 151.3 / 148.9; 32
 #: or 33, three copies and 149 LCs, 160.7 MHz median). With ``surrogateescape`` 26 puts
 #: ``err`` and its copy ``errq`` under one enable, Yosys merges them and a LUT reads a LUT
-#: (134.6 MHz): it keeps :data:`SHIFT_CE_FANOUT`.
+#: (134.6 MHz): it keeps :data:`SHIFT_CE_FANOUT`. Since stop 27 ``utf-8`` ``replace`` and
+#: ``strict`` take :data:`PLAIN_CE_FANOUT`; the other encodings keep 26.
 UTF8_CE_FANOUT = 26
+
+
+#: The most flip-flops one copy of ``take`` and ``adv`` drives with ``utf-8``, by policy; there
+#: B's payload select ``t2`` (13 LUT loads: ``b_q1``, ``b_q2``'s multiplexers) is ``take``'s
+#: first copy, which drives no clock enable, instead of the last enable copy (18 enables and
+#: those 13 LUTs: the critical path on seeds 1 and 2 of ``replace``, 160.7 / 163.4 / 162.1
+#: MHz with 26). Three enable copies and the select: 150 LCs, as before. UP5K, seeds 1-3,
+#: ``replace`` / ``strict`` with the select: 26 (151 LCs) 160.7 / 162.7 / 162.1 and 162.1 /
+#: 162.1 / 165.6 MHz; 28 (151) 162.1 / 160.7 / 160.7 and 160.7 / 160.7 / 163.4; 30 (151)
+#: 147.8 / 160.7 / 147.8 and 151.3 / 160.7 / 148.9; 32 163.4 / 160.7 / 163.4 and 160.7 x3;
+#: 33 163.4 / 162.7 / 163.4 and 149.5 / 162.1 / 160.7; 34 160.7 x3 and 163.4 / 160.7 / 148.9;
+#: 35 160.7 / 160.7 / 163.4 and 160.7 / 164.8 / 163.4; 36 (149) 160.7 x3 and 160.7 / 162.7 /
+#: 160.7. The family encoders keep :data:`UTF8_CE_FANOUT` and their last copy as select
+#: (``cesu-8`` seed 1 fell from 160.7 to 147.8 MHz with the select, ``wtf-8`` to 160.7 from
+#: 163.4 and a LC past its bound).
+PLAIN_CE_FANOUT = {"replace": 33, "strict": 35}
 
 
 #: The most flip-flops one copy of ``take`` and ``adv`` drives with ``wtf-8`` (its pairing

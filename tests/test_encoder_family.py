@@ -346,5 +346,25 @@ def test_one_lut_level(encoding, errors, tmp_path):
     measured."""
     report = synth.synth_target("encoder", errors=errors, encoding=encoding, build_dir=tmp_path)
     with open(report["files"]["netlist"]) as file:
-        assert second_lut_levels(json.load(file)) == []
+        netlist = json.load(file)
+    assert second_lut_levels(netlist) == []
     assert report["core_lc"] <= MOST_LCS.get((encoding, errors), report["core_lc"])
+    if encoding == "utf-8":
+        # B's payload select is `take`'s first copy, a flip-flop that drives no clock enable
+        # (PLAIN_CE_FANOUT); before, that copy had no load and synthesis removed it.
+        loads = net_loads(netlist, "core.stage0.take")
+        assert "E" not in loads and loads.count("I") >= 13, loads   # and its own next state
+
+
+def net_loads(netlist, name):
+    """The input ports (``"E"``, ``"I"`` for a LUT4's ``I0``..``I3``, ...) that read the
+    one-bit net ``name`` of a ``synth_ice40`` JSON netlist's top module, one per load (none
+    if synthesis removed the net)."""
+    top = next(module for module in netlist["modules"].values()
+               if module.get("attributes", {}).get("top"))
+    if name not in top["netnames"]:
+        return []
+    bit, = top["netnames"][name]["bits"]
+    return sorted(port.rstrip("0123") for cell in top["cells"].values()
+                  for port, bits in cell["connections"].items()
+                  if cell["port_directions"][port] == "input" and bit in bits)
