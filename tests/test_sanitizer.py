@@ -5,11 +5,12 @@ Amaranth's Python simulator, against the reference model and CPython's codec."""
 import random
 
 import pytest
+from amaranth.sim import Simulator
 
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.hdl.sanitizer import SANITIZE_ERRORS, Utf8Sanitizer
 from utf8_gateware.sim import reference
-from utf8_gateware.sim.testbench import run_stream
+from utf8_gateware.sim.testbench import run_simulation, run_stream
 
 
 def expected_beats(messages, errors, decode=reference.decode):
@@ -112,6 +113,38 @@ def test_replace_worst_case():
     later = [cycle for cycle in run.in_cycles if cycle > run.out_cycles[0]]
     assert len(later) > 20
     assert {b - a for a, b in zip(later, later[1:])} == {3}
+
+
+@pytest.mark.parametrize("errors", SANITIZE_ERRORS)
+def test_sink_refuses_after_reset(errors):
+    """A sink that refuses for the first 30 cycles after a reset (with ``replace`` the front's
+    enables then wait for ``o.ready`` before their first step: their set, ``front_set``, is 0
+    until then) then gets every beat, none lost."""
+    dut = Utf8Sanitizer(errors)
+    text = b"A\xff\xe2\x82\xacB\xc3"
+    items = [(byte, int(index == len(text) - 1)) for index, byte in enumerate(text)]
+    got = []
+
+    async def bench(ctx):
+        for cycle in range(200):
+            ctx.set(dut.o.ready, cycle >= 30)
+            if items:
+                ctx.set(dut.i.payload.data, items[0][0])
+                ctx.set(dut.i.payload.last, items[0][1])
+            ctx.set(dut.i.valid, bool(items))
+            await ctx.delay(1e-8)
+            if ctx.get(dut.o.valid) and ctx.get(dut.o.ready):
+                p = ctx.get(dut.o.payload)
+                got.append((p.data, ErrorKind(p.error), p.last))
+            if items and ctx.get(dut.i.ready):
+                items.pop(0)
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(bench)
+    run_simulation(sim, f"sanitizer-refuses-{errors}")
+    assert got == expected_beats([text], errors)
 
 
 # -------------------------------------------------------------------------------------------------
