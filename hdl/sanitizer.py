@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Module, Mux, Signal, Value
+from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
 from .component import PolicyStage
 from .decoder_lane import stage_a, stage_align, stage_b, stage_c
@@ -94,7 +94,10 @@ class Utf8Sanitizer(PolicyStage):
     ``i.ready`` is one LUT of two flip-flops (the front's enable and the flush flag). ``o.valid``
     and ``o.payload`` are one LUT of flip-flops (slot or skid register); ``o.valid`` never
     depends on ``o.ready``, which only the enables' next states read. Every register bit is one
-    LUT of at most four flip-flops, or a flip-flop; no clock enable is a LUT.
+    LUT of at most four flip-flops, or a flip-flop; no clock enable, synchronous set or reset
+    is a LUT (a flip-flop that starts at 1, ``masked``, is one only through an inverting LUT:
+    the front's enables are set by a copy that starts at 0, so after a reset they wait for
+    ``o.ready`` before the first step).
     """
 
     POLICIES = SANITIZE_ERRORS
@@ -155,8 +158,10 @@ def _stage_reach(pipe, lane, vl, byte, pnd):
     r.vl = pipe.data("m1_vl", vl)
     for k in range(4):
         if k:
-            r.bb.append(pipe.data(f"m1_bb{k}", lane.burst & _at_least(lane.bback, k)))
             r.bf.append(pipe.data(f"m1_bf{k}", lane.burst & (lane.bback == k)))
+            # (At 3 the same register: two of one LUT keep it from its flip-flop.)
+            r.bb.append(r.bf[k] if k == 3 else
+                        pipe.data(f"m1_bb{k}", lane.burst & _at_least(lane.bback, k)))
         if k < 3:
             r.ob.append(pipe.data(f"m1_ob{k}", lane.own & _at_least(lane.oback, k)))
             r.of.append(pipe.data(f"m1_of{k}", lane.own & (lane.oback == k)))
@@ -240,6 +245,12 @@ def _line(m, pipe, m2, sh, escape):
     return slots[-1]
 
 
+def _choose(cond, new, old):
+    """``cond ? new : old`` as ANDs and ORs (a multiplexer with a constant input would become a
+    LUT-driven synchronous set or reset)."""
+    return (cond & new) | (~cond & old)
+
+
 def _expand(m, pipe, out, o):
     """``replace``: the output slot ``X`` after the line takes the line's byte, or EF for a
     subpart's first byte and then BF and BD in the next two steps, in which the stages before it
@@ -264,11 +275,17 @@ def _expand(m, pipe, out, o):
         m.d.sync += reg.eq(o.ready | (reg & ~x.v) | masked)
         return reg
 
+    # The fronts' set: `masked` from the first step on, 0 before it (`masked` starts at 1, which
+    # an iCE40 flip-flop cannot: synthesis keeps it inverted, with a LUT after it that was a long
+    # route into the fronts' sets). Before the first step the fronts wait for `o.ready`.
+    front_set = Signal(name="front_set")
+    with m.If(pipe.adv):
+        m.d.sync += front_set.eq(pipe.flush[-2])
     fronts = (pipe.adv, *pipe._copies)
     for k, reg in enumerate(fronts):
         # (A flip-flop loaded when `adv`, so low whenever `adv` is.)
         with m.If(adv_copy(k + 1)):
-            with m.If(masked):
+            with m.If(front_set):
                 m.d.sync += reg.eq(1)
             with m.Else():
                 m.d.sync += reg.eq(o.ready & ~e2 & ~(reg & out.vf))
@@ -283,7 +300,11 @@ def _expand(m, pipe, out, o):
         ]
     with m.If(adv_copy(len(fronts) + 1)):
         m.d.sync += [
-            x.data.eq(Mux(e2, 0xBF, Mux(e1, 0xBD, Mux(out.first, 0xEF, out.data)))),
+            # (`c` is `e2 | e1`; ANDs and ORs, not multiplexers with constants, which became
+            # LUT-driven synchronous sets and resets.)
+            x.data.eq(Cat(_choose(c, Mux(e2, 0xBF >> i & 1, 0xBD >> i & 1),
+                                  _choose(out.first, 0xEF >> i & 1, out.data[i]))
+                          for i in range(8))),
             x.error.eq(Mux(c, 0, out.kind)),
             x.last.eq((e1 & s1) | (~c & out.lastn)),
         ]
