@@ -1,0 +1,104 @@
+# amaranth: UnusedElaboratable=no
+"""Stream rule 3 of ``amaranth.lib.stream`` ("the producer must not wait for ``ready`` to be
+asserted before asserting ``valid``"), checked against a sink that rule 4 allows and AXI4-Stream
+too: one that raises ``ready`` only after it has seen ``valid``. The input comes after the core
+has been idle for a while (and right after reset), a few beats apart, so that nothing the core
+took while its sink happened to be ready can hide a wait for ``ready``.
+
+The shift encoder (and so the cores built on it) waits for ``o.ready`` before a character enters
+its output slot: ``take``'s next state is ``o.ready & ...``. A known defect (README, "Known
+defects"), kept here as a strict ``xfail`` so that its fix shows."""
+
+import pytest
+from amaranth.sim import Simulator
+
+from utf8_gateware.hdl.decoder import Utf8Decoder
+from utf8_gateware.hdl.encoder import Utf8Encoder
+from utf8_gateware.hdl.sanitizer import Utf8Sanitizer
+from utf8_gateware.hdl.transcoder import Transcoder
+from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
+from utf8_gateware.hdl.utf16_encoder import Utf16Encoder
+from utf8_gateware.hdl.validator import Utf8Validator
+
+
+def first_field(dut):
+    """The input payload's value field (``data``, ``codepoint`` or ``unit``)."""
+    names = [name for name, *_ in dut.i.p.shape()]
+    return next(name for name in ("data", "codepoint", "unit") if name in names)
+
+
+def outputs_with_a_waiting_sink(dut, values, *, wait_first=40, spacing=20, cycles=600):
+    """Offer ``values`` (the last with ``last``) ``spacing`` cycles apart after ``wait_first``
+    idle cycles, to a sink that raises ``ready`` only in the cycle after it saw ``valid``;
+    return how many inputs were taken and how many outputs came out."""
+    field = first_field(dut)
+    taken, outputs = [], []
+
+    async def source(ctx):
+        await ctx.tick().repeat(wait_first)
+        for index, value in enumerate(values):
+            await ctx.tick().repeat(spacing)
+            ctx.set(getattr(dut.i.p, field), value)
+            ctx.set(dut.i.p.last, int(index == len(values) - 1))
+            ctx.set(dut.i.valid, 1)
+            for _ in range(100):
+                ready = ctx.get(dut.i.ready)
+                await ctx.tick()
+                if ready:
+                    taken.append(value)
+                    break
+            ctx.set(dut.i.valid, 0)
+            if len(taken) <= index:
+                return
+
+    async def sink(ctx):
+        for _ in range(cycles):
+            if ctx.get(dut.o.valid):
+                ctx.set(dut.o.ready, 1)
+                await ctx.tick()
+                outputs.append(1)
+                ctx.set(dut.o.ready, 0)
+            else:
+                await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(source)
+    sim.add_testbench(sink)
+    sim.run()
+    return len(taken), len(outputs)
+
+
+WAITS_FOR_READY = pytest.mark.xfail(strict=True, reason="known defect: the shift encoder's "
+                                    "take waits for o.ready (README, Known defects)")
+FRONT_WAITS = pytest.mark.xfail(strict=True, reason="known defect: the byte-level sanitiser's "
+                                "front waits for o.ready with replace (README, Known defects)")
+
+CASES = [
+    pytest.param(lambda: Utf8Decoder("replace"), id="decoder-replace"),
+    pytest.param(lambda: Utf8Decoder("surrogateescape"), id="decoder-surrogateescape"),
+    pytest.param(lambda: Utf8Validator(), id="validator"),
+    pytest.param(lambda: Utf8Sanitizer("surrogateescape"), id="sanitizer-surrogateescape"),
+    pytest.param(lambda: Utf8Sanitizer("replace"), id="sanitizer-replace", marks=FRONT_WAITS),
+    pytest.param(lambda: Utf8Encoder("replace"), id="encoder-replace", marks=WAITS_FOR_READY),
+    pytest.param(lambda: Utf8Encoder("strict"), id="encoder-strict", marks=WAITS_FOR_READY),
+    pytest.param(lambda: Utf8Encoder("replace", encoding="cesu-8"), id="encoder-cesu-8",
+                 marks=WAITS_FOR_READY),
+    pytest.param(lambda: Utf8Encoder("replace", encoding="utf-8-rfc2279"), id="encoder-rfc2279",
+                 marks=WAITS_FOR_READY),
+    pytest.param(lambda: Utf8Decoder("surrogateescape", encoding="cesu-8"),
+                 id="decoder-cesu-8-surrogateescape"),
+    pytest.param(lambda: Transcoder("utf-8", "utf-16-le"), id="transcoder-utf-16-le"),
+    pytest.param(lambda: Transcoder("utf-16-le", "utf-8"), id="transcoder-from-utf-16-le",
+                 marks=WAITS_FOR_READY),
+    pytest.param(lambda: Utf16Encoder(), id="utf16_encoder"),
+    pytest.param(lambda: Utf16Decoder(), id="utf16_decoder"),
+]
+
+
+@pytest.mark.parametrize("make", CASES)
+def test_valid_does_not_wait_for_ready(make):
+    dut = make()
+    taken, outputs = outputs_with_a_waiting_sink(dut, [0x61, 0x62, 0x63])
+    assert taken == 3, "the core stopped taking input while its output was empty"
+    assert outputs >= 1
