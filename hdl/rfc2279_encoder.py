@@ -103,19 +103,23 @@ class Rfc2279Encoder(CheckedComponent):
         b_valid = Signal(name="b_valid")
         a4_r1 = Signal(init=1, name="a4_r1")     # A4 holds a bubble or a 1-byte character
         b_r01 = Signal(init=1, name="b_r01")
-        adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid))
+        # (Stream rule 3: `adv` rises and `idle` sets `take` without the sink while B and K
+        # are empty, as in the shift encoder: Utf8ShiftEncoder.elaborate.)
+        k_valid, idle = Signal(name="k_valid"), Signal(name="b_idle")
+        adv = EnableCopies(m, "adv", lambda own: o.ready | (~b_valid & (own | ~k_valid)))
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a4_r1, b_r01),
-                            enable=adv.first, fanout=RFC_CE_FANOUT)
+                            enable=adv.first, fanout=RFC_CE_FANOUT, set=idle)
+        m.d.sync += idle.eq(~b_valid & ~take.first & ~o.ready & ~idle)
         m.d.comb += i.ready.eq(take.new())
         marker = self._errors == "strict"
         a1 = shift_stage(take, "a1", _pieces(i.valid, i.p.last, i.p.codepoint, marker))
         a2 = shift_stage(take, "a2", _bounds(a1))
         a3 = shift_stage(take, "a3", _length(a2, marker))
         a4 = shift_stage(take, "a4", _character(a3, marker), ones=("r12",), r1=a4_r1)
-        self._output_stage(m, adv, take, a4, b_valid, b_r01)
+        self._output_stage(m, adv, take, a4, b_valid, b_r01, k_valid)
         return m
 
-    def _output_stage(self, m, adv, take, a4, b_valid, b_r01):
+    def _output_stage(self, m, adv, take, a4, b_valid, b_r01, k_valid):
         """B, the output shift register (six bytes), and K, the skid register; drives ``o``."""
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, q4=6, q5=6, error=2)
         b.rem = Signal(6, init=1, name="b_rem")
@@ -137,7 +141,7 @@ class Rfc2279Encoder(CheckedComponent):
                 (b.q2, b.q3, b.q4, b.q5))),
             (b.q5, a4.p5),          # the last of the chain: moves on the cycle after the take
         ])
-        drive_output(adv, self.o, b_valid, b.s, b.error, b.rem[0] & b.last)
+        drive_output(adv, self.o, b_valid, b.s, b.error, b.rem[0] & b.last, k_valid)
 
 
 #: The most flip-flops one copy of ``take`` drives as clock enables: six copies for the unit

@@ -152,14 +152,23 @@ class Utf8ShiftEncoder(CheckedComponent):
             fanout = WTF8_CE_FANOUT
         elif self._plain_select():
             fanout = PLAIN_CE_FANOUT[self._errors]
-        adv = EnableCopies(m, "adv", lambda own: o.ready | (own & ~b_valid), first_loads=True,
-                           fanout=fanout)
+        # Stream rule 3 (`o.valid` must not wait for `o.ready`): with the slot B and the skid
+        # register K empty, `adv` rises without the sink (it starts at 0: K offered), and
+        # `idle` sets `take` (and `move`): a flip-flop, high for one cycle after a cycle in which
+        # B was empty, nothing was taken and the sink was not ready (and `idle` was low), so
+        # that in its cycle B is still empty and nothing is taken; loading an empty B loses
+        # nothing, and a sink that waits for `o.valid` before `o.ready` gets the character.
+        k_valid = Signal(name="k_valid")
+        idle = Signal(name="b_idle")
+        adv = EnableCopies(m, "adv", lambda own: o.ready | (~b_valid & (own | ~k_valid)),
+                           first_loads=True, fanout=fanout)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
         # carry_error) also while A3 holds a bubble.
         squeeze = self._carry_error
         take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01),
-                            enable=adv.first, fanout=fanout)
-        move = SqueezeEnables(m, take, adv, o.ready, a3_n1) if squeeze else take
+                            enable=adv.first, fanout=fanout, set=idle)
+        m.d.sync += idle.eq(~b_valid & ~take.first & ~o.ready & ~idle)
+        move = SqueezeEnables(m, take, adv, o.ready, a3_n1, idle) if squeeze else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
         unit = (i.valid, i.p.last, i.p.codepoint, carried)
@@ -179,7 +188,8 @@ class Utf8ShiftEncoder(CheckedComponent):
             move.load_copies(a2.valid)
         elif self._encoding != "utf-8-sig":
             m.d.comb += i.ready.eq(take.enables[0])     # A1's enable
-        self._output_stage(m, adv, take, a3, b_valid, b_r01, [move.b_r01b] if squeeze else [])
+        self._output_stage(m, adv, take, a3, b_valid, b_r01, k_valid,
+                           [move.b_r01b] if squeeze else [])
         return m
 
     def _plain_select(self):
@@ -219,7 +229,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         return {name: value if name == "valid" else Mux(mk, mark[name], value)
                 for name, value in pieces.items()}
 
-    def _output_stage(self, m, adv, take, a3, b_valid, b_r01, r01_copies=()):
+    def _output_stage(self, m, adv, take, a3, b_valid, b_r01, k_valid, r01_copies=()):
         """B, the output shift register, and K, the skid register; drives ``o``."""
         err = a3.err
         lead, p1, p2 = error_bytes(a3, marker=self._errors in _MARKERS)
@@ -273,7 +283,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         # synthesis keeps the two apart)
         pairs += [(r01, keep(t0, a3.n12, r01 | b.rem[2])) for r01 in r01_copies]
         adv.load(pairs)
-        drive_output(adv, self.o, b_valid, b.s, b.error, b.rem[0] & b.last)
+        drive_output(adv, self.o, b_valid, b.s, b.error, b.rem[0] & b.last, k_valid)
 
 
 def error_bytes(a, marker):
@@ -298,10 +308,11 @@ def error_bytes(a, marker):
     return lead, p1, p2
 
 
-def drive_output(adv, o, valid, data, error, last):
+def drive_output(adv, o, valid, data, error, last, k_valid=None):
     """``o`` (an :data:`~.layouts.EncodedByteLayout` stream) from the output slot (``valid``,
     ``data``, ``error``, ``last``), behind the skid register K (:meth:`EnableCopies.drive`)."""
-    k = stage_signals("k", "valid", "last", data=8, error=len(error))
+    k = stage_signals("k", "last", data=8, error=len(error))
+    k.valid = Signal(name="k_valid") if k_valid is None else k_valid
     adv.drive([(o.valid, valid, k.valid), (o.p.data, data, k.data),
                (o.p.error, error, k.error), (o.p.last, last, k.last)])
 
@@ -562,8 +573,8 @@ class EnableCopies:
     #: The most flip-flops one copy drives as clock enables.
     FANOUT = SHIFT_CE_FANOUT
 
-    def __init__(self, m, name, next, enable=None, first_loads=False, fanout=None):
-        self.m, self.name, self.next, self.enable = m, name, next, enable
+    def __init__(self, m, name, next, enable=None, first_loads=False, fanout=None, set=None):
+        self.m, self.name, self.next, self.enable, self.set = m, name, next, enable, set
         if fanout is not None:
             self.FANOUT = fanout
         self.copies = []
@@ -581,11 +592,20 @@ class EnableCopies:
         copy = Signal(name=self.name if not n else f"{self.name}_ce{n}")
         self.copies.append(copy)
         if self.enable is None:
-            self.m.d.sync += copy.eq(self.next(copy))
+            self._next_state(copy)
         else:
             with self.m.If(self.enable):
-                self.m.d.sync += copy.eq(self.next(copy))
+                self._next_state(copy)
         return copy
+
+    def _next_state(self, copy):
+        if self.set is None:
+            self.m.d.sync += copy.eq(self.next(copy))
+            return
+        with self.m.If(self.set):       # a flip-flop: the synchronous set, no LUT in front
+            self.m.d.sync += copy.eq(1)
+        with self.m.Else():
+            self.m.d.sync += copy.eq(self.next(copy))
 
     def load(self, pairs):
         """Each ``(register, value)``: ``register`` takes ``value`` in the cycles in which the
@@ -629,8 +649,8 @@ class SqueezeEnables(EnableCopies):
 
     FANOUT = SQUEEZE_CE_FANOUT
 
-    def __init__(self, m, take, adv, ready, a3_n1):
-        self.m, self.take, self.ready, self.a3_n1 = m, take, ready, a3_n1
+    def __init__(self, m, take, adv, ready, a3_n1, idle):
+        self.m, self.take, self.ready, self.a3_n1, self.idle = m, take, ready, a3_n1, idle
         self.enable = adv.new()                             # a copy of ``adv`` of their own
         self.b_r01b = Signal(init=1, name="b_r01b")         # a copy of ``b_r01`` (B loads it)
         self.copies, self.enables = [], []
@@ -650,7 +670,8 @@ class SqueezeEnables(EnableCopies):
             # of b_r01b (with b_r01 it would be that take copy's own LUT, shared: a far route)
             taken = self.ready & keep(self.take.new(), self.a3_n1, self.b_r01b)
             with self.m.If(self.enable):
-                with self.m.If(self.ready & copy & ~a2_valid):   # A3 takes A2's bubble
+                # A3 takes A2's bubble, or `take` is set by `idle`
+                with self.m.If((self.ready & copy & ~a2_valid) | self.idle):
                     self.m.d.sync += copy.eq(1)
                 with self.m.Else():
                     self.m.d.sync += copy.eq(taken)
