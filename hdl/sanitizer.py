@@ -96,8 +96,9 @@ class Utf8Sanitizer(PolicyStage):
     depends on ``o.ready``, which only the enables' next states read. Every register bit is one
     LUT of at most four flip-flops, or a flip-flop; no clock enable, synchronous set or reset
     is a LUT (a flip-flop that starts at 1, ``masked``, is one only through an inverting LUT:
-    the front's enables are set by a copy that starts at 0, so after a reset they wait for
-    ``o.ready`` before the first step).
+    the front's enables are set by a copy a cycle later that starts at 0). With ``X`` and the
+    skid register empty the front moves without ``o.ready`` (a cycle after an idle one), so a
+    sink may wait for ``o.valid`` before it raises ``o.ready``.
     """
 
     POLICIES = SANITIZE_ERRORS
@@ -261,8 +262,9 @@ def _expand(m, pipe, out, o):
     front moves when ``fadv`` (in copies, the front's enables, flip-flops loaded when ``adv``):
     ``o.ready`` in the step before, and no BF or BD to come (``e2``: BF next; one step ahead,
     ``fadv & vf``: the front's output is a subpart's first byte and ``X`` takes it now), and
-    set while the front's stale contents drain. So the front waits two steps per U+FFFD, and
-    ``X`` takes a bubble in a step after the sink refused a beat into an empty slot."""
+    set while the front's stale contents drain and a cycle after an idle one. So the front
+    waits two steps per U+FFFD, and ``X`` takes a bubble in a step after the sink refused a
+    beat into an empty slot."""
     e2, e1, c, s2, s1 = (Signal(name=name) for name in ("e2", "e1", "c", "s2", "s1"))
     x = SimpleNamespace(v=Signal(name="x_v"), data=Signal(8, name="x_data"),
                         error=Signal(ErrorKind, name="x_error"), last=Signal(name="x_last"))
@@ -275,13 +277,16 @@ def _expand(m, pipe, out, o):
         m.d.sync += reg.eq(o.ready | (reg & ~x.v) | masked)
         return reg
 
-    # The fronts' set: `masked` from the first step on, 0 before it (`masked` starts at 1, which
+    # The fronts' set: `masked` a cycle later, 0 in the first cycle (`masked` starts at 1, which
     # an iCE40 flip-flop cannot: synthesis keeps it inverted, with a LUT after it that was a long
-    # route into the fronts' sets). Before the first step the fronts wait for `o.ready`.
-    front_set = Signal(name="front_set")
-    with m.If(pipe.adv):
-        m.d.sync += front_set.eq(pipe.flush[-2])
+    # route into the fronts' sets).
+    # Also set one cycle after an idle one (no step, no `o.ready`, not set): X and the skid are
+    # then empty unless the sink refused a beat (then the fronts do not load), so the front may
+    # move as if `o.ready` (stream rule 3: `o.valid` must not wait for `o.ready`). No clock
+    # enable: the front moves in every step of the flush, so `flush[-2]` only changes in a step.
     fronts = (pipe.adv, *pipe._copies)
+    front_set = Signal(name="front_set")
+    m.d.sync += front_set.eq(pipe.flush[-2] | (~fronts[-1] & ~o.ready & ~front_set))
     for k, reg in enumerate(fronts):
         # (A flip-flop loaded when `adv`, so low whenever `adv` is.)
         with m.If(adv_copy(k + 1)):

@@ -118,8 +118,8 @@ def test_replace_worst_case():
 @pytest.mark.parametrize("errors", SANITIZE_ERRORS)
 def test_sink_refuses_after_reset(errors):
     """A sink that refuses for the first 30 cycles after a reset (with ``replace`` the front's
-    enables then wait for ``o.ready`` before their first step: their set, ``front_set``, is 0
-    until then) then gets every beat, none lost."""
+    enables' set, ``front_set``, is 0 in the first cycle and then set by the flush or, when
+    idle, one cycle in two) then gets every beat, none lost."""
     dut = Utf8Sanitizer(errors)
     text = b"A\xff\xe2\x82\xacB\xc3"
     items = [(byte, int(index == len(text) - 1)) for index, byte in enumerate(text)]
@@ -145,6 +145,58 @@ def test_sink_refuses_after_reset(errors):
     sim.add_testbench(bench)
     run_simulation(sim, f"sanitizer-refuses-{errors}")
     assert got == expected_beats([text], errors)
+
+
+@pytest.mark.parametrize("registered", [False, True])
+@pytest.mark.parametrize("errors", SANITIZE_ERRORS)
+def test_sink_waits_for_valid(errors, registered):
+    """Stream rule 3: a sink that raises ``o.ready`` only once it sees ``o.valid`` (in the same
+    cycle, or a cycle later and only for that beat) gets every beat, for input given right after
+    a reset and input given long after the core went idle. (``replace`` deadlocked when its
+    front waited for ``o.ready`` with ``X`` empty: nothing taken, nothing out.)"""
+    dut = Utf8Sanitizer(errors)
+    texts = [b"A\xff\xe2\x82\xacB\xc3", b"\xe2\x82x\xf0\x9f\x98\x80\xed\xa0\x80z"]
+    got, finished = [], []
+
+    async def source(ctx):
+        for gap, text in zip((1, 80), texts):
+            await ctx.tick().repeat(gap)
+            for index, byte in enumerate(text):
+                ctx.set(dut.i.payload.data, byte)
+                ctx.set(dut.i.payload.last, int(index == len(text) - 1))
+                ctx.set(dut.i.valid, 1)
+                for _ in range(100):
+                    await ctx.delay(1e-8)
+                    taken = ctx.get(dut.i.ready)
+                    await ctx.tick()
+                    if taken:
+                        break
+                else:
+                    ctx.set(dut.i.valid, 0)
+                    return
+            ctx.set(dut.i.valid, 0)
+        finished.append(True)
+
+    async def sink(ctx):
+        seen = False
+        for _ in range(600):
+            await ctx.delay(2e-8)
+            valid = ctx.get(dut.o.valid)
+            ready = seen if registered else valid
+            ctx.set(dut.o.ready, ready)
+            await ctx.delay(1e-8)
+            if valid and ready:
+                p = ctx.get(dut.o.payload)
+                got.append((p.data, ErrorKind(p.error), p.last))
+            seen = valid and not ready
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(source)
+    sim.add_testbench(sink)
+    run_simulation(sim, f"sanitizer-waits-for-valid-{errors}-{registered}")
+    assert finished and got == expected_beats(texts, errors)
 
 
 # -------------------------------------------------------------------------------------------------
