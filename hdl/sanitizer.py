@@ -58,7 +58,8 @@ class Utf8Sanitizer(PolicyStage):
     ---
     The decoder's lane stages ``A`` .. ``C`` and the validator's ``V1`` and ``V1b``
     (:func:`~utf8_gateware.hdl.validator.stage_errors`,
-    :func:`~utf8_gateware.hdl.validator.stage_own`, one lane) say for each byte which maximal subparts end at it and how far back they begin:
+    :func:`~utf8_gateware.hdl.validator.stage_own`, one lane) say for each byte which maximal
+    subparts end at it and how far back they begin:
     the pending prefix before it (``burst``, 1..3 bytes back, its kind) and the byte's own
     error (an error byte, a continuation no lead covers, or a prefix that ``last`` cuts, which
     begins 0..2 bytes back). ``M1`` and ``M2`` turn that into marks per distance (0..3 bytes
