@@ -10,7 +10,7 @@ from .component import CheckedComponent
 from .error_kind import check_policy
 from .layouts import EncodedByteLayout, UnitLayout
 from .pipeline import keep
-from .utf8_shift_encoder import EnableCopies, drive_output, shift_stage, stage_signals
+from .utf8_shift_encoder import drive_output, output_enables, shift_stage, stage_signals
 
 
 __all__ = ["RFC2279_ENCODE_ERRORS", "Rfc2279Encoder"]
@@ -103,13 +103,7 @@ class Rfc2279Encoder(CheckedComponent):
         b_valid = Signal(name="b_valid")
         a4_r1 = Signal(init=1, name="a4_r1")     # A4 holds a bubble or a 1-byte character
         b_r01 = Signal(init=1, name="b_r01")
-        # (Stream rule 3: `adv` rises and `idle` sets `take` without the sink while B and K
-        # are empty, as in the shift encoder: Utf8ShiftEncoder.elaborate.)
-        k_valid, idle = Signal(name="k_valid"), Signal(name="b_idle")
-        adv = EnableCopies(m, "adv", lambda own: o.ready | (~b_valid & (own | ~k_valid)))
-        take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a4_r1, b_r01),
-                            enable=adv.first, fanout=RFC_CE_FANOUT, set=idle)
-        m.d.sync += idle.eq(~b_valid & ~take.first & ~o.ready & ~idle)
+        adv, take, _, k_valid = output_enables(m, o, b_valid, a4_r1, b_r01, None, RFC_CE_FANOUT)
         m.d.comb += i.ready.eq(take.new())
         marker = self._errors == "strict"
         a1 = shift_stage(take, "a1", _pieces(i.valid, i.p.last, i.p.codepoint, marker))

@@ -152,22 +152,11 @@ class Utf8ShiftEncoder(CheckedComponent):
             fanout = WTF8_CE_FANOUT
         elif self._plain_select():
             fanout = PLAIN_CE_FANOUT[self._errors]
-        # Stream rule 3 (`o.valid` must not wait for `o.ready`): with the slot B and the skid
-        # register K empty, `adv` rises without the sink (it starts at 0: K offered), and
-        # `idle` sets `take` (and `move`): a flip-flop, high for one cycle after a cycle in which
-        # B was empty, nothing was taken and the sink was not ready (and `idle` was low), so
-        # that in its cycle B is still empty and nothing is taken; loading an empty B loses
-        # nothing, and a sink that waits for `o.valid` before `o.ready` gets the character.
-        k_valid = Signal(name="k_valid")
-        idle = Signal(name="b_idle")
-        adv = EnableCopies(m, "adv", lambda own: o.ready | (~b_valid & (own | ~k_valid)),
-                           first_loads=True, fanout=fanout)
+        adv, take, idle, k_valid = output_enables(m, o, b_valid, a3_n1, b_r01, fanout,
+                                                  fanout, adv_first_loads=True)
         # The unit stages move when B takes, and behind a source with gaps (a decoder with
         # carry_error) also while A3 holds a bubble.
         squeeze = self._carry_error
-        take = EnableCopies(m, "take", lambda own: o.ready & keep(own, a3_n1, b_r01),
-                            enable=adv.first, fanout=fanout, set=idle)
-        m.d.sync += idle.eq(~b_valid & ~take.first & ~o.ready & ~idle)
         move = SqueezeEnables(m, take, adv, o.ready, a3_n1, idle) if squeeze else take
         i = self.i
         carried = i.p.error.as_value() if self._carry_error else None
@@ -306,6 +295,29 @@ def error_bytes(a, marker):
         errq = getattr(a, "errq", err)
         p1, p2 = p1 | errq.replicate(6), keep(errq, Const(0x3D, 6), p2)      # BF BD
     return lead, p1, p2
+
+
+def output_enables(m, o, b_valid, n1, b_r01, adv_fanout, take_fanout, adv_first_loads=False):
+    """The output register B's controls, flip-flops in copies (:class:`EnableCopies`): ``adv``
+    (low for the cycle after the sink refused a valid slot) and ``take`` (B takes the next
+    character: its current byte is its last, ``n1`` the next one's one byte, ``b_r01`` one of
+    B's next two bytes the last; loaded when ``adv``). Returns ``(adv, take, idle, k_valid)``;
+    ``k_valid`` is the skid register's flag, for :func:`drive_output`.
+
+    Stream rule 3 (``o.valid`` must not wait for ``o.ready``): with B and the skid register K
+    empty, ``adv`` rises without the sink (it starts at 0: K offered), and ``idle`` sets
+    ``take`` (and a squeezing encoder's ``move``): a flip-flop, high for one cycle after a cycle
+    in which B was empty, nothing was taken and the sink was not ready (and ``idle`` was low),
+    so that in its cycle B is still empty and nothing is taken; loading an empty B loses
+    nothing, and a sink that waits for ``o.valid`` before ``o.ready`` gets the character."""
+    k_valid = Signal(name="k_valid")
+    idle = Signal(name="b_idle")
+    adv = EnableCopies(m, "adv", lambda own: o.ready | (~b_valid & (own | ~k_valid)),
+                       first_loads=adv_first_loads, fanout=adv_fanout)
+    take = EnableCopies(m, "take", lambda own: o.ready & keep(own, n1, b_r01),
+                        enable=adv.first, fanout=take_fanout, set=idle)
+    m.d.sync += idle.eq(~b_valid & ~take.first & ~o.ready & ~idle)
+    return adv, take, idle, k_valid
 
 
 def drive_output(adv, o, valid, data, error, last, k_valid=None):
