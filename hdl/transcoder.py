@@ -1,6 +1,6 @@
 """Streaming transcoder: bytes of one encoding in, bytes of another out."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 
 from .component import StreamStage
