@@ -3,7 +3,7 @@ formal``)."""
 
 from dataclasses import dataclass
 
-from . import checks, family, induction, rfc2279, utf16
+from . import checks, family, induction, rfc2279, utf16, valid_first
 from .checks import Proof
 
 
@@ -25,7 +25,8 @@ def catalog():
     (``formal_long``), of :data:`~utf8_gateware.formal.utf16.PROOFS` (the UTF-16 cores) and of
     :data:`~utf8_gateware.formal.rfc2279.PROOFS` (the RFC 2279 cores) and of
     :data:`~utf8_gateware.formal.family.PROOFS` (the UTF-8 family's; ``formal_long`` if
-    ``long``)."""
+    ``long``) and of :data:`~utf8_gateware.formal.valid_first.PROOFS` (stream rule 3 for every
+    kind of core, ``formal_long``)."""
     return [
         *(Entry(proof, "formal_long", "tests/test_formal_long.py") if proof.long else
           Entry(proof, "formal", "tests/test_formal.py") for proof in checks.PROOFS),
@@ -35,4 +36,6 @@ def catalog():
         *(Entry(proof, "formal", "tests/test_rfc2279.py") for proof in rfc2279.PROOFS),
         *(Entry(proof, "formal_long" if proof.long else "formal", "tests/test_formal_family.py")
           for proof in family.PROOFS),
+        *(Entry(proof, "formal_long", "tests/test_formal_valid_first.py")
+          for proof in valid_first.PROOFS),
     ]

@@ -261,7 +261,7 @@ def test_missing_tool_is_one_line(monkeypatch):
 
 def test_list_names_every_proof(capsys):
     from utf8_gateware.cli import main
-    from utf8_gateware.formal import family, induction, rfc2279, utf16
+    from utf8_gateware.formal import family, induction, rfc2279, utf16, valid_first
 
     assert main(["formal", "--list"]) == 0
     listed = {line.split()[0]: line.split()[4] for line in capsys.readouterr().out.splitlines()}
@@ -269,7 +269,8 @@ def test_list_names_every_proof(capsys):
             **{proof.name: "formal_long" for proof in induction.LONG_PROOFS},
             **{proof.name: "formal" for proof in utf16.PROOFS},
             **{proof.name: "formal" for proof in rfc2279.PROOFS},
-            **{proof.name: "formal_long" if proof.long else "formal" for proof in family.PROOFS}}
+            **{proof.name: "formal_long" if proof.long else "formal" for proof in family.PROOFS},
+            **{proof.name: "formal_long" for proof in valid_first.PROOFS}}
     assert listed == want
     assert any(proof.long for proof in PROOFS) and induction.LONG_PROOFS and utf16.PROOFS
 
