@@ -104,7 +104,8 @@ class Rfc2279Encoder(CheckedComponent):
         a4_r1 = Signal(init=1, name="a4_r1")     # A4 holds a bubble or a 1-byte character
         b_r01 = Signal(init=1, name="b_r01")
         adv, take, _, k_valid = output_enables(m, o, b_valid, a4_r1, b_r01, None, RFC_CE_FANOUT)
-        m.d.comb += i.ready.eq(take.new())
+        # `strict`: take's first copy (idle's, no clock enable), else a copy of its own
+        m.d.comb += i.ready.eq(take.first if self._errors in RFC_READY_ON_FIRST else take.new())
         marker = self._errors == "strict"
         a1 = shift_stage(take, "a1", _pieces(i.valid, i.p.last, i.p.codepoint, marker))
         a2 = shift_stage(take, "a2", _bounds(a1))
@@ -147,6 +148,14 @@ class Rfc2279Encoder(CheckedComponent):
 #: 151.9 / 159.9 / 157.3 and 148.9 / 149.5 / 147.8; 26 (258) ``strict`` 147.8 / 146.7 / 160.7;
 #: 23 (259) ``strict`` 149.5 / 150.1 / 148.9.
 RFC_CE_FANOUT = 31
+
+
+#: The policies whose ``i.ready`` is ``take``'s first copy (the one ``idle`` reads; no clock
+#: enable) instead of a copy of its own: a LC fewer (``strict`` 256 -> 255). UP5K, seeds 1-6
+#: (stop 28): ``strict`` 162.1 / 151.9 / 160.7 / 159.9 / 160.0 / 160.7 MHz (with its own copy
+#: 148.9 / 157.3 / 148.9 / 160.7 / 151.3 / 148.9); ``replace`` lost with it, 149.5 / 149.5 /
+#: 147.2 / 160.7 / 157.3 / 157.3 (159.9 / 160.7 / 149.5 / 160.7 / 151.9 / 162.1), 256 LCs.
+RFC_READY_ON_FIRST = ("strict",)
 
 
 #: U+FFFD's bytes EF BF BD as the fields f5..f3 of a value that is written unshifted (as a

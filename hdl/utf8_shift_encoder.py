@@ -176,7 +176,9 @@ class Utf8ShiftEncoder(CheckedComponent):
         if squeeze:
             move.load_copies(a2.valid)
         elif self._encoding != "utf-8-sig":
-            m.d.comb += i.ready.eq(take.enables[0])     # A1's enable
+            # `utf-8`: take's first copy, which drives no clock enable (see READY_ON_FIRST)
+            ready = take.first if self._encoding in READY_ON_FIRST else take.enables[0]
+            m.d.comb += i.ready.eq(ready)
         self._output_stage(m, adv, take, a3, b_valid, b_r01, k_valid,
                            [move.b_r01b] if squeeze else [])
         return m
@@ -199,7 +201,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         is ``take & ~a1_mk``, one LUT of two flip-flops."""
         i = self.i
         boot, pulse, mk = (Signal(name=f"a1_{name}") for name in ("boot", "pulse", "mk"))
-        t = take.new()
+        t = take.new() if isinstance(take, SqueezeEnables) else take.first
         m.d.sync += [boot.eq(1), pulse.eq(~boot)]         # `pulse`: high in cycle 1 only
         with m.If(pulse):                                   # `pulse`: mk's synchronous set
             m.d.sync += mk.eq(1)
@@ -514,6 +516,20 @@ def character(a2, errors, encoding="utf-8"):
         values["lead"], values["p1"], values["p2"] = pair_character(
             a2, values["lead"], values["p1"], values["p2"])
     return values
+
+
+#: The encodings whose ``i.ready`` is ``take``'s first copy (no clock enable: its other loads
+#: are ``idle``'s LUT and, with ``utf-8`` ``replace`` and ``strict``, B's payload select) instead
+#: of A1's first enable copy (33 or 35 enables); ``utf-8-sig``'s ``i.ready`` LUT reads it too
+#: (a copy fewer: 156 -> 155 LCs). UP5K, seeds 1-6 (stop 28): ``utf-8`` ``replace`` 160.7 x6
+#: MHz (162.7 / 160.7 / 160.7 / 160.7 / 160.7 / 147.8 on A1's copy), ``strict`` 149.5 / 162.1
+#: / 160.7 / 162.7 / 162.1 / 160.7 (163.4 / 147.8 / 162.1 / 160.7 / 160.7 / 157.3),
+#: ``surrogateescape`` 162.1 / 160.7 / 149.5 / 162.1 / 162.1 / 162.1 (148.9 / 148.9 / 163.4 /
+#: 163.4 / 162.7 / 160.7). ``cesu-8`` and ``wtf-8`` lost with it (``cesu-8`` ``strict`` 160.7
+#: / 159.3 / 149.5 / 160.7 / 147.8 / 160.7 against 162.1 / 162.1 / 162.1 / 163.4 / 160.7 /
+#: 162.7; ``wtf-8`` ``replace`` seed 3 143.5 against 160.7): they keep A1's copy, and so does
+#: ``mutf-8`` (about even).
+READY_ON_FIRST = ("utf-8",)
 
 
 #: The most flip-flops one copy of ``take`` or ``adv`` drives as clock enables: three of the
