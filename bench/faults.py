@@ -18,7 +18,7 @@ message's), the stalls of the busier line, and the rest (the busier line idle).
 Every message must complete with ``match`` true (a run that does not is reported as a failure).
 
 Usage: ``python bench/faults.py [--size 16384] [--rate 1e-4] [--seeds 1 2 3 4 5]
-[--modes transcode decode encode validate] [--kinds all loss stall ...] [--stall-ms 2]
+[--modes MODE ...] [--kinds all loss stall ...] [--stall-ms 2]
 [--inflight BYTES] [--breakdown] [--json FILE]``
 """
 
@@ -104,9 +104,8 @@ def main(argv=None):
     parser.add_argument("--size", type=int, default=16384, help="bytes of the sample (16 KiB)")
     parser.add_argument("--rate", type=float, default=1e-4, help="faults per byte each way")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
-    parser.add_argument("--modes", nargs="+", default=["transcode", "decode", "encode",
-                                                       "validate"],
-                        choices=[mode.label for mode in Mode])
+    parser.add_argument("--modes", nargs="+", default=[mode.label for mode in Mode],
+                        choices=[mode.label for mode in Mode], help="default: every mode")
     parser.add_argument("--kinds", nargs="*", default=["all"], choices=list(KIND_SETS),
                         help="fault sets to run (none: only the messages without faults)")
     parser.add_argument("--stall-ms", type=float, default=Faults.STALL_S * 1e3,
