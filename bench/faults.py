@@ -3,19 +3,23 @@
 
 Runs the virtual board (the iCEBreaker's gateware compiled with CXXRTL, 3 Mbaud) as
 ``utf8-gateware stream --inject-faults RATE,SEED`` does, on the first ``--size`` bytes of the
-bundled sample (``encode``: as many bytes of the same text in UTF-32LE), in each mode, for each
+bundled sample (``encode``: as many bytes of the same text in UTF-32LE; ``from-utf16``: in
+UTF-16LE), in each mode, for each
 seed and each set of fault kinds (``all``: flip, drop, insert and stall drawn alike; ``loss``:
 the first three; or one kind alone). Prints per mode the board time without faults (4 KiB
 frames, the default; and with the DATA frames the host uses at that fault rate, about
 sqrt(10/RATE) bytes), the median over the seeds with faults and its cost, the time stalls
 paused the line to the board (the input stops and the output follows it: no protocol gets that
 time back) and the cost without it (what the protocol adds), the input bytes sent again, the
-go-backs, rewinds and timeouts.
+go-backs, rewinds and timeouts. ``--breakdown``: per seed, where its time went, against the
+message without faults in 4 KiB frames: the smaller frames' framing and requests (the same
+message without faults in them), the bytes sent again on the busier line (beyond that
+message's), the stalls of the busier line, and the rest (the busier line idle).
 Every message must complete with ``match`` true (a run that does not is reported as a failure).
 
 Usage: ``python bench/faults.py [--size 16384] [--rate 1e-4] [--seeds 1 2 3 4 5]
-[--modes transcode decode encode validate] [--kinds all loss stall ...] [--stall-ms 2]
-[--inflight BYTES] [--json FILE]``
+[--modes MODE ...] [--kinds all loss stall ...] [--stall-ms 2]
+[--inflight BYTES] [--breakdown] [--json FILE]``
 """
 
 import argparse
@@ -38,11 +42,14 @@ KIND_SETS = {"all": FAULT_KINDS[:4], "loss": FAULT_KINDS[:3],
 
 
 def message(mode, size):
-    """``size`` bytes of the sample (repeated; cut at a character), as the mode takes it."""
+    """``size`` bytes of the sample (repeated; cut at a character), as the mode takes it
+    (``encode``: UTF-32LE, ``from-utf16``: UTF-16LE, else UTF-8)."""
     sample = sample_path().read_bytes()
     text = (sample * (size // len(sample) + 1))[:size].decode("utf-8", "ignore")
     if mode is Mode.ENCODE:
         return text.encode("utf-32-le")[:size - size % 4]
+    if mode is Mode.FROM_UTF16:
+        return text.encode("utf-16-le")[:size - size % 2]
     return text.encode("utf-8")
 
 
@@ -73,14 +80,32 @@ def stalled(report):
     return report["stats"].get("stalled", {}).get("to_board", 0) / report["clock_hz"]
 
 
+def breakdown(report, clean, small):
+    """Where the time of ``report`` (a message with faults) went, against ``clean`` (no faults,
+    4 KiB frames) and ``small`` (no faults, the frames ``report`` used), as fractions of
+    ``clean``'s board time: the small frames' framing and requests, the bytes sent again on the
+    busier line (beyond ``small``'s), that line's stalls, and the rest (that line idle)."""
+    to_board = clean["busier_direction"] == "to_board"
+    wire = "wire_bytes_to_board" if to_board else "wire_bytes_from_board"
+    byte_time = 10 / clean["baud"]
+    base = clean["board_seconds"]
+    framing = (small[wire] - clean[wire]) * byte_time
+    again = (report[wire] - small[wire]) * byte_time
+    paused = (report["stats"].get("stalled", {}).get("to_board" if to_board else "to_host", 0)
+              / report["clock_hz"])
+    idle = report["board_seconds"] - base - framing - again - paused
+    return {"cost": report["board_seconds"] / base - 1, "framing": framing / base,
+            "again": again / base, "again_bytes": report[wire] - small[wire],
+            "stalled": paused / base, "idle": idle / base}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", type=int, default=16384, help="bytes of the sample (16 KiB)")
     parser.add_argument("--rate", type=float, default=1e-4, help="faults per byte each way")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
-    parser.add_argument("--modes", nargs="+", default=["transcode", "decode", "encode",
-                                                       "validate"],
-                        choices=[mode.label for mode in Mode])
+    parser.add_argument("--modes", nargs="+", default=[mode.label for mode in Mode],
+                        choices=[mode.label for mode in Mode], help="default: every mode")
     parser.add_argument("--kinds", nargs="*", default=["all"], choices=list(KIND_SETS),
                         help="fault sets to run (none: only the messages without faults)")
     parser.add_argument("--stall-ms", type=float, default=Faults.STALL_S * 1e3,
@@ -88,6 +113,8 @@ def main(argv=None):
     parser.add_argument("--inflight", type=int,
                         help="the host's input bytes in flight (default: the host's, "
                              "inflight_for the baud rate and frame)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="print where each seed's time went (see breakdown)")
     parser.add_argument("--json", metavar="FILE", help="also write every run's figures")
     args = parser.parse_args(argv)
 
@@ -133,6 +160,17 @@ def main(argv=None):
                   + ", ".join(f"{name} {count}" for name, count in totals.items())
                   + "; per seed " + " ".join(f"{r['board_seconds'] * 1e3:.1f}" for r in good),
                   flush=True)
+            if args.breakdown:
+                matched = [(seed, r) for seed, r in zip(args.seeds, reports) if r["match"]]
+                parts = [breakdown(r, clean, small) for _, r in matched]
+                for (seed, r), part in zip(matched, parts):
+                    print(f"    seed {seed}: {part['cost']:+.1%} = framing {part['framing']:+.1%}"
+                          f" + sent again {part['again']:+.1%} ({part['again_bytes']} B) + "
+                          f"stalled {part['stalled']:+.1%} + idle {part['idle']:+.1%}; faults "
+                          f"{r['stats'].get('faults', {})}", flush=True)
+                print("    median " + ", ".join(
+                    f"{name} {statistics.median(p[name] for p in parts):+.1%}"
+                    for name in ("cost", "framing", "again", "stalled", "idle")), flush=True)
         if args.json:
             with open(args.json, "w") as file:
                 json.dump(results, file, indent=1, default=str)
