@@ -13,9 +13,6 @@ CARRY_COPIES = 3
 #: sum, one net for both sums: a global buffer).
 CLEAR_COPIES = 4
 
-#: Copies of a held :class:`LevelSum`'s carry into its high part.
-HELD_CARRY_COPIES = 2
-
 #: Steps from the read to the restart of a held high part (:meth:`LevelSum.build`): the
 #: verdict leaves the output's big place within two steps after the read.
 HOLD_STEPS = 4
@@ -274,9 +271,7 @@ class LevelSum:
         # long route); the copies also carry in the first steps after a reset (`flush[k]`),
         # while the high part is cleared, so that synthesis keeps them.
         tops = [self.carries[-1]] + [Signal(name=f"{self.name}_p{len(self.carries) - 1}_{k}",
-                                            reset_less=True)
-                                     for k in range(1, HELD_CARRY_COPIES if held else
-                                                    CARRY_COPIES)]
+                                            reset_less=True) for k in range(1, CARRY_COPIES)]
         value, out = self._step(self.counters[-1], self.carries[-2])
         if held:
             # The last carry a step ahead, one copy per copy of the top carry (each cleared by

@@ -191,7 +191,7 @@ class Utf8Validator(CheckedComponent):
         stop 25 a skid register of the verdict's width came on top: 8.5 a bit); the whole
         core 7.25 LCs a bit at one lane (300 LCs at 16 bits, 416 at 32) and 5.5 at four
         (750, 838), measured at stop 27 (README, "Validator."); from 17 bits at one lane the
-        big place keeps no high bits of the sums (their high parts hold them): 380 LCs at 32.
+        big place keeps no high bits of the sums (their high parts hold them): 386 LCs at 32.
 
     Ports
     -----
@@ -277,8 +277,8 @@ class Utf8Validator(CheckedComponent):
     places, which also ORs in the overflow flags); ``i.ready`` is a flip-flop.
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
-    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 147.8 MHz and
-    380 LCs (164.8 MHz, 196 LCs), four lanes 107.3 MHz and 838 LCs (106.4 MHz, 931 LCs);
+    ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.9 MHz and
+    386 LCs (164.8 MHz, 196 LCs), four lanes 107.3 MHz and 838 LCs (106.4 MHz, 931 LCs);
     ECP5-25F-6 (seed 1), 8 lanes 257.3 MHz, 1,137 LUT4 and 1,224 flip-flops (302.8 MHz, 1,767
     LUT4), 16 lanes (slot and skid register) 266.7 MHz, 1,924 LUT4 and 2,179 flip-flops
     (251.7 MHz, 3,871 LUT4). No LUT
