@@ -108,21 +108,26 @@ def test_chunked_sums(lanes):
     assert got[3][1] == got[4][3] == 4095
 
 
-@pytest.mark.parametrize("width", [20, 32])
+@pytest.mark.parametrize("width", [20, 32, 64])
 def test_held_high_parts(width):
-    # One lane, two levels: the sums' high parts hold the verdict's high bits until it has
-    # left, then restart. Long messages (carries into the high parts, in the last step too)
-    # between short ones and back to back, at a sink that refuses often: a short message's
-    # verdict must not show the high bits of the long one before it, nor a long one's those
-    # of an older one.
+    # One lane, two levels (three at 64 bits): the sums' high parts hold the verdict's high
+    # bits until it has left, then restart. Long messages (carries into the high parts, in the
+    # last step too) between short ones and back to back, at a sink that refuses often: a
+    # short message's verdict must not show the high bits of the long one before it, nor a
+    # long one's those of an older one.
     rng = random.Random(width)
     long = [b"a" * 300 + b"\xff", b"\xff" * 400, b"\x80" * 129, b"a" * 127 + b"\xc3",
-            "é".encode() * 100 + b"\xe0\x80" * 70, b"a" * 1100, b"\xf0\x90\x80" * 60]
+            "é".encode() * 100 + b"\xe0\x80" * 70, b"a" * 1100, b"\xf0\x90\x80" * 60,
+            b"\xff" * 700]
     messages = []
     for message in long:
         messages += [message] + [bytes(rng.choice(ALPHABET) for _ in range(rng.randint(1, 6)))
                                  for _ in range(rng.randint(0, 3))]
     messages += [long[1], long[0], b"\xff", long[4], long[2]]
+    # Sums that end at the low part's wrap (the last carry into the high part in the read).
+    edge = 1 << 3 + 2 * LevelSum.levels_for(width)
+    messages += [m for d in range(-2, 3) for m in (b"a" * (edge + d) + b"\xff", b"\xff" *
+                                                    (edge + d), b"\x80" * (edge + d) + b"ok")]
     for stall in (0.0, 0.6):
         check(1, messages, rng=random.Random(width), dut=Utf8Validator(counter_width=width),
               stall=stall, seed=width, name=f"validator-held{width}")
