@@ -44,6 +44,13 @@ OVER_COPIES = 3
 #: The most output bits one copy of the output's choice drives (70 on one net were a long route).
 SELECT_FANOUT = 12
 
+#: From this ``counter_width`` on, the one-lane validator's verdict keeps its sums' high bits
+#: in their high parts, not in the output's big place (``LevelSum.build(held=True)``; seeds
+#: 1-3, LCs: 32 bits 148.9/147.2/148.9 MHz, 386, against 147.8/149.5/148.9, 416; 64 bits
+#: seed 1 148.9 MHz, 545, against 116.7, 626; but 20 bits 137.7/148.9/139.7, 348, against
+#: 148.9/148.9/137.7, 354: the flags and copies it needs cost about what 13-bit high parts save).
+HELD_FROM = 32
+
 #: The most flip-flops of the output's big place one copy of its load enable drives.
 S_CE_FANOUT = 16
 
@@ -190,7 +197,7 @@ class Utf8Validator(CheckedComponent):
         flip-flops per bit of ``counter_width`` (on the UP5K a flip-flop is a LC; before
         stop 25 a skid register of the verdict's width came on top: 8.5 a bit); the whole
         core 7.25 LCs a bit at one lane (300 LCs at 16 bits, 416 at 32) and 5.5 at four
-        (750, 838), measured at stop 27 (README, "Validator."); from 17 bits at one lane the
+        (750, 838), measured at stop 27 (README, "Validator."); from 32 bits at one lane the
         big place keeps no high bits of the sums (their high parts hold them): 386 LCs at 32.
 
     Ports
@@ -256,14 +263,14 @@ class Utf8Validator(CheckedComponent):
         the high part counts the registered carries of the part below by toggles: each bit a
         LUT of at most four flip-flops (its own, the carry, a free-running flag "the bits below
         are ones", the bit below it), and so is each bit read (from a carry register of its own,
-        so that no LUT is both a bit's next state and its read). With one lane and two levels
-        or more (``counter_width`` 17 and up) the high part is not read out: it takes the last
+        so that no LUT is both a bit's next state and its read). With one lane from
+        ``counter_width`` :data:`HELD_FROM` the high part is not read out: it takes the last
         carry in the read step (worked out a step ahead) and holds the verdict's high bits
         until :data:`~utf8_gateware.hdl.chunked_sum.HOLD_STEPS` steps later, when the verdict
         has left the big place and before the next message can carry into it.
     Output
         Two places (:class:`~utf8_gateware.hdl.pipeline.OutputPair`), not a slot and a skid
-        register: the big one takes the sums read out (one LUT a bit; with one lane from 17
+        register: the big one takes the sums read out (one LUT a bit; with one lane from 32
         bits only their low bits, and per sum a flag "a carry came into the high part", which
         shows the high part's bits at the output) and the overflow flags
         (in copies, each for a share of the bits) whenever it is empty; the small one, a
@@ -438,9 +445,9 @@ class Utf8Validator(CheckedComponent):
                               SplitSum("m_errors", width, 2 * n, whole=whole))
         fresh = pipe.control("m_fresh", p3.last)
         # (One lane, two levels or more: the sums' high parts hold the verdict's high bits.)
-        # (One lane, two levels or more (`counter_width` 17 and up): the sums' high parts hold
-        # the verdict's high bits while it waits in S, instead of S.)
-        held = {"held": True} if n == 1 and offset.levels >= 2 else {}
+        # (One lane, from HELD_FROM bits: the sums' high parts hold the verdict's high bits
+        # while it waits in S, instead of S.)
+        held = {"held": True} if n == 1 and width >= HELD_FROM else {}
         sums = {"offset": offset.build(pipe, p3.inc, p3.last, fresh, **held),
                 "errors": errors.build(pipe, p3.errs, p3.last, fresh, **held)}
         highs = {}
