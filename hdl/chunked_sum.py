@@ -203,8 +203,8 @@ class LevelSum:
     the top carries, so the high part holds the sum's high bits from the step after the read
     until it restarts :data:`HOLD_STEPS` steps later; a flag ``hit`` tells whether any carry came
     into it in the message (if none did, its bits may be an older message's, and the sum's are
-    0). The validator with one lane keeps its verdict's high bits there (its output's big place
-    holds a verdict for at most two steps after the read).
+    0). The validator with one lane (from 32 bits) keeps its verdict's high bits there (its output's
+    big place holds a verdict for at most two steps after the read).
     """
     def __init__(self, name, width):
         self.name, self.width = name, width

@@ -110,11 +110,11 @@ def test_chunked_sums(lanes):
 
 @pytest.mark.parametrize("width", [20, 32, 64])
 def test_held_high_parts(width):
-    # One lane, two levels (three at 64 bits): the sums' high parts hold the verdict's high
-    # bits until it has left, then restart. Long messages (carries into the high parts, in the
-    # last step too) between short ones and back to back, at a sink that refuses often: a
-    # short message's verdict must not show the high bits of the long one before it, nor a
-    # long one's those of an older one.
+    # One lane, from 32 bits (two levels; three at 64; 20 bits as before, read out): the sums' high
+    # parts hold the verdict's high bits until it has left, then restart. Long messages (carries
+    # into the high parts, in the last step too) between short ones and back to back, at a sink that
+    # refuses often: a short message's verdict must not show the high bits of the long one before
+    # it, nor a long one's those of an older one.
     rng = random.Random(width)
     long = [b"a" * 300 + b"\xff", b"\xff" * 400, b"\x80" * 129, b"a" * 127 + b"\xc3",
             "é".encode() * 100 + b"\xe0\x80" * 70, b"a" * 1100, b"\xf0\x90\x80" * 60,
