@@ -13,6 +13,10 @@ CARRY_COPIES = 3
 #: sum, one net for both sums: a global buffer).
 CLEAR_COPIES = 4
 
+#: Steps from the read to the restart of a held high part (:meth:`LevelSum.build`): the
+#: verdict leaves the output's big place within two steps after the read.
+HOLD_STEPS = 4
+
 
 def _load(pipe, reg, value, clear=None, enable=None):
     """``reg`` takes ``value`` when ``pipe`` advances, or 0 if ``clear`` (a synchronous reset)."""
@@ -62,12 +66,13 @@ class HighPart:
             bits.append(self.bits[i] ^ flag)
         return Cat(*bits), self.over | (carry & self.below[-1])
 
-    def count(self, pipe, carry, clear, *, whole=False):
+    def count(self, pipe, carry, clear, *, whole=False, over_clear=None):
         """Add ``carry`` when ``pipe`` advances; zero when ``clear`` (a synchronous reset).
         ``carry`` and ``clear`` may be lists of copies, each for an equal share of the bits
         (and the overflow flag). Each bit is loaded on its own (its own share of the clock
         enable's copies), or with ``whole`` the bits together, as before stop 25 (the
-        validator with 16 lanes keeps that netlist: see ``validator.PAIR_MAX_LANES``)."""
+        validator with 16 lanes keeps that netlist: see ``validator.PAIR_MAX_LANES``).
+        ``over_clear``: the overflow flag's own synchronous reset (else ``clear``'s)."""
         if whole:
             bits, over = self.read(carry)
             _load(pipe, self.bits, bits, clear)
@@ -80,6 +85,7 @@ class HighPart:
         for i, reg in enumerate(regs):
             bits, over = self.read(carries[i * len(carries) // len(regs)])
             _load(pipe, reg, over if reg is self.over else bits[i],
+                  over_clear if reg is self.over and over_clear is not None else
                   clears[i * len(clears) // len(regs)])
         for g in range(1, len(self.below)):
             pipe.m.d.sync += self.below[g].eq(
@@ -190,6 +196,15 @@ class LevelSum:
     level's carry pending in the ``fresh`` step goes into the high part as usual. The flags are
     exact when the read uses them: a carry out of the top level means that it held 3, so the
     high part last changed at least ``6 * 4**(levels - 1)`` steps before.
+
+    With ``held`` (:meth:`build`, two levels or more) the high part is not read out and does
+    not restart as it is read: the carry into it in the read step is worked out a step ahead
+    (``fc``, from flags "this level is all ones" registered in the ``fresh`` step) and taken by
+    the top carries, so the high part holds the sum's high bits from the step after the read
+    until it restarts :data:`HOLD_STEPS` steps later; a flag ``hit`` tells whether any carry came
+    into it in the message (if none did, its bits may be an older message's, and the sum's are
+    0). The validator with one lane (from 32 bits) keeps its verdict's high bits there (its output's
+    big place holds a verdict for at most two steps after the read).
     """
     def __init__(self, name, width):
         self.name, self.width = name, width
@@ -221,11 +236,23 @@ class LevelSum:
         """A 2-bit level plus a carry: its next value and its carry-out."""
         return Cat(level[0] ^ carry, level[1] ^ (level[0] & carry)), carry & level.all()
 
-    def build(self, pipe, inc, ends, fresh):
+    def build(self, pipe, inc, ends, fresh, *, held=False):
         """Add ``inc`` (0..3) when ``pipe`` advances. ``ends``: this step is a message's last;
         ``fresh``: a flip-flop, set in the step after it. Builds the read-out stages; returns
         ``(value, over)``: the sum modulo ``2**width`` and whether it overflowed, valid
-        :attr:`read_stages` steps after the ``fresh`` step."""
+        :attr:`read_stages` steps after the ``fresh`` step.
+
+        ``held`` (two levels or more): the high part is not read out. In the read step it takes
+        the last carry (the read-out works it out a step ahead, ``fc``) and then holds the sum's
+        high bits until :data:`HOLD_STEPS` steps later, when it restarts (the next message's
+        first carry into it comes at least ``2 * 4**levels / 3`` steps after its start); its
+        overflow flag restarts in the read step. Returns ``(low, high, over, shown)``: the low
+        bits as read, the high part's bits (the sum's from the step after the read until the
+        restart), the overflow flag as read and ``shown``: whether any carry came into the high
+        part in the message (if not, its high bits are 0 and the high part may hold an older
+        message's: the caller masks them)."""
+        if held and self.levels < 2:
+            raise ValueError("a held high part needs two levels or more")
         inc = Value.cast(inc)
         bit0, bit1, bit2, c0 = self.bit0, self.bit1, self.bit2, self.carries[0]
         # Bits 1-2 add the increment's bit 1 and the carry out of bit 0 (`rise`: into bit 2).
@@ -238,21 +265,37 @@ class LevelSum:
         for j, level in enumerate(self.counters, start=1):
             value, out = self._step(level, self.carries[j])
             _load(pipe, level, value, fresh)
-            _load(pipe, self.carries[j + 1], out, fresh)
+            if not held or j < self.levels:
+                _load(pipe, self.carries[j + 1], out, fresh)
         # The top level's carry in copies for the high part's bits (26 loads on one net were a
         # long route); the copies also carry in the first steps after a reset (`flush[k]`),
         # while the high part is cleared, so that synthesis keeps them.
         tops = [self.carries[-1]] + [Signal(name=f"{self.name}_p{len(self.carries) - 1}_{k}",
                                             reset_less=True) for k in range(1, CARRY_COPIES)]
         value, out = self._step(self.counters[-1], self.carries[-2])
-        for k, reg in enumerate(tops[1:]):
-            _load(pipe, reg, out | pipe.flush[k], fresh)
+        if held:
+            # The last carry a step ahead, one copy per copy of the top carry (each cleared by
+            # its own flush flag, so that synthesis keeps them apart): the top carries take it
+            # in the step before the read, so the high part counts it in the read step.
+            fcs = [Signal(name=f"{self.name}_fc{k}", reset_less=True) for k in range(len(tops))]
+            _load(pipe, self.carries[-1], out | fcs[0], fresh)
+            for reg, fc in zip(tops[1:], fcs[1:]):
+                _load(pipe, reg, out | fc, fresh)
+        else:
+            for k, reg in enumerate(tops[1:]):
+                _load(pipe, reg, out | pipe.flush[k], fresh)
 
         # The read-out: stage s (0 in the fresh step's registers) holds bits 0..2 and levels
         # 1..s resolved, the carry into level s + 1, and the levels and carries above it.
         value, out = self._step(Cat(bit1, bit2), c0)
         resolved, carry = [bit0, value], self.carries[1] | out
         levels, pending, flag = self.counters, self.carries[2:-1], fresh
+        # (held) Per level "all ones" in the fresh step (0 in any other), carried along; the top
+        # level's in a copy per copy of the top carry, each also 0 in its own step of the
+        # flush, so that synthesis keeps them and what they feed apart.
+        alls = [level.all() & fresh for level in self.counters[:-1]]
+        tops_all = [self.counters[-1].all() & fresh & (~pipe.flush[k] if len(tops) > 1 else 1)
+                    for k in range(len(tops))]
         for s in range(self.read_stages):
             name = f"{self.name}_r{s}"
             resolved = [pipe.data(f"{name}_low{i}", part, len(part))
@@ -260,12 +303,33 @@ class LevelSum:
             carry = pipe.data(f"{name}_carry", carry)
             levels = [pipe.data(f"{name}_l{i}", level, 2) for i, level in enumerate(levels)]
             pending = [pipe.data(f"{name}_p{i}", p) for i, p in enumerate(pending)]
+            if held and s + 2 < self.read_stages:
+                alls = [pipe.data(f"{name}_all{i}", a)
+                        for i, a in enumerate(alls[len(alls) - (len(levels) - 1):])]
+                tops_all = [pipe.data(f"{name}_top_all{k}", a) for k, a in enumerate(tops_all)]
+            if held and s + 3 == self.read_stages:
+                # Two levels left: the carry out of the second (the last carry), a step ahead.
+                for fc, top_all in zip(fcs, tops_all):
+                    _load(pipe, fc, (pending[0] | (carry & alls[0])) & top_all)
             flag = (pipe.control(f"{name}_fresh", flag) if s + 1 < self.read_stages else
                     pipe.control_copies(f"{name}_fresh", flag, CLEAR_COPIES))
             if levels:
                 value, out = self._step(levels[0], carry)
                 resolved, carry = [*resolved, value], (pending[0] | out) if pending else out
                 levels, pending = levels[1:], pending[1:]
-        self.high.count(pipe, tops, flag)
-        high, over = self.high.read(carry)
-        return Cat(*resolved, high), over
+        if not held:
+            self.high.count(pipe, tops, flag)
+            high, over = self.high.read(carry)
+            return Cat(*resolved, high), over
+        # The restart, HOLD_STEPS steps after the read step (the verdict has left by then).
+        late = flag[0]
+        for s in range(self.read_stages, self.read_stages + HOLD_STEPS):
+            name = f"{self.name}_r{s}_fresh"
+            late = (pipe.control(name, late) if s + 1 < self.read_stages + HOLD_STEPS else
+                    pipe.control_copies(name, late, CLEAR_COPIES))
+        self.high.count(pipe, tops, late, over_clear=flag[0])
+        over = self.high.read(carry)[1]
+        # `hit`: a carry came into the high part since the last read step.
+        hit = Signal(name=f"{self.name}_hit", reset_less=True)
+        _load(pipe, hit, hit | tops[0], flag[0])
+        return Cat(*resolved), self.high.bits, over, hit | carry

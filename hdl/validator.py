@@ -44,6 +44,13 @@ OVER_COPIES = 3
 #: The most output bits one copy of the output's choice drives (70 on one net were a long route).
 SELECT_FANOUT = 12
 
+#: From this ``counter_width`` on, the one-lane validator's verdict keeps its sums' high bits
+#: in their high parts, not in the output's big place (``LevelSum.build(held=True)``; seeds
+#: 1-3, LCs: 32 bits 148.9/147.2/148.9 MHz, 386, against 147.8/149.5/148.9, 416; 64 bits
+#: seed 1 148.9 MHz, 545, against 116.7, 626; but 20 bits 137.7/148.9/139.7, 348, against
+#: 148.9/148.9/137.7, 354: the flags and copies it needs cost about what 13-bit high parts save).
+HELD_FROM = 32
+
 #: The most flip-flops of the output's big place one copy of its load enable drives.
 S_CE_FANOUT = 16
 
@@ -190,7 +197,8 @@ class Utf8Validator(CheckedComponent):
         flip-flops per bit of ``counter_width`` (on the UP5K a flip-flop is a LC; before
         stop 25 a skid register of the verdict's width came on top: 8.5 a bit); the whole
         core 7.25 LCs a bit at one lane (300 LCs at 16 bits, 416 at 32) and 5.5 at four
-        (750, 838), measured at stop 27 (README, "Validator.").
+        (750, 838), measured at stop 27 (README, "Validator."); from 32 bits at one lane the
+        big place keeps no high bits of the sums (their high parts hold them): 386 LCs at 32.
 
     Ports
     -----
@@ -255,10 +263,16 @@ class Utf8Validator(CheckedComponent):
         the high part counts the registered carries of the part below by toggles: each bit a
         LUT of at most four flip-flops (its own, the carry, a free-running flag "the bits below
         are ones", the bit below it), and so is each bit read (from a carry register of its own,
-        so that no LUT is both a bit's next state and its read).
+        so that no LUT is both a bit's next state and its read). With one lane from
+        ``counter_width`` :data:`HELD_FROM` the high part is not read out: it takes the last
+        carry in the read step (worked out a step ahead) and holds the verdict's high bits
+        until :data:`~utf8_gateware.hdl.chunked_sum.HOLD_STEPS` steps later, when the verdict
+        has left the big place and before the next message can carry into it.
     Output
         Two places (:class:`~utf8_gateware.hdl.pipeline.OutputPair`), not a slot and a skid
-        register: the big one takes the sums read out (one LUT a bit) and the overflow flags
+        register: the big one takes the sums read out (one LUT a bit; with one lane from 32
+        bits only their low bits, and per sum a flag "a carry came into the high part", which
+        shows the high part's bits at the output) and the overflow flags
         (in copies, each for a share of the bits) whenever it is empty; the small one, a
         one-beat message's verdict (valid, kind, an offset below N and at most N errors: 5
         flip-flops with one lane, 9 with four), when a verdict comes while the big one is full,
@@ -271,7 +285,7 @@ class Utf8Validator(CheckedComponent):
 
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
     ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.9 MHz and
-    416 LCs (164.8 MHz, 196 LCs), four lanes 107.3 MHz and 838 LCs (106.4 MHz, 931 LCs);
+    386 LCs (164.8 MHz, 196 LCs), four lanes 107.3 MHz and 838 LCs (106.4 MHz, 931 LCs);
     ECP5-25F-6 (seed 1), 8 lanes 257.3 MHz, 1,137 LUT4 and 1,224 flip-flops (302.8 MHz, 1,767
     LUT4), 16 lanes (slot and skid register) 266.7 MHz, 1,924 LUT4 and 2,179 flip-flops
     (251.7 MHz, 3,871 LUT4). No LUT
@@ -430,8 +444,16 @@ class Utf8Validator(CheckedComponent):
             offset, errors = (SplitSum("m_offset", width, n + 3, whole=whole),
                               SplitSum("m_errors", width, 2 * n, whole=whole))
         fresh = pipe.control("m_fresh", p3.last)
-        sums = {"offset": offset.build(pipe, p3.inc, p3.last, fresh),
-                "errors": errors.build(pipe, p3.errs, p3.last, fresh)}
+        # (One lane, two levels or more: the sums' high parts hold the verdict's high bits.)
+        # (One lane, from HELD_FROM bits: the sums' high parts hold the verdict's high bits
+        # while it waits in S, instead of S.)
+        held = {"held": True} if n == 1 and width >= HELD_FROM else {}
+        sums = {"offset": offset.build(pipe, p3.inc, p3.last, fresh, **held),
+                "errors": errors.build(pipe, p3.errs, p3.last, fresh, **held)}
+        highs = {}
+        if held:
+            highs = {name: built[1:] for name, built in sums.items()}
+            sums = {name: (built[0], built[2]) for name, built in sums.items()}
         kind = Signal(3, name="m_kind")
         with m.If(pipe.enable(3)):
             # (In the LUT: no clock enable from a LUT of `adv` and `first`.)
@@ -478,9 +500,18 @@ class Utf8Validator(CheckedComponent):
                      for k, flag in enumerate([over, over & bad, over | good][:OVER_COPIES])]
             if name == "errors":
                 flags = flags[:2]    # (`over | good` would set the count of a valid message)
+            if held:
+                # The low bits in S; the high bits are the high part's, shown if any carry came
+                # into it in the message (else they are 0; a valid message's offset is 0).
+                high, _, shown = highs[name]
+                shown = out.load_s(pipe.register(f"v_{name}_shown"),
+                                   shown & bad if name == "offset" else shown)
+                big = Cat(out.load_s(pipe.register(f"v_{name}", len(value)), value, clear),
+                          high & shown.replicate(len(high)))
+            else:
+                big = out.load_s(pipe.register(f"v_{name}", width), value, clear)
             m.d.comb += [
-                getattr(verdict, name).eq(out.load_s(pipe.register(f"v_{name}", width), value,
-                                                     clear)),
+                getattr(verdict, name).eq(big),
                 getattr(ones, name).eq(Cat(*(flags[bit * len(flags) // width]
                                              for bit in range(width))))]
             if bits:
