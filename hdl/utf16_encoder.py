@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
-from .component import PolicyStage
+from .component import PolicyStage, ready_source
 from .error_kind import ErrorKind
 from .layouts import CarriedUnitLayout, CodeUnitLayout, UnitLayout
 from .pipeline import keep
@@ -83,6 +83,10 @@ class Utf16Encoder(PolicyStage):
 
     POLICIES = UTF16_ENCODE_ERRORS
 
+    #: Copies of ``i.ready`` driven, of ``o.ready`` read
+    #: (:func:`~utf8_gateware.hdl.component.share_ready`).
+    DRIVES_READIES = USES_READIES = True
+
     @classmethod
     def check_parameters(cls, errors="replace", *, carry_error=False):
         super().check_parameters(errors)
@@ -115,10 +119,13 @@ class Utf16Encoder(PolicyStage):
         # `adv` falls for the cycle after the sink refused a valid slot (and rises while the
         # skid register is empty: at the start, the sink may wait for `valid`); `take` is low
         # for the cycle after B took a supplementary code point (its trail goes out next).
-        adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, b.valid, k.valid))
-        take = EnableCopies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & a3_n2),
-                       enable=adv.first)
+        ready = ready_source(self)
+        adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, b.valid, k.valid))
+        take = EnableCopies(m, "take", lambda own: (ready() | ~b.valid) & ~(own & a3_n2),
+                            enable=adv.first)
         m.d.comb += self.i.ready.eq(take.new())
+        for copy in self.i_readies:
+            take.new(copy)
         a1 = shift_stage(take, "a1", self._pieces(self._input(take)))
         a2 = shift_stage(take, "a2", self._flags(a1))
         a3 = shift_stage(take, "a3", self._character(a2), n2=a3_n2)
