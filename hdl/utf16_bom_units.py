@@ -5,7 +5,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal
 from .component import StreamStage, ready_source
 from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import keep
-from .utf16_units import SELECT_LOADS, unit_slot
+from .utf16_units import unit_slot
 from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
@@ -105,6 +105,5 @@ class Utf16BomUnits(StreamStage):
         unit = Cat(*(Mux(little, lo, hi) for lo, hi in zip(Cat(held, a2.d), Cat(a2.d, held))))
         adv.load([*unit_slot(s, a2.valid, a2.have, unit, a2.last), (s.mark, mark)])
         adv.drive([(self.o.valid, s.valid & ~s.mark, k.valid), (self.o.p.unit, s.unit, k.unit),
-                   (self.o.p.error, s.error, k.error), (self.o.p.last, s.last, k.last)],
-                  SELECT_LOADS)
+                   (self.o.p.error, s.error, k.error), (self.o.p.last, s.last, k.last)])
         return m

@@ -6,7 +6,7 @@ from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, EncodedByteLayout
 from .pipeline import keep
 from .component import ready_source
-from .utf16_units import SELECT_LOADS, ByteOrderStage, slot_controls, unit_register
+from .utf16_units import ByteOrderStage, slot_controls, unit_register
 from .utf8_shift_encoder import stage_signals, shift_stage
 
 
@@ -92,7 +92,7 @@ class Utf16Bytes(ByteOrderStage):
             (b.q, keep(t[1], a3.second, b.q)),
         ])
         adv.drive([(o.valid, b.valid, k.valid), (o.p.data, b.s, k.data),
-                   (o.p.error, b.error, k.error), (o.p.last, b.last, k.last)], SELECT_LOADS)
+                   (o.p.error, b.error, k.error), (o.p.last, b.last, k.last)])
         return m
 
     @staticmethod

@@ -6,7 +6,7 @@ from .component import PolicyStage, ready_source
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, CodepointLayout
 from .pipeline import keep
-from .utf16_units import SELECT_LOADS, unit_register
+from .utf16_units import unit_register
 from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
@@ -118,7 +118,7 @@ class Utf16Decoder(PolicyStage):
             (s.last, keep(wait & y.vends, y.last, h.last)),
         ])
         adv.drive([(o.valid, s.valid, k.valid), (o.p.codepoint, s.cp, k.cp),
-                   (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)], SELECT_LOADS)
+                   (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)])
         return m
 
     @staticmethod

@@ -6,7 +6,6 @@ from .component import PolicyStage, ready_source
 from .error_kind import ErrorKind
 from .layouts import CarriedUnitLayout, CodeUnitLayout, UnitLayout
 from .pipeline import keep
-from .utf16_units import SELECT_LOADS
 from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
@@ -142,7 +141,7 @@ class Utf16Encoder(PolicyStage):
             (b.q, keep(t[2], a3.trail, b.q)),
         ])
         adv.drive([(o.valid, b.valid, k.valid), (o.p.unit, b.s, k.unit),
-                   (o.p.error, b.error, k.error), (o.p.last, b.last, k.last)], SELECT_LOADS)
+                   (o.p.error, b.error, k.error), (o.p.last, b.last, k.last)])
         return m
 
     def _input(self, take):

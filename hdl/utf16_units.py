@@ -9,13 +9,8 @@ from .pipeline import keep
 from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
-__all__ = ["SELECT_LOADS", "BYTE_ORDERS", "SCHEMES", "UTF16_SCHEMES", "check_byteorder", "ByteOrderStage", "Utf16Units"]
+__all__ = ["BYTE_ORDERS", "SCHEMES", "UTF16_SCHEMES", "check_byteorder", "ByteOrderStage", "Utf16Units"]
 
-
-#: Output multiplexer bits per copy of ``adv`` that selects them (:meth:`EnableCopies.drive`):
-#: the multiplexers sit at the next core's input, where one select of 20-40 loads was a long
-#: route.
-SELECT_LOADS = 8
 
 #: Byte orders of the UTF-16 byte stages (``int.from_bytes``'s names).
 BYTE_ORDERS = ("little", "big")
@@ -126,7 +121,7 @@ def unit_slot(s, valid, have, unit, last):
 def drive_units(o, adv, s, k):
     """The code unit stream ``o`` from the output slot ``s`` and the skid register ``k``."""
     adv.drive([(o.valid, s.valid, k.valid), (o.p.unit, s.unit, k.unit),
-               (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)], SELECT_LOADS)
+               (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)])
 
 
 def unit_register(copies, stage, port):

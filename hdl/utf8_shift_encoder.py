@@ -633,23 +633,13 @@ class EnableCopies:
                     self.m.d.sync += register[bit].eq(value[bit])
                 self.room -= 1
 
-    def drive(self, outputs, select_loads=None):
+    def drive(self, outputs):
         """The output port behind a skid register: each ``(output, slot, skid)``, ``skid`` takes
         ``slot`` in the cycles in which the first copy is high, and ``output`` is ``slot`` then
         (a fresh output) and ``skid`` otherwise (the output the sink refused): one 2:1
-        multiplexer of flip-flops. ``select_loads``: the multiplexers' select is new copies,
-        each of that many bits (they sit at the next core's input), instead of the first."""
+        multiplexer of flip-flops."""
         self.load([(skid, slot) for _, slot, skid in outputs])
-        if select_loads is None:
-            self.m.d.comb += [output.eq(Mux(self.first, slot, skid))
-                              for output, slot, skid in outputs]
-            return
-        bits = [(Value.cast(output)[n], Value.cast(slot)[n], Value.cast(skid)[n])
-                for output, slot, skid in outputs for n in range(len(Value.cast(output)))]
-        for start in range(0, len(bits), select_loads):
-            select = self.new()
-            self.m.d.comb += [output.eq(Mux(select, slot, skid))
-                              for output, slot, skid in bits[start:start + select_loads]]
+        self.m.d.comb += [output.eq(Mux(self.first, slot, skid)) for output, slot, skid in outputs]
 
 
 class SqueezeEnables(EnableCopies):
