@@ -122,7 +122,7 @@ def share_ready(before, after):
     ``before.USES_READIES``), :data:`READY_COPIES` flip-flop copies of ``after``'s ``i.ready``
     that ``before`` reads instead of ``o.ready`` (:func:`ready_source`): the ready path crosses
     on several short routes instead of one net of a dozen loads. Call before elaboration."""
-    if after.DRIVES_READIES and before.USES_READIES:
+    if getattr(after, "DRIVES_READIES", False) and getattr(before, "USES_READIES", False):
         copies = tuple(Signal(name=f"ready_copy{n}") for n in range(READY_COPIES))
         after.i_readies = before.o_readies = copies
 
