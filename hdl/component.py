@@ -1,13 +1,22 @@
 """A :class:`~amaranth.lib.wiring.Component` whose parameters are checked before it exists."""
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .error_kind import check_policy
 
 
-__all__ = ["CheckedComponent", "StreamStage", "PolicyStage", "EncodingStage", "in_a_row"]
+__all__ = ["CheckedComponent", "StreamStage", "PolicyStage", "EncodingStage", "in_a_row",
+           "READY_COPIES", "READY_LOADS", "share_ready", "ready_source"]
+
+
+#: The copies of a stage's ``i.ready`` that it drives for the stage before it
+#: (:func:`share_ready`).
+READY_COPIES = 3
+
+#: The control flip-flops of the stage before that read one copy (:func:`ready_source`).
+READY_LOADS = 4
 
 
 class CheckedComponent(wiring.Component):
@@ -37,12 +46,24 @@ class StreamStage(CheckedComponent):
 
     LAYOUTS = None
 
+    #: Whether the stage drives :attr:`i_readies` (flip-flop copies of ``i.ready``).
+    DRIVES_READIES = False
+
+    #: Whether the stage reads :attr:`o_readies` instead of ``o.ready``.
+    USES_READIES = False
+
     def __init__(self):
         i_layout, o_layout = self.LAYOUTS
         super().__init__({
             "i": In(stream.Signature(i_layout)),
             "o": Out(stream.Signature(o_layout)),
         })
+        #: Signals that the stage drives, each a flip-flop equal to ``i.ready`` in every cycle
+        #: (given by :func:`share_ready`; none by default).
+        self.i_readies = ()
+        #: Signals equal to ``o.ready`` in every cycle (the next stage's :attr:`i_readies`),
+        #: which the stage reads instead of ``o.ready`` (none by default: ``o.ready``).
+        self.o_readies = ()
 
 
 class PolicyStage(StreamStage):
@@ -91,5 +112,29 @@ def in_a_row(stages, outer):
     wiring.connect(m, wiring.flipped(outer.i), stages[0].i)
     for before, after in zip(stages, stages[1:]):
         wiring.connect(m, before.o, after.i)
+        share_ready(before, after)
     wiring.connect(m, stages[-1].o, wiring.flipped(outer.o))
     return m
+
+
+def share_ready(before, after):
+    """Where ``after`` takes ``before.o`` on its ``i`` and both can (``after.DRIVES_READIES``,
+    ``before.USES_READIES``), :data:`READY_COPIES` flip-flop copies of ``after``'s ``i.ready``
+    that ``before`` reads instead of ``o.ready`` (:func:`ready_source`): the ready path crosses
+    on several short routes instead of one net of a dozen loads. Call before elaboration."""
+    if getattr(after, "DRIVES_READIES", False) and getattr(before, "USES_READIES", False):
+        copies = tuple(Signal(name=f"ready_copy{n}") for n in range(READY_COPIES))
+        after.i_readies = before.o_readies = copies
+
+
+def ready_source(stage):
+    """A function that gives, each time it is called, the signal a control flip-flop of
+    ``stage`` reads as ``o.ready``: the copies of :attr:`StreamStage.o_readies` in turn,
+    :data:`READY_LOADS` calls each (so neighbouring flip-flops share a copy), or ``o.ready``."""
+    readies = tuple(stage.o_readies) or (stage.o.ready,)
+    calls = []
+
+    def ready():
+        calls.append(None)
+        return readies[(len(calls) - 1) // READY_LOADS % len(readies)]
+    return ready

@@ -90,11 +90,18 @@ class TextDecoder(EncodingStage):
             return _byte_stage(encoding)[0].LATENCY + Utf16Decoder.LATENCY
         return Utf8Decoder.latency(errors, encoding=encoding)
 
+    @property
+    def USES_READIES(self):
+        """Whether the last stage reads copies of ``o.ready``
+        (:func:`~utf8_gateware.hdl.component.share_ready`): the UTF-16 decoder."""
+        return self._encoding in UTF16_SCHEMES
+
     def elaborate(self, platform):
         if self._encoding in UTF16_SCHEMES:
             stage, params = _byte_stage(self._encoding)
             stages = [stage(*params), Utf16Decoder(self._errors)]
         else:
             stages = [Utf8Decoder(self._errors, encoding=self._encoding)]
+        stages[-1].o_readies = self.o_readies
         return in_a_row(stages, self)
 

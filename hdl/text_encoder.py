@@ -101,6 +101,12 @@ class TextEncoder(EncodingStage):
                 (Utf16BomWriter.LATENCY if encoding == "utf-16" else 0)
         return Utf8Encoder.latency(encoding, errors, carry_error=carry_error)
 
+    @property
+    def DRIVES_READIES(self):
+        """Whether the first stage drives copies of ``i.ready``
+        (:func:`~utf8_gateware.hdl.component.share_ready`): the UTF-16 encoder."""
+        return self._encoding in UTF16_SCHEMES
+
     def elaborate(self, platform):
         if self._encoding in UTF16_SCHEMES:
             stages = [Utf16Encoder(self._errors, carry_error=self._carry_error),
@@ -109,4 +115,5 @@ class TextEncoder(EncodingStage):
         else:
             stages = [Utf8Encoder(self._errors, encoding=self._encoding,
                                   carry_error=self._carry_error)]
+        stages[0].i_readies = self.i_readies
         return in_a_row(stages, self)

@@ -3,7 +3,7 @@
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
-from .component import StreamStage
+from .component import StreamStage, share_ready
 from .pipeline import SKID_LATENCY, skid_buffer
 from .error_kind import check_encoding
 from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
@@ -163,6 +163,8 @@ class Transcoder(StreamStage):
         m.submodules.encoder = encoder = TextEncoder(self._target, self._errors, carry_error=True)
         (carry_through if self._target in UTF16_SCHEMES else carry_register)(m, decoder.o,
                                                                               encoder.i)
+        if self._target in UTF16_SCHEMES:   # copies of the encoder's i.ready (a UTF-16 decoder)
+            share_ready(decoder, encoder)
         wiring.connect(m, wiring.flipped(self.i), decoder.i)
         wiring.connect(m, encoder.o, wiring.flipped(self.o))
         return m

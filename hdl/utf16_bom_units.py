@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from .component import StreamStage
+from .component import StreamStage, ready_source
 from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import keep
 from .utf16_units import unit_slot
@@ -60,13 +60,20 @@ class Utf16BomUnits(StreamStage):
 
     LAYOUTS = (ByteLayout, CodeUnitLayout)
 
+    #: Copies of ``i.ready`` driven, of ``o.ready`` read
+    #: (:func:`~utf8_gateware.hdl.component.share_ready`).
+    DRIVES_READIES = USES_READIES = True
+
     def elaborate(self, platform):
         m = Module()
         s = stage_signals("s", "valid", "last", "mark", unit=16, error=3)
         k = stage_signals("k", "valid", "last", unit=16, error=3)
         # `adv` counts a slot that holds a mark as valid: a refusal then costs one idle cycle.
-        adv = EnableCopies(m, "adv", lambda own: self.o.ready | ~Mux(own, s.valid, k.valid))
+        ready = ready_source(self)
+        adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, s.valid, k.valid))
         m.d.comb += self.i.ready.eq(adv.new())
+        for copy in self.i_readies:
+            adv.new(copy)
         p = self.i.p
         a1 = shift_stage(adv, "a1", {
             "valid": self.i.valid, "last": p.last, "d": p.data,

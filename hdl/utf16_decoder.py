@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
-from .component import PolicyStage
+from .component import PolicyStage, ready_source
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, CodepointLayout
 from .pipeline import keep
@@ -74,6 +74,10 @@ class Utf16Decoder(PolicyStage):
     POLICIES = UTF16_DECODE_ERRORS
     LAYOUTS = (CodeUnitLayout, CodepointLayout)
 
+    #: Copies of ``i.ready`` driven, of ``o.ready`` read
+    #: (:func:`~utf8_gateware.hdl.component.share_ready`).
+    DRIVES_READIES = USES_READIES = True
+
     def elaborate(self, platform):
         m = Module()
         o = self.o
@@ -81,8 +85,11 @@ class Utf16Decoder(PolicyStage):
         k = stage_signals("k", "valid", "last", cp=21, error=3)
         # `adv` (a flip-flop, and `i.ready`) falls for the cycle after the sink refused a valid
         # slot; it rises while the skid register is empty (the sink may wait for `valid`).
-        adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, s.valid, k.valid))
+        ready = ready_source(self)
+        adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, s.valid, k.valid))
         m.d.comb += self.i.ready.eq(adv.new())
+        for copy in self.i_readies:
+            adv.new(copy)
         w = unit_register(adv, "w", self.i)
         x = shift_stage(adv, "x", self._pieces(w))
         y = shift_stage(adv, "y", self._flags(x))

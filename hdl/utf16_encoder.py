@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
-from .component import PolicyStage
+from .component import PolicyStage, ready_source
 from .error_kind import ErrorKind
 from .layouts import CarriedUnitLayout, CodeUnitLayout, UnitLayout
 from .pipeline import keep
@@ -83,6 +83,10 @@ class Utf16Encoder(PolicyStage):
 
     POLICIES = UTF16_ENCODE_ERRORS
 
+    #: Copies of ``i.ready`` driven, of ``o.ready`` read
+    #: (:func:`~utf8_gateware.hdl.component.share_ready`).
+    DRIVES_READIES = USES_READIES = True
+
     @classmethod
     def check_parameters(cls, errors="replace", *, carry_error=False):
         super().check_parameters(errors)
@@ -115,10 +119,13 @@ class Utf16Encoder(PolicyStage):
         # `adv` falls for the cycle after the sink refused a valid slot (and rises while the
         # skid register is empty: at the start, the sink may wait for `valid`); `take` is low
         # for the cycle after B took a supplementary code point (its trail goes out next).
-        adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, b.valid, k.valid))
-        take = EnableCopies(m, "take", lambda own: (o.ready | ~b.valid) & ~(own & a3_n2),
-                       enable=adv.first)
+        ready = ready_source(self)
+        adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, b.valid, k.valid))
+        take = EnableCopies(m, "take", lambda own: (ready() | ~b.valid) & ~(own & a3_n2),
+                            enable=adv.first)
         m.d.comb += self.i.ready.eq(take.new())
+        for copy in self.i_readies:
+            take.new(copy)
         a1 = shift_stage(take, "a1", self._pieces(self._input(take)))
         a2 = shift_stage(take, "a2", self._flags(a1))
         a3 = shift_stage(take, "a3", self._character(a2), n2=a3_n2)
@@ -148,7 +155,8 @@ class Utf16Encoder(PolicyStage):
 
     def _pieces(self, beat):
         """A1, the input code point ``u`` of ``beat``: its low 16 bits, the lead surrogate's
-        plane bits, and flags of groups of at most four bits of ``u``."""
+        plane bits, and flags of groups of at most four bits of ``u`` (``u20`` and ``nz19``
+        also as complements, ``nu20`` and ``z19``, for half of their loads)."""
         u = beat["codepoint"]
         values = {
             "valid": beat["valid"], "last": beat["last"], "low": u[:16],
@@ -156,6 +164,9 @@ class Utf16Encoder(PolicyStage):
             "plane": plane_minus_one(u),
             "g31": u[28:32] == 0, "g27": u[24:28] == 0, "z23": u[21:24] == 0, "u20": u[20],
             "nz19": u[16:20] != 0, "hi1101": u[12:16] == 0b1101,
+            # complements of `u20` and `nz19` for the upper half of A2's `cand` (each had 19
+            # loads; a complement is a function of its own, so synthesis keeps both)
+            "nu20": ~u[20], "z19": u[16:20] == 0,
         }
         if self._carry_error:
             values["error"] = beat["error"]
@@ -165,14 +176,18 @@ class Utf16Encoder(PolicyStage):
         """A2, from A1: the class flags (``zhi``: u[31:21] zero; ``big``: u[20:16] above 16;
         ``bmp5``: u[20:16] zero; ``sur``: a surrogate if ``zhi``), the trail's payload and
         ``cand``, the first unit of a scalar (the unit of a BMP one, else the lead
-        surrogate)."""
-        bmp5 = ~a1.u20 & ~a1.nz19
+        surrogate); ``zhi``, ``big`` and ``sur`` also as complements (``nzhi``, ``nbig``,
+        ``nsur``) for the upper half of A3's ``first``."""
+        bmp5, bmp5c = ~a1.u20 & ~a1.nz19, a1.nu20 & a1.z19
         lead = Cat(a1.low[10:16], a1.plane, Const(0b110110, 6))
         values = {
             "valid": a1.valid, "last": a1.last, "trail": a1.low[:10],
-            "cand": keep(bmp5, a1.low, lead),
+            "cand": Cat(keep(bmp5, a1.low[:8], lead[:8]), keep(bmp5c, a1.low[8:], lead[8:])),
             "zhi": a1.g31 & a1.g27 & a1.z23, "big": a1.u20 & a1.nz19, "bmp5": bmp5,
             "sur": bmp5 & a1.hi1101 & a1.low[11],
+            # complements of `zhi`, `big` and `sur` for the upper half of A3's `first`
+            "nzhi": ~(a1.g31 & a1.g27 & a1.z23), "nbig": a1.nu20 | a1.z19,
+            "nsur": ~(bmp5c & a1.hi1101 & a1.low[11]),
         }
         if self._carry_error:
             values["error"] = a1.error
@@ -183,14 +198,17 @@ class Utf16Encoder(PolicyStage):
         surrogate pair) and the trail's payload."""
         large = ~a2.zhi | a2.big                                # u >= 0x110000
         sur = a2.sur if self._errors != "surrogatepass" else Const(0)
+        bad = large | sur
+        bad_c = a2.nzhi | ~a2.nbig | (~a2.nsur if self._errors != "surrogatepass" else 0)
+        sub = Const(_REPLACEMENT if self._errors == "replace" else 0, 16)
         carried = a2.error if self._carry_error else Const(ErrorKind.NONE, 3)
         return {
             "valid": a2.valid, "last": a2.last, "trail": a2.trail,
             # U+FFFD, or a marker beat's 0 (strict; a value too large with surrogatepass)
             # (`keep`, not `Mux`: a constant under a condition would become a synchronous
             # set or reset, a LUT in front of 16 set/reset pins)
-            "first": keep(large | sur, Const(_REPLACEMENT if self._errors == "replace" else 0, 16),
-                          a2.cand),
+            # (the upper half from the complements: each flag had 20 loads)
+            "first": Cat(keep(bad, sub[:8], a2.cand[:8]), keep(bad_c, sub[8:], a2.cand[8:])),
             "kind": keep(large, Const(ErrorKind.TOO_LARGE, 3),
                          keep(sur, Const(ErrorKind.SURROGATE, 3), carried)),
             "n2": a2.valid & a2.zhi & ~a2.big & ~a2.bmp5,

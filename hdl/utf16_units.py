@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from .component import StreamStage
+from .component import StreamStage, ready_source
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import keep
@@ -81,13 +81,20 @@ class Utf16Units(ByteOrderStage):
     #: Payload layouts of ``i`` and ``o``.
     LAYOUTS = (ByteLayout, CodeUnitLayout)
 
+    #: Copies of ``i.ready`` driven, of ``o.ready`` read
+    #: (:func:`~utf8_gateware.hdl.component.share_ready`).
+    DRIVES_READIES = USES_READIES = True
+
     def elaborate(self, platform):
         m = Module()
         s, k = (stage_signals(stage, "valid", "last", unit=16, error=3) for stage in "sk")
         have = Signal(name="have")              # the first byte of a unit waits in `first`
         first = Signal(8, name="first")
-        adv = EnableCopies(m, "adv", lambda own: self.o.ready | ~Mux(own, s.valid, k.valid))
+        ready = ready_source(self)
+        adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, s.valid, k.valid))
         m.d.comb += self.i.ready.eq(adv.new())
+        for copy in self.i_readies:
+            adv.new(copy)
         x = self.i.p
         unit = Cat(first, x.data) if self._byteorder == "little" else Cat(x.data, first)
         adv.load([
@@ -127,7 +134,7 @@ def unit_register(copies, stage, port):
                                        "unit": port.p.unit, "error": port.p.error.as_value()})
 
 
-def slot_controls(m, o, b_valid, k_valid, two):
+def slot_controls(m, ready, b_valid, k_valid, two):
     """``adv`` and ``take`` (:class:`~utf8_gateware.hdl.utf8_shift_encoder.EnableCopies`) of a
     core whose output slot B takes a beat of the stage before it, which gives one output, or
     two (``two``, a flip-flop of that stage: the second follows from B's own register), as in
@@ -135,8 +142,9 @@ def slot_controls(m, o, b_valid, k_valid, two):
     the sink on ``o`` refused a valid slot (and rises while the skid register, whose ``valid``
     is ``k_valid``, is empty: the sink may wait for ``valid``); ``take`` (the stages' clock
     enable, and ``i.ready``) is low for that cycle too, and for the cycle after B took a beat
-    of two outputs."""
-    adv = EnableCopies(m, "adv", lambda own: o.ready | ~Mux(own, b_valid, k_valid))
-    take = EnableCopies(m, "take", lambda own: (o.ready | ~b_valid) & ~(own & two),
+    of two outputs. ``ready``: a function that gives the signal to read as ``o.ready``
+    (:func:`~utf8_gateware.hdl.component.ready_source`)."""
+    adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, b_valid, k_valid))
+    take = EnableCopies(m, "take", lambda own: (ready() | ~b_valid) & ~(own & two),
                         enable=adv.first)
     return adv, take

@@ -614,10 +614,11 @@ class EnableCopies:
         if first_loads:
             self.room, self.copy = self.FANOUT, self.first
 
-    def new(self):
-        """One more copy."""
+    def new(self, copy=None):
+        """One more copy (``copy``: a signal to drive as one, else a new one)."""
         n = len(self.copies)
-        copy = Signal(name=self.name if not n else f"{self.name}_ce{n}")
+        if copy is None:
+            copy = Signal(name=self.name if not n else f"{self.name}_ce{n}")
         self.copies.append(copy)
         if self.enable is None:
             self._next_state(copy)
