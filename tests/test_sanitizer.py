@@ -199,6 +199,79 @@ def test_sink_waits_for_valid(errors, registered):
     assert finished and got == expected_beats(texts, errors)
 
 
+#: (finished messages, the next message's first bytes, its remaining bytes, how many of its first
+#: bytes are final before the pause): the input pauses after the first bytes.
+GAP_CASES = [([first], head, b"Z", 0)
+             for first in [b"A", b"\xe6", b"A\xe2\x82\xac", b"\xff", b"xyz", b"\xf0\x90\x80"]
+             for head in [b"\xc8", b"\xe6", b"\xf0", b"\xed", b"\xe6\x80", b"\xf0\x90",
+                          b"\xf0\x90\x80", b"\xc2\xc8"]]
+GAP_CASES += [([], b"xyz" + head, tail, 3) for head, tail in
+              [(b"\xc8", b"\x80Z"), (b"\xe2\x82", b"\xacZ"), (b"\xf0\x9f\x98", b"\x80Z"),
+               (b"\xed", b"\xa0Z"), (b"\xe6\x80", b"Z")]]
+GAP_CASES += [([], b"ab\xffc\xe6", b"\x80\x80", 4), ([], b"\x80\xe6", b"\x80\x80", 1)]
+
+
+@pytest.mark.parametrize("sink", ["ready", "waits", "registered"])
+@pytest.mark.parametrize("errors", SANITIZE_ERRORS)
+def test_finished_bytes_do_not_wait(errors, sink):
+    """A byte before a pending prefix is final: in a pause of the input after a prefix, the bytes
+    before it come out (a finished message's `last` included) without the byte that decides the
+    prefix. (Until stop 28 the whole line waited: message 1's 41 with `last`, then message 2's
+    C8 and a pause, and 41 never came out; a request/response user deadlocked.) The sink is
+    always ready, raises ``o.ready`` when it sees ``o.valid``, or a cycle after."""
+    dut = Utf8Sanitizer(errors)
+    gap, deadline = 100, 80
+    items, messages, checks, got = [], [], [], []
+    for finished, head, tail, final in GAP_CASES:
+        messages += finished
+        need = len(expected_beats(messages + [head[:final]] if final else messages, errors))
+        messages.append(head + tail)
+        items += [(byte, index == len(message) - 1, None) for message in finished
+                  for index, byte in enumerate(message)]
+        items += [(byte, False, None) for byte in head[:-1]] + [(head[-1], False, need)]
+        items += [(byte, index == len(tail) - 1, None) for index, byte in enumerate(tail)]
+
+    async def source(ctx):
+        for data, last, need in items:
+            ctx.set(dut.i.payload.data, data)
+            ctx.set(dut.i.payload.last, last)
+            ctx.set(dut.i.valid, 1)
+            await ctx.delay(1e-8)
+            while not ctx.get(dut.i.ready):
+                await ctx.tick()
+                await ctx.delay(1e-8)
+            await ctx.tick()
+            if need is not None:
+                ctx.set(dut.i.valid, 0)
+                await ctx.tick().repeat(deadline)
+                checks.append((need, len(got)))
+                await ctx.tick().repeat(gap - deadline)
+        ctx.set(dut.i.valid, 0)
+
+    async def drain(ctx):
+        seen = False
+        for _ in range(len(items) * 4 + len(GAP_CASES) * gap + 200):
+            await ctx.delay(2e-8)
+            valid = ctx.get(dut.o.valid)
+            ready = {"ready": True, "waits": valid, "registered": seen}[sink]
+            ctx.set(dut.o.ready, ready)
+            await ctx.delay(1e-8)
+            if valid and ready:
+                p = ctx.get(dut.o.payload)
+                got.append((p.data, ErrorKind(p.error), p.last))
+            seen = valid and not ready
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(source)
+    sim.add_testbench(drain)
+    run_simulation(sim, f"sanitizer-finished-{errors}-{sink}")
+    assert got == expected_beats(messages, errors)
+    assert len(checks) == len(GAP_CASES)
+    assert [(case, need, out) for case, (need, out) in zip(GAP_CASES, checks) if out < need] == []
+
+
 # -------------------------------------------------------------------------------------------------
 # Random text
 
