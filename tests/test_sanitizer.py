@@ -2,6 +2,7 @@
 """The UTF-8 sanitiser (:class:`utf8_gateware.hdl.sanitizer.Utf8Sanitizer`, byte-level) in
 Amaranth's Python simulator, against the reference model and CPython's codec."""
 
+import codecs
 import random
 
 import pytest
@@ -211,25 +212,14 @@ GAP_CASES += [([], b"xyz" + head, tail, 3) for head, tail in
 GAP_CASES += [([], b"ab\xffc\xe6", b"\x80\x80", 4), ([], b"\x80\xe6", b"\x80\x80", 1)]
 
 
-@pytest.mark.parametrize("sink", ["ready", "waits", "registered"])
-@pytest.mark.parametrize("errors", SANITIZE_ERRORS)
-def test_finished_bytes_do_not_wait(errors, sink):
-    """A byte before a pending prefix is final: in a pause of the input after a prefix, the bytes
-    before it come out (a finished message's `last` included) without the byte that decides the
-    prefix. (Until stop 28 the whole line waited: message 1's 41 with `last`, then message 2's
-    C8 and a pause, and 41 never came out; a request/response user deadlocked.) The sink is
-    always ready, raises ``o.ready`` when it sees ``o.valid``, or a cycle after."""
+def run_with_pauses(errors, sink, items, gap=100, deadline=80):
+    """Feed ``items`` (``(data, last, need)``) to a sanitiser; after each item whose ``need`` is
+    not None the input pauses ``gap`` cycles, and ``deadline`` cycles into the pause the count
+    of beats out so far is taken: ``(beats, [(need, count), ...])``. The sink is always ready
+    (``"ready"``), raises ``o.ready`` when it sees ``o.valid`` (``"waits"``), or a cycle after
+    (``"registered"``)."""
     dut = Utf8Sanitizer(errors)
-    gap, deadline = 100, 80
-    items, messages, checks, got = [], [], [], []
-    for finished, head, tail, final in GAP_CASES:
-        messages += finished
-        need = len(expected_beats(messages + [head[:final]] if final else messages, errors))
-        messages.append(head + tail)
-        items += [(byte, index == len(message) - 1, None) for message in finished
-                  for index, byte in enumerate(message)]
-        items += [(byte, False, None) for byte in head[:-1]] + [(head[-1], False, need)]
-        items += [(byte, index == len(tail) - 1, None) for index, byte in enumerate(tail)]
+    checks, got = [], []
 
     async def source(ctx):
         for data, last, need in items:
@@ -250,7 +240,8 @@ def test_finished_bytes_do_not_wait(errors, sink):
 
     async def drain(ctx):
         seen = False
-        for _ in range(len(items) * 4 + len(GAP_CASES) * gap + 200):
+        pauses = sum(need is not None for _, _, need in items)
+        for _ in range(len(items) * 4 + pauses * gap + 200):
             await ctx.delay(2e-8)
             valid = ctx.get(dut.o.valid)
             ready = {"ready": True, "waits": valid, "registered": seen}[sink]
@@ -266,10 +257,59 @@ def test_finished_bytes_do_not_wait(errors, sink):
     sim.add_clock(1e-6)
     sim.add_testbench(source)
     sim.add_testbench(drain)
-    run_simulation(sim, f"sanitizer-finished-{errors}-{sink}")
+    run_simulation(sim, f"sanitizer-pauses-{errors}-{sink}")
+    return got, checks
+
+
+@pytest.mark.parametrize("sink", ["ready", "waits", "registered"])
+@pytest.mark.parametrize("errors", SANITIZE_ERRORS)
+def test_finished_bytes_do_not_wait(errors, sink):
+    """A byte before a pending prefix is final: in a pause of the input after a prefix, the bytes
+    before it come out (a finished message's `last` included) without the byte that decides the
+    prefix. (Until stop 28 the whole line waited: message 1's 41 with `last`, then message 2's
+    C8 and a pause, and 41 never came out; a request/response user deadlocked.) The sink is
+    always ready, raises ``o.ready`` when it sees ``o.valid``, or a cycle after."""
+    items, messages = [], []
+    for finished, head, tail, final in GAP_CASES:
+        messages += finished
+        need = len(expected_beats(messages + [head[:final]] if final else messages, errors))
+        messages.append(head + tail)
+        items += [(byte, index == len(message) - 1, None) for message in finished
+                  for index, byte in enumerate(message)]
+        items += [(byte, False, None) for byte in head[:-1]] + [(head[-1], False, need)]
+        items += [(byte, index == len(tail) - 1, None) for index, byte in enumerate(tail)]
+    got, checks = run_with_pauses(errors, sink, items)
     assert got == expected_beats(messages, errors)
     assert len(checks) == len(GAP_CASES)
     assert [(case, need, out) for case, (need, out) in zip(GAP_CASES, checks) if out < need] == []
+
+
+@pytest.mark.parametrize("errors", SANITIZE_ERRORS)
+def test_pauses_anywhere(errors):
+    """Random messages paused after random bytes (the sink raises ``o.ready`` when it sees
+    ``o.valid``): in every pause, every byte but those of the prefix still pending (what
+    CPython's incremental decoder keeps) is out, as the whole message's beats after its end."""
+    rng = random.Random(f"pauses-{errors}")
+    messages = [random_message(rng, rng.randrange(1, 12)) for _ in range(80)]
+    items, done = [], []
+    for message in messages:
+        for index, byte in enumerate(message):
+            last = index == len(message) - 1
+            need = None
+            if rng.random() < 0.25:
+                if last:
+                    need = len(expected_beats(done + [message], errors))
+                else:
+                    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+                    decoder.decode(message[:index + 1], False)
+                    final = message[:index + 1 - len(decoder.getstate()[0])]
+                    need = len(expected_beats(done + [final] if final else done, errors))
+            items.append((byte, last, need))
+        done.append(message)
+    got, checks = run_with_pauses(errors, "waits", items)
+    assert got == expected_beats(messages, errors)
+    assert len(checks) > 80
+    assert [(need, out) for need, out in checks if out < need] == []
 
 
 # -------------------------------------------------------------------------------------------------
