@@ -15,8 +15,8 @@ A core that waits for ``ready`` before its first output fails: the shift encoder
 only after it sees ``valid`` (``tests/test_valid_before_ready.py`` runs such a sink in
 simulation; the mutant in ``tests/test_formal_valid_first.py`` is a core that waits for
 ``ready`` once). So does a core that holds a finished message's output until more input comes:
-the sanitiser, found by this proof at stop 28 (its line stops while a prefix of the next message
-is pending and the input pauses).
+this proof found that in the sanitiser at stop 28 (its line stopped while a prefix of the next
+message was pending and the input paused; fixed the same stop).
 
 A bounded model check of depth bound + 4: the first input can be taken in cycle 1 or 2
 (registered ``ready``, the flush after reset), so every message ended in the first two cycles it

@@ -66,9 +66,12 @@ class Utf8Sanitizer(PolicyStage):
     back): the byte is ill-formed (with its subpart's kind), it begins a subpart, the message
     ends there. The bytes then go through a line of three slots (the bytes 1..3 back), each
     slot ORing in the marks of the byte in ``M2`` for its distance, and an output slot: a byte
-    is final three bytes later, when it leaves the line. The line moves with every byte, and in
-    a step without one unless a prefix is pending (so the bytes of a pending prefix are always
-    the line's latest, and a message's end drains out with no byte behind it). With
+    is final three bytes later, when it leaves the line, or as soon as no pending prefix holds
+    it. The line moves with every byte; in a step without one each slot moves unless it holds a
+    byte of the pending prefix (``pending1`` .. ``pending3``: the prefix's length, so its bytes
+    are always the line's latest, slots 1 up to its length), and the slot after such a slot
+    takes a bubble. So the bytes before a pending prefix (which no later byte can mark) drain in
+    a gap of the input, and a message's end drains out with no byte behind it. With
     ``"surrogateescape"`` the output slot goes to ``o`` through the pipeline's skid register
     (:meth:`~utf8_gateware.hdl.pipeline.Pipeline.drive_output`). With ``"replace"`` a subpart's
     later bytes leave the line as bubbles, and a last slot ``X`` takes the line's byte, or EF
@@ -83,9 +86,11 @@ class Utf8Sanitizer(PolicyStage):
     Latency and throughput
     ----------------------
     A byte's first output byte is on ``o`` :attr:`LATENCY` cycles after its transfer (11 with
-    ``"surrogateescape"``, 12 with ``"replace"``) if the input has no gap while a prefix is
-    pending; in such a gap the line waits (with the bytes before the prefix) for the byte that
-    decides it, or for ``last``. ``"surrogateescape"``: one byte per cycle on any input, no
+    ``"surrogateescape"``, 12 with ``"replace"``; the sink ready), unless the byte belongs to a
+    prefix that is pending in a gap of the input: such bytes wait for the byte that decides
+    them, or for ``last``; the bytes before them do not (until stop 28 the whole line waited,
+    so a message's end waited for the next message's second byte when that began with a lead).
+    ``"surrogateescape"``: one byte per cycle on any input, no
     stall at all. ``"replace"``: well-formed text at one byte per cycle whatever its characters'
     lengths; each U+FFFD takes three output cycles and holds the input for two (worst case,
     one-byte subparts: a third of an input byte per cycle).
@@ -129,7 +134,10 @@ class Utf8Sanitizer(PolicyStage):
         byte = data[0]
         for name in ["a", "b", "c", "v", "u"]:
             byte = pipe.data(f"{name}_byte", byte, 8)
-        pnd = pipe.data("u_pnd", pipe.data("v_pnd", c.lanes[0].pend0 | c.lanes[0].sc))
+        # The length of the prefix pending after the byte: at least 1, 2, 3.
+        lane = c.lanes[0]
+        pnd = [pipe.data(f"u_pnd{k}", pipe.data(f"v_pnd{k}", value))
+               for k, value in enumerate([lane.pend0 | lane.sc, lane.anyc, lane.sc], start=1)]
         m1 = _stage_reach(pipe, u.lanes[0], u.beat_vl, byte, pnd)
         m2, sh = _stage_marks(pipe, m1, escape)
         out = _line(m, pipe, m2, sh, escape)
@@ -174,10 +182,11 @@ def _stage_reach(pipe, lane, vl, byte, pnd):
     r.okind = pipe.data("m1_okind", lane.okind, ErrorKind)
     r.byte = pipe.data("m1_byte", lane.byte)
     r.data = pipe.data("m1_data", byte, 8)
-    # The line's pending prefix after the byte: set (`pset`) or cleared (`pclr`).
-    # (`beat_vl`, not `vl`: a bubble that ends a message, the flush's, clears it too.)
-    r.pset = pipe.data("m1_pset", lane.byte & pnd & ~beat_vl)
-    r.pclr = pipe.data("m1_pclr", beat_vl | (lane.byte & ~pnd))
+    # `keep[j]`: after the beat the line's pending prefix is of at least j + 1 bytes: after a
+    # byte, if the byte's is; after a bubble, if it was before and the bubble does not end the
+    # message. (`beat_vl`, not `vl`: a bubble that ends a message, the flush's, clears it too.)
+    r.keep = [pipe.data(f"m1_keep{k}", ~beat_vl & (~lane.byte | value))
+              for k, value in enumerate(pnd, start=1)]
     return r
 
 
@@ -205,14 +214,18 @@ def _stage_marks(pipe, r, escape):
             lastn=pipe.data(f"m2_lastn{k}", lasts[k] & (1 if escape else ~first))))
     byte = pipe.data("m2_byte", r.byte)
     data = pipe.data("m2_data", r.data, 8)
-    pset, pclr = pipe.data("m2_pset", r.pset), pipe.data("m2_pclr", r.pclr)
-    # The pending prefix after the latest byte in the line; the line moves with every byte and
-    # in a bubble if nothing is pending (so a pending prefix's bytes stay the latest of the line).
-    pending = Signal(name="pending")
-    after = pset | (~pclr & pending)
-    with pipe.m.If(pipe.enable(2)):
-        pipe.m.d.sync += pending.eq(after)
-    sh = pipe.data("m2_sh", r.byte | ~after)
+    # `pending[j]`: slot j + 1 holds a byte of the prefix pending after the line's latest byte
+    # (the prefix's bytes are always the latest of the line, slots 1 .. its length). Slot j + 1
+    # moves (`sh[j]`) with every byte, and in a bubble unless it holds such a byte: so the bytes
+    # before a pending prefix drain in a gap, and those of the prefix wait for the byte that
+    # decides them (or the message's end).
+    sh = []
+    for k, keep_ in enumerate(r.keep, start=1):
+        pending = Signal(name=f"pending{k}")
+        after = pipe.data(f"m2_keep{k}", keep_) & (byte | pending)
+        with pipe.m.If(pipe.enable(2)):
+            pipe.m.d.sync += pending.eq(after)
+        sh.append(pipe.data(f"m2_sh{k}", r.byte | ~after))
     return SimpleNamespace(marks=marks, byte=byte, data=data), sh
 
 
@@ -225,16 +238,19 @@ def _line(m, pipe, m2, sh, escape):
                              lastf=0, lastn=0)]
     for k in range(1, 5):
         src, mark = slots[-1], m2.marks[k - 1]
+        # (The output slot takes slot 3's byte when slot 3 moves; a slot takes a bubble when the
+        # slot before it holds.)
+        move = sh[min(k, 3) - 1]
         dst = SimpleNamespace(**{name: Signal(width, name=f"l{k}_{name}") for name, width in
                                  fields})
         new = {name: getattr(src, name) | getattr(mark, name, 0) for name, _ in fields
                if name not in ("v", "vf", "data")}
         new["data"] = src.data
         if k == 4:
-            new["v"] = sh & src.v if escape else sh & src.v & ~(src.later | mark.later)
-            new["vf"] = sh & src.v & (src.first | mark.first)
+            new["v"] = move & src.v if escape else move & src.v & ~(src.later | mark.later)
+            new["vf"] = move & src.v & (src.first | mark.first)
         else:
-            new["v"] = src.v
+            new["v"] = src.v & sh[k - 2] if k > 1 else src.v
             new["vf"] = 0
         for name, width in fields:
             reg = getattr(dst, name)
@@ -242,7 +258,7 @@ def _line(m, pipe, m2, sh, escape):
                 if k == 4 and name in ("v", "vf"):
                     m.d.sync += reg.eq(new[name])
                 else:
-                    m.d.sync += reg.eq(keep(sh, new[name], reg))
+                    m.d.sync += reg.eq(keep(move, new[name], reg))
         slots.append(dst)
     return slots[-1]
 

@@ -4,9 +4,10 @@
 bound of its last input. A mutant that waits for ``ready`` once, as the shift encoder did until
 stop 27, must fail.
 
-The sanitiser fails today: a finished message's final bytes wait in its line while the next
-message's first character is incomplete and the input pauses (a defect found by this proof, at
-stop 28; ``tests/test_sanitizer.py`` has the same case in simulation)."""
+This proof found a defect at stop 28, fixed the same stop: the sanitiser held a finished
+message's final bytes in its line while the next message's first character was incomplete and
+the input paused (``tests/test_sanitizer.py``, ``test_finished_bytes_do_not_wait``, has the
+cases in simulation)."""
 
 import pytest
 from amaranth.hdl import Module, Signal
@@ -19,22 +20,13 @@ from proofs import Mutant, assert_proved
 
 pytestmark = pytest.mark.formal_long
 
-#: Proofs that fail today, each with the defect it shows.
-KNOWN_DEFECTS = {
-    "valid-first-sanitizers": "the sanitiser holds a finished message's last bytes while the "
-                              "next message's first character is incomplete (stop 28)",
-}
-
-
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     jobs = [job for proof in PROOFS for job in proof.jobs()]
     return formal.run_many(jobs, workdir=tmp_path_factory.mktemp("formal-valid-first"))
 
 
-@pytest.mark.parametrize("proof", [
-    pytest.param(proof, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DEFECTS[proof.name]))
-    if proof.name in KNOWN_DEFECTS else proof for proof in PROOFS], ids=lambda proof: proof.name)
+@pytest.mark.parametrize("proof", PROOFS, ids=lambda proof: proof.name)
 def test_proof(proof, results):
     assert_proved(results, proof.name)
 

@@ -2,6 +2,7 @@
 """The UTF-8 sanitiser (:class:`utf8_gateware.hdl.sanitizer.Utf8Sanitizer`, byte-level) in
 Amaranth's Python simulator, against the reference model and CPython's codec."""
 
+import codecs
 import random
 
 import pytest
@@ -197,6 +198,118 @@ def test_sink_waits_for_valid(errors, registered):
     sim.add_testbench(sink)
     run_simulation(sim, f"sanitizer-waits-for-valid-{errors}-{registered}")
     assert finished and got == expected_beats(texts, errors)
+
+
+#: (finished messages, the next message's first bytes, its remaining bytes, how many of its first
+#: bytes are final before the pause): the input pauses after the first bytes.
+GAP_CASES = [([first], head, b"Z", 0)
+             for first in [b"A", b"\xe6", b"A\xe2\x82\xac", b"\xff", b"xyz", b"\xf0\x90\x80"]
+             for head in [b"\xc8", b"\xe6", b"\xf0", b"\xed", b"\xe6\x80", b"\xf0\x90",
+                          b"\xf0\x90\x80", b"\xc2\xc8"]]
+GAP_CASES += [([], b"xyz" + head, tail, 3) for head, tail in
+              [(b"\xc8", b"\x80Z"), (b"\xe2\x82", b"\xacZ"), (b"\xf0\x9f\x98", b"\x80Z"),
+               (b"\xed", b"\xa0Z"), (b"\xe6\x80", b"Z")]]
+GAP_CASES += [([], b"ab\xffc\xe6", b"\x80\x80", 4), ([], b"\x80\xe6", b"\x80\x80", 1)]
+
+
+def run_with_pauses(errors, sink, items, gap=100, deadline=80):
+    """Feed ``items`` (``(data, last, need)``) to a sanitiser; after each item whose ``need`` is
+    not None the input pauses ``gap`` cycles, and ``deadline`` cycles into the pause the count
+    of beats out so far is taken: ``(beats, [(need, count), ...])``. The sink is always ready
+    (``"ready"``), raises ``o.ready`` when it sees ``o.valid`` (``"waits"``), or a cycle after
+    (``"registered"``)."""
+    dut = Utf8Sanitizer(errors)
+    checks, got = [], []
+
+    async def source(ctx):
+        for data, last, need in items:
+            ctx.set(dut.i.payload.data, data)
+            ctx.set(dut.i.payload.last, last)
+            ctx.set(dut.i.valid, 1)
+            await ctx.delay(1e-8)
+            while not ctx.get(dut.i.ready):
+                await ctx.tick()
+                await ctx.delay(1e-8)
+            await ctx.tick()
+            if need is not None:
+                ctx.set(dut.i.valid, 0)
+                await ctx.tick().repeat(deadline)
+                checks.append((need, len(got)))
+                await ctx.tick().repeat(gap - deadline)
+        ctx.set(dut.i.valid, 0)
+
+    async def drain(ctx):
+        seen = False
+        pauses = sum(need is not None for _, _, need in items)
+        for _ in range(len(items) * 4 + pauses * gap + 200):
+            await ctx.delay(2e-8)
+            valid = ctx.get(dut.o.valid)
+            ready = {"ready": True, "waits": valid, "registered": seen}[sink]
+            ctx.set(dut.o.ready, ready)
+            await ctx.delay(1e-8)
+            if valid and ready:
+                p = ctx.get(dut.o.payload)
+                got.append((p.data, ErrorKind(p.error), p.last))
+            seen = valid and not ready
+            await ctx.tick()
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-6)
+    sim.add_testbench(source)
+    sim.add_testbench(drain)
+    run_simulation(sim, f"sanitizer-pauses-{errors}-{sink}")
+    return got, checks
+
+
+@pytest.mark.parametrize("sink", ["ready", "waits", "registered"])
+@pytest.mark.parametrize("errors", SANITIZE_ERRORS)
+def test_finished_bytes_do_not_wait(errors, sink):
+    """A byte before a pending prefix is final: in a pause of the input after a prefix, the bytes
+    before it come out (a finished message's `last` included) without the byte that decides the
+    prefix. (Until stop 28 the whole line waited: message 1's 41 with `last`, then message 2's
+    C8 and a pause, and 41 never came out; a request/response user deadlocked.) The sink is
+    always ready, raises ``o.ready`` when it sees ``o.valid``, or a cycle after."""
+    items, messages = [], []
+    for finished, head, tail, final in GAP_CASES:
+        messages += finished
+        need = len(expected_beats(messages + [head[:final]] if final else messages, errors))
+        messages.append(head + tail)
+        items += [(byte, index == len(message) - 1, None) for message in finished
+                  for index, byte in enumerate(message)]
+        items += [(byte, False, None) for byte in head[:-1]] + [(head[-1], False, need)]
+        items += [(byte, index == len(tail) - 1, None) for index, byte in enumerate(tail)]
+    got, checks = run_with_pauses(errors, sink, items)
+    assert got == expected_beats(messages, errors)
+    assert len(checks) == len(GAP_CASES)
+    assert [(case, need, out) for case, (need, out) in zip(GAP_CASES, checks) if out < need] == []
+
+
+@pytest.mark.parametrize("errors", SANITIZE_ERRORS)
+def test_pauses_anywhere(errors):
+    """Random messages paused after random bytes (the sink raises ``o.ready`` when it sees
+    ``o.valid``): in every pause, every byte but those of the prefix still pending (what
+    CPython's incremental decoder keeps) is out, as the whole message's beats after its end."""
+    rng = random.Random(f"pauses-{errors}")
+    messages = [random_message(rng, rng.randrange(1, 12)) for _ in range(80)]
+    items, done = [], []
+    for message in messages:
+        for index, byte in enumerate(message):
+            last = index == len(message) - 1
+            need = None
+            if rng.random() < 0.25:
+                if last:
+                    need = len(expected_beats(done + [message], errors))
+                else:
+                    decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+                    decoder.decode(message[:index + 1], False)
+                    final = message[:index + 1 - len(decoder.getstate()[0])]
+                    need = len(expected_beats(done + [final] if final else done, errors))
+            items.append((byte, last, need))
+        done.append(message)
+    got, checks = run_with_pauses(errors, "waits", items)
+    assert got == expected_beats(messages, errors)
+    assert len(checks) > 80
+    assert [(need, out) for need, out in checks if out < need] == []
 
 
 # -------------------------------------------------------------------------------------------------
