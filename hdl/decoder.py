@@ -387,7 +387,7 @@ class Utf8Decoder(CheckedComponent):
         items = [(flag, content, kind) for flag, content, kind in same] + \
                 [(flag, content, kind) for _, flag, content, kind in cross]
         selects = self._cross_selects(pipe, d, e.recents[j], j) \
-            if hasattr(lane, "vis") and self._lanes > 1 else None
+            if hasattr(d.lanes[0], "i_next") else None
         if selects is not None:
             # The next beat's escapes as registered selects of `recent` (their flags stay in
             # `bad` and the kind).
@@ -408,9 +408,8 @@ class Utf8Decoder(CheckedComponent):
         # With one lane and surrogateescape, an escape's bits above 6 are set at the output by
         # the slot's `esc` flag (:meth:`_Slot.ones`), and `vis` is `showc | err`: each flip-flop
         # one LUT4.
-        esc = hasattr(lane, "vis") and self._lanes == 1
-        shown = (lane.vis | escaped) if hasattr(lane, "vis") else \
-            lane.showc | lane.err | escaped
+        esc = hasattr(lane, "vis")
+        shown = (lane.vis | escaped) if esc else lane.showc | lane.err | escaped
         const = 0 if esc else _ESCAPE if se else _REPLACEMENT
         w1, w2, w3 = lane.w
         bits = []
