@@ -386,7 +386,14 @@ class Utf8Decoder(CheckedComponent):
         cross = self._items(d, e.recents, j, 1)
         items = [(flag, content, kind) for flag, content, kind in same] + \
                 [(flag, content, kind) for _, flag, content, kind in cross]
-        if se:
+        selects = self._cross_selects(pipe, d, e.recents[j], j) \
+            if hasattr(d.lanes[0], "i_next") else None
+        if selects is not None:
+            # The next beat's escapes as registered selects of `recent` (their flags stay in
+            # `bad` and the kind).
+            mine = []
+            other = [(flag, content) for flag, content, _ in same] + selects
+        elif se:
             # Items whose content is this lane's own byte (with one lane: the latest valid byte,
             # which a bubble's slot shares) merge with its own output's bits.
             mine = [flag for flag, content, _ in items if content is own_d]
@@ -396,7 +403,8 @@ class Utf8Decoder(CheckedComponent):
             other = []
         escaped = any_of(mine)
         kinds = [kind for _, _, kind in items]
-        bad = lane.err | escaped | any_of(flag for flag, _ in other)
+        bad = lane.err | escaped | (any_of(flag for flag, _ in other) if selects is None else
+                                    any_of(flag for flag, _, _ in items))
         # With one lane and surrogateescape, an escape's bits above 6 are set at the output by
         # the slot's `esc` flag (:meth:`_Slot.ones`), and `vis` is `showc | err`: each flip-flop
         # one LUT4.
@@ -436,6 +444,41 @@ class Utf8Decoder(CheckedComponent):
             valid_next=shown if esc else lane.showc | bad,
             last=pipe.data(f"s1_{j}_last", lane.last),
             esc=pipe.data(f"s1_{j}_esc", bad) if esc else None)
+
+    def _cross_selects(self, pipe, d, recent, j):
+        """With :data:`~.decoder_lane.SELECT_LANES` lanes, the next beat's escapes that land in
+        slot ``j`` of ``S1``: ``(select, entry)`` per entry of ``recent`` that one of them
+        takes, the select a register of stage ``D``. An item ``item`` of the beat's lane ``p``
+        lands in slot j = p - item + N and escapes a byte before the beat: the entry
+        ``item - 1 - v``, where ``v`` is the valid lanes before lane p (a suffix of lanes 0..p-1:
+        lane p-v is valid and lane p-v-1 is not). (Its flag and the three-way choice of
+        ``recent`` by the lanes' ``nv`` were two LUT levels under the slot's bits.)"""
+        n = self._lanes
+        lanes = d.lanes
+        terms = {}
+        for item in range(1, _burst(self._errors, self._encoding) + 1):
+            p = j + item - n
+            if not 0 <= p < n:
+                continue
+            for v in range(p + 1):
+                if item - 1 - v < 0:
+                    continue
+                cond = lanes[p].i_next[item][v > 0] & ~lanes[p].nv_next
+                if v < p:
+                    cond = cond & lanes[p - 1 - v].nv_next
+                if v > 0:
+                    cond = cond & ~lanes[p - v].nv_next
+                # (Lane 0's item is its flag register, a select of its own: ORed into the
+                # others' register, a third LUT level in front of it.)
+                terms.setdefault(item - 1 - v, []).append(
+                    (cond, getattr(lanes[p], f"i{item}") if p == 0 else None))
+        out = []
+        for entry, parts in sorted(terms.items()):
+            out += [(flag, recent[entry]) for _, flag in parts if flag is not None]
+            rest = [cond for cond, flag in parts if flag is None]
+            if rest:
+                out.append((pipe.data(f"d_x{j}_{entry}", any_of(rest)), recent[entry]))
+        return out
 
     def _later_slot(self, pipe, slot, e, d, j, stage, fold=None):
         """Slot ``j`` of stage ``S{stage}``: the slot of the stage before, and the burst items

@@ -231,6 +231,14 @@ UTF8_TABLES = LaneTables.of(UTF8)
 CLASSIFIER = UTF8_TABLES.classifier
 
 
+#: The lane counts whose surrogateescape decoder registers in stage ``D``, per slot of ``S1``,
+#: which entry of ``recent`` the next beat's escapes in it take
+#: (:meth:`~.decoder.Utf8Decoder._cross_selects`): the slot's bits 0..6 are then two LUT levels
+#: instead of three. (With a lane's ``vis`` as with one lane too, UP5K seeds 1-3 92.9 / 94.4 /
+#: 87.6 MHz and 1,079 LCs, against 101.0 / 100.5 / 98.2 and 1,074 without.)
+SELECT_LANES = (4,)
+
+
 #: Lanes that share one copy of stage ``E``'s ``recent`` registers (the latest valid bytes
 #: before a beat), and of stage ``C``'s history from :data:`SPLIT_LANES` lanes on.
 RECENT_GROUP = 4
@@ -695,6 +703,18 @@ def stage_d(pipe, c, surrogateescape):
             ext = (lane.extlb | lane.extlc) if surrogateescape else 0
             regs.i1 = pipe.fact(f"d{k}_i1", (prev["pend"] & lane.ns) | ext, lane.nv)
             regs.btrunc = pipe.fact(f"d{k}_btrunc", (prev["pend"] & ~lane.cont) | ext, lane.nv)
+            if surrogateescape and len(c) in SELECT_LANES:
+                # (`nv_next`, `i_next`: what `nv` and the items are loaded with, for the slots'
+                # registered selects; per item, if lane k-1 is empty (the history's facts) and
+                # if it is valid (lane k-1's), each without the other's multiplexer.)
+                regs.nv_next = lane.nv
+                sides = [prevs[0]] + ([{"pend": c.lanes[k - 1].pend0 | c.lanes[k - 1].sc,
+                                        "sc": c.lanes[k - 1].sc, "anyc": c.lanes[k - 1].anyc}]
+                                      if k else [])
+                regs.i_next = {
+                    1: [(side["pend"] & lane.ns) | ext for side in sides],
+                    2: [(side["anyc"] & ~lane.cont) | lane.extlc for side in sides],
+                    3: [side["sc"] & ~lane.cont for side in sides]}
         regs.rkind = pipe.fact(f"d{k}_rkind", lane.rkind, lane.nv, ErrorKind)
         if surrogateescape:
             # (`i2_next`: what `i2` is loaded with, for the CESU-8 joiner's look-ahead.)
