@@ -148,6 +148,26 @@ def test_sink_refuses_after_reset(errors):
     assert got == expected_beats([text], errors)
 
 
+def collector(dut, got, sink, cycles):
+    """A testbench that collects ``dut.o``'s beats into ``got`` for ``cycles`` cycles, its
+    ``ready`` always high (``"ready"``), raised when it sees ``o.valid`` (``"waits"``), or a
+    cycle after it saw ``o.valid`` without a transfer (``"registered"``)."""
+    async def collect(ctx):
+        seen = False
+        for _ in range(cycles):
+            await ctx.delay(2e-8)
+            valid = ctx.get(dut.o.valid)
+            ready = {"ready": True, "waits": valid, "registered": seen}[sink]
+            ctx.set(dut.o.ready, ready)
+            await ctx.delay(1e-8)
+            if valid and ready:
+                p = ctx.get(dut.o.payload)
+                got.append((p.data, ErrorKind(p.error), p.last))
+            seen = valid and not ready
+            await ctx.tick()
+    return collect
+
+
 @pytest.mark.parametrize("registered", [False, True])
 @pytest.mark.parametrize("errors", SANITIZE_ERRORS)
 def test_sink_waits_for_valid(errors, registered):
@@ -178,24 +198,10 @@ def test_sink_waits_for_valid(errors, registered):
             ctx.set(dut.i.valid, 0)
         finished.append(True)
 
-    async def sink(ctx):
-        seen = False
-        for _ in range(600):
-            await ctx.delay(2e-8)
-            valid = ctx.get(dut.o.valid)
-            ready = seen if registered else valid
-            ctx.set(dut.o.ready, ready)
-            await ctx.delay(1e-8)
-            if valid and ready:
-                p = ctx.get(dut.o.payload)
-                got.append((p.data, ErrorKind(p.error), p.last))
-            seen = valid and not ready
-            await ctx.tick()
-
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(source)
-    sim.add_testbench(sink)
+    sim.add_testbench(collector(dut, got, "registered" if registered else "waits", 600))
     run_simulation(sim, f"sanitizer-waits-for-valid-{errors}-{registered}")
     assert finished and got == expected_beats(texts, errors)
 
@@ -238,25 +244,11 @@ def run_with_pauses(errors, sink, items, gap=100, deadline=80):
                 await ctx.tick().repeat(gap - deadline)
         ctx.set(dut.i.valid, 0)
 
-    async def drain(ctx):
-        seen = False
-        pauses = sum(need is not None for _, _, need in items)
-        for _ in range(len(items) * 4 + pauses * gap + 200):
-            await ctx.delay(2e-8)
-            valid = ctx.get(dut.o.valid)
-            ready = {"ready": True, "waits": valid, "registered": seen}[sink]
-            ctx.set(dut.o.ready, ready)
-            await ctx.delay(1e-8)
-            if valid and ready:
-                p = ctx.get(dut.o.payload)
-                got.append((p.data, ErrorKind(p.error), p.last))
-            seen = valid and not ready
-            await ctx.tick()
-
+    pauses = sum(need is not None for _, _, need in items)
     sim = Simulator(dut)
     sim.add_clock(1e-6)
     sim.add_testbench(source)
-    sim.add_testbench(drain)
+    sim.add_testbench(collector(dut, got, sink, len(items) * 4 + pauses * gap + 200))
     run_simulation(sim, f"sanitizer-pauses-{errors}-{sink}")
     return got, checks
 
