@@ -12,8 +12,10 @@ A mutation test wraps the real decoder so that it accepts the overlong C0 80 as 
 decoder so that an "A" in one output lane reads "a", and the N-lane validator so that it reports
 a first error in a beat's last lane one byte early; the lane proofs must then FAIL.
 
-The proofs of :data:`PROOFS` with ``long`` set (the deepest lane proofs) are in
-``test_formal_long.py`` (marker ``formal_long``), which shares this module's fixture.
+The proofs of :data:`PROOFS` with ``long`` set (the 2-lane decoder's, the validator's and the
+deepest lane proofs) and
+the mutants of :data:`MUTANT_PROOFS` with ``long`` set are in ``test_formal_long.py`` (marker
+``formal_long``), which shares this module's fixture.
 """
 
 import time
@@ -111,8 +113,7 @@ class OffsetMutantValidator(Mutant):
 
 
 def _lane_depth(lanes):
-    return next(depth for n, depth, long, _ in formal_checks.DECODER_LANE_PROOFS
-                if n == lanes and not long)
+    return next(depth for n, depth, *_ in formal_checks.DECODER_LANE_PROOFS if n == lanes)
 
 
 MUTANT_PROOFS = [
@@ -120,16 +121,18 @@ MUTANT_PROOFS = [
           "bmc", 10, 1, lambda: formal_checks.DecoderEquivalence("replace", OverlongNulDecoder)),
     Proof("mutant-decoder-ascii", "the overlong-NUL mutant outputs an ASCII byte never input",
           "bmc", 10, 1, lambda: formal_checks.DecoderProperties("replace", OverlongNulDecoder)),
-    # The lane proofs at their own depths: lane 1 of 2 (replace), lane 2 of 4 (surrogateescape).
+    # The lane proofs at their own depths: lane 1 of 2 (replace; with the 2-lane proofs in
+    # `formal_long`), lane 2 of 4 (surrogateescape).
     *(Proof(f"mutant-decoder-lanes{lanes}", f"the lane-{lane} mutant differs from the spec model",
             "bmc", _lane_depth(lanes), 1,
             lambda errors=errors, lanes=lanes, lane=lane: formal_checks.DecoderEquivalence(
-                errors, lambda errors: LaneMutantDecoder(errors, lanes, lane), lanes=lanes))
+                errors, lambda errors: LaneMutantDecoder(errors, lanes, lane), lanes=lanes),
+            long=lanes == 2)
       for lanes, lane, errors in ((2, 1, "replace"), (4, 2, "surrogateescape"))),
     Proof("mutant-validator-lanes4", "the offset mutant differs from the spec validator", "bmc",
           formal_checks.VALIDATOR_LANE_PROOFS[0][1], 1,
           lambda: formal_checks.ValidatorEquivalence(
-              4, lambda: OffsetMutantValidator(4, 8), counter_width=8)),
+              4, lambda: OffsetMutantValidator(4, 8), counter_width=8), long=True),
 ]
 
 
@@ -180,7 +183,8 @@ def test_proof(proof, results):
     assert_proved(results, proof.name)
 
 
-@pytest.mark.parametrize("proof", MUTANT_PROOFS, ids=lambda proof: proof.name)
+@pytest.mark.parametrize("proof", [proof for proof in MUTANT_PROOFS if not proof.long],
+                         ids=lambda proof: proof.name)
 def test_mutant_is_caught(proof, results):
     result = results[proof.name]
     assert result.status == "FAIL", result.summary()
