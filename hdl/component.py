@@ -8,7 +8,7 @@ from .error_kind import check_policy
 
 
 __all__ = ["CheckedComponent", "StreamStage", "PolicyStage", "EncodingStage", "in_a_row",
-           "READY_COPIES", "READY_LOADS", "share_ready", "ready_source"]
+           "READY_COPIES", "READY_LOADS", "share_ready", "ready_source", "drive_ready"]
 
 
 #: The copies of a stage's ``i.ready`` that it drives for the stage before it
@@ -138,3 +138,12 @@ def ready_source(stage):
         calls.append(None)
         return readies[(len(calls) - 1) // READY_LOADS % len(readies)]
     return ready
+
+
+def drive_ready(m, stage, enables):
+    """Drive ``stage.i.ready`` with a new copy of ``enables`` (an
+    :class:`~.utf8_shift_encoder.EnableCopies` of the stage's input enable), and each of
+    :attr:`StreamStage.i_readies` (given by :func:`share_ready`) with one more."""
+    m.d.comb += stage.i.ready.eq(enables.new())
+    for copy in stage.i_readies:
+        enables.new(copy)

@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from .component import StreamStage, ready_source
+from .component import StreamStage, drive_ready, ready_source
 from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import keep
 from .utf16_units import unit_slot
@@ -71,9 +71,7 @@ class Utf16BomUnits(StreamStage):
         # `adv` counts a slot that holds a mark as valid: a refusal then costs one idle cycle.
         ready = ready_source(self)
         adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, s.valid, k.valid))
-        m.d.comb += self.i.ready.eq(adv.new())
-        for copy in self.i_readies:
-            adv.new(copy)
+        drive_ready(m, self, adv)
         p = self.i.p
         a1 = shift_stage(adv, "a1", {
             "valid": self.i.valid, "last": p.last, "d": p.data,

@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Const, Module, Signal
 
-from .component import StreamStage, ready_source
+from .component import StreamStage, drive_ready, ready_source
 from .layouts import CodeUnitLayout
 from .pipeline import keep
 from .utf16_units import drive_units, slot_controls, unit_register
@@ -76,9 +76,7 @@ class Utf16BomWriter(StreamStage):
         k = stage_signals("k", "valid", "last", unit=16, error=3)
         opens = Signal(name="a0_opens", init=1)
         adv, take = slot_controls(m, ready_source(self), b.valid, k.valid, opens)
-        m.d.comb += self.i.ready.eq(take.new())
-        for copy in self.i_readies:
-            take.new(copy)
+        drive_ready(m, self, take)
         a0 = unit_register(take, "a0", self.i)
         take.load([(opens, keep(a0.valid, a0.last, opens))])
         t = [take.new() for _ in range(2)]

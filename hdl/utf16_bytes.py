@@ -5,7 +5,7 @@ from amaranth.hdl import Module, Signal
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, EncodedByteLayout
 from .pipeline import keep
-from .component import ready_source
+from .component import drive_ready, ready_source
 from .utf16_units import ByteOrderStage, slot_controls, unit_register
 from .utf8_shift_encoder import stage_signals, shift_stage
 
@@ -70,9 +70,7 @@ class Utf16Bytes(ByteOrderStage):
         k = stage_signals("k", "valid", "last", data=8, error=3)
         a3_n2 = Signal(name="a3_n2")    # A3 holds a unit of two bytes
         adv, take = slot_controls(m, ready_source(self), b.valid, k.valid, a3_n2)
-        m.d.comb += self.i.ready.eq(take.new())
-        for copy in self.i_readies:
-            take.new(copy)
+        drive_ready(m, self, take)
         a0 = unit_register(take, "a0", self.i)
         a1 = shift_stage(take, "a1", self._pieces(a0))
         a2 = shift_stage(take, "a2", self._flags(a1))

@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
-from .component import PolicyStage, ready_source
+from .component import PolicyStage, drive_ready, ready_source
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, CodepointLayout
 from .pipeline import keep
@@ -87,9 +87,7 @@ class Utf16Decoder(PolicyStage):
         # slot; it rises while the skid register is empty (the sink may wait for `valid`).
         ready = ready_source(self)
         adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, s.valid, k.valid))
-        m.d.comb += self.i.ready.eq(adv.new())
-        for copy in self.i_readies:
-            adv.new(copy)
+        drive_ready(m, self, adv)
         w = unit_register(adv, "w", self.i)
         x = shift_stage(adv, "x", self._pieces(w))
         y = shift_stage(adv, "y", self._flags(x))

@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal
 
-from .component import PolicyStage, ready_source
+from .component import PolicyStage, drive_ready, ready_source
 from .error_kind import ErrorKind
 from .layouts import CarriedUnitLayout, CodeUnitLayout, UnitLayout
 from .pipeline import keep
@@ -123,9 +123,7 @@ class Utf16Encoder(PolicyStage):
         adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, b.valid, k.valid))
         take = EnableCopies(m, "take", lambda own: (ready() | ~b.valid) & ~(own & a3_n2),
                             enable=adv.first)
-        m.d.comb += self.i.ready.eq(take.new())
-        for copy in self.i_readies:
-            take.new(copy)
+        drive_ready(m, self, take)
         a1 = shift_stage(take, "a1", self._pieces(self._input(take)))
         a2 = shift_stage(take, "a2", self._flags(a1))
         a3 = shift_stage(take, "a3", self._character(a2), n2=a3_n2)

@@ -2,7 +2,7 @@
 
 from amaranth.hdl import Cat, Module, Mux, Signal
 
-from .component import StreamStage, ready_source
+from .component import StreamStage, drive_ready, ready_source
 from .error_kind import ErrorKind
 from .layouts import ByteLayout, CodeUnitLayout
 from .pipeline import keep
@@ -92,9 +92,7 @@ class Utf16Units(ByteOrderStage):
         first = Signal(8, name="first")
         ready = ready_source(self)
         adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, s.valid, k.valid))
-        m.d.comb += self.i.ready.eq(adv.new())
-        for copy in self.i_readies:
-            adv.new(copy)
+        drive_ready(m, self, adv)
         x = self.i.p
         unit = Cat(first, x.data) if self._byteorder == "little" else Cat(x.data, first)
         adv.load([

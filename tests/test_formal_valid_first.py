@@ -10,7 +10,7 @@ the input paused (``tests/test_sanitizer.py``, ``test_finished_bytes_do_not_wait
 cases in simulation)."""
 
 import pytest
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Signal
 
 from utf8_gateware.formal import runner as formal
 from utf8_gateware.formal.valid_first import PROOFS, OutputWithoutReady
