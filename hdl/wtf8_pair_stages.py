@@ -40,7 +40,7 @@ def pair_stages(move, a2):
     the lead's (``pl``) is the first three bytes of the code point's 4-byte sequence, 11110
     w[4:2], 10 w[1:0] h[5:2], 10 h[1:0] l[9:6] (h, l: the lead's and trail's u[9:0]; l[9:6]
     from the trail, which is in W when the lead is in X), a C4-like lead byte with C3's count;
-    the trail's (``pt``, the unit after a ``pl``) is its last byte, 10 l[5:0], written as C1
+    the trail's (the unit after a ``pl``) is its last byte, 10 l[5:0], written as C1
     with bit 7 set. A lone lead (``ll``: it waited, no trail followed) is C3 (ED ...), as every
     other surrogate: the shift encoder writes them all. So every register of X is one LUT:
 
@@ -48,17 +48,18 @@ def pair_stages(move, a2):
            lead and A2 a bubble (one 4-input LUT each: ``wait``, A2's ``valid``, the two
            values), and ``wait``; ``z21v`` is ``z21v & ~big`` (no error: a held lead's is 1,
            so its LUT reads ``z21v`` and ``big`` instead of its own value)
-        X  W's, with ``pl``, ``ll``, ``pt`` and, for a waiting lead, the pair's candidates in
+        X  W's, with ``pl``, ``ll`` and, for a waiting lead, the pair's candidates in
            place of those a lone lead does not read (``hi``: w[4:2]; ``p0``: w[1:0] h[5:2],
-           w[1:0] from h[7:6] in ``pa``), for a ``pt`` C1's flags and payload (``x``, ``lw``,
-           ``lo``: l[4:0], ``pa[0]`` 0; its carried kind none: a pair carries its lead's);
-           ``lo`` is made here, C1's u[4:0] (``p0``) if ``lw`` or ``pt``, else C2's u[10:6]
-           (``pa``): five flip-flops fewer in A2 and W (233 -> 223 LCs); no ``big`` (A3's
-           ``bs``, ``big``: 0, W's ``z21v`` has it in)
+           w[1:0] from h[7:6] in ``pa``), for a pair's trail C1's flags and payload (``x``,
+           ``lw``, ``lo``: l[4:0], ``pa[0]`` 0; its carried kind none: a pair carries its
+           lead's); ``lo`` is made here, C1's u[4:0] (``p0``) if ``lw`` or a trail, else
+           C2's u[10:6] (``pa``): five flip-flops fewer in A2 and W (233 -> 223 LCs); no
+           ``big`` (A3's ``bs``, ``big``: 0, W's ``z21v`` has it in)
 
     A3 then reads ``ll`` (ED's 1101 for a lone lead's bits 0..3), ``pl`` (the lead byte's bit
     4 is ``r4 | pl``: an error's lead byte is EF or 00 whatever it is; the pair's payloads),
-    ``pt`` (bit 7): :func:`pair_character`.
+    and a trail's ``pa[5]`` (its u[11], 1; a C1's is 0) for bit 7: :func:`pair_character`.
+    (X held a flag ``pt``, the trail of a pair, for bit 7 before stop 29: 221 -> 220 LCs.)
     """
     # (``bs`` is ``big``: WTF-8 writes every surrogate; X makes ``lo``, so A2's is not read and
     # synthesis drops it: 223 -> 222 LCs with the same A2 and W, dropping it in A2 packs the
@@ -73,7 +74,7 @@ def pair_stages(move, a2):
            keep(hold, getattr(w, name), getattr(a2, name))) for name in moved),
         (w.wait, hold | (a2.z21v & a2.sl)),
     ])
-    x = stage_signals("x", "pl", "ll", "pt", lo=len(a2.lo),
+    x = stage_signals("x", "pl", "ll", lo=len(a2.lo),
                       **{name: len(getattr(w, name)) for name in moved if name != "w"})
     trail = a2.z21v & a2.bmp & a2.st
     copied = [name for name in moved
@@ -81,7 +82,7 @@ def pair_stages(move, a2):
     move.load([
         *((getattr(x, name), getattr(w, name)) for name in copied),
         (x.valid, w.valid & ~hold),
-        (x.pl, w.wait & trail), (x.ll, w.wait & ~trail), (x.pt, x.pl),
+        (x.pl, w.wait & trail), (x.ll, w.wait & ~trail),
         (x.x, w.x | x.pl), (x.lw, w.lw | x.pl),
         (x.hi, keep(w.wait, Cat(w.w, 0), w.hi)),
         # w[1:0] = u[7:6] + 1, from the lead's u[7:6] (in ``pa``)
@@ -100,11 +101,12 @@ def pair_character(x, lead, p1, p2):
     """A3's lead byte, ``p1`` and ``p2`` of WTF-8 from X's registers ``x``, given those of
     :func:`~utf8_gateware.hdl.utf8_shift_encoder.character` (whose LUTs have room for one more
     input): a lone lead's ED in place of the pair's w[4:2] (``ll``), the pair's bit 4 and its
-    payloads (``pl``), bit 7 (``~(x & lw)``, or the trail's ``pt``: :func:`character`'s lead
-    has seven bits, its bit 7 being ``~n1`` in B, which a pair's one-byte trail would clear)."""
+    payloads (``pl``), bit 7 (``~(x & lw)``, or ``pa[5]``: a pair's trail, whose u[11] is 1,
+    where a C1's ``x`` holds u[11] at 0; :func:`character`'s lead has seven bits, its bit 7
+    being ``~n1`` in B, which a pair's one-byte trail would clear)."""
     ed = Const(_ED_LOW, 4)
     lead = Cat(keep(x.x, x.lo[:4], keep(x.ll, ed, x.hi)),
-               keep(x.x, x.lo[4], x.r4 | x.pl), lead[5:7], ~(x.x & x.lw) | x.pt)
+               keep(x.x, x.lo[4], x.r4 | x.pl), lead[5:7], ~(x.x & x.lw) | x.pa[5])
     p1 = keep(x.x | x.pl, x.p0, x.pa)
     p2 = keep(x.pl, Cat(x.next_l, x.p2[:2]), x.p2)
     return lead, p1, p2
