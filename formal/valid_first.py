@@ -35,6 +35,7 @@ from utf8_gateware.hdl.text_encoder import TextEncoder
 from utf8_gateware.hdl.transcoder import Transcoder
 from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import Utf16Encoder
+from utf8_gateware.hdl.utf8_bom_writer import Utf8BomWriter
 from utf8_gateware.hdl.validator import Utf8Validator
 from .checks import Proof, Together, assert_stream_rules, assume_beat_count, drive_source
 
@@ -90,8 +91,9 @@ class OutputWithoutReady(Elaboratable):
 
 #: The cores checked: every kind of output stage (the decoders' and validator's pipelines at one
 #: and four lanes, the sanitiser's two fronts, the shift encoder in every encoding and policy
-#: that changes its output stage, the RFC 2279 encoder, the UTF-16 cores, the transcoders that
-#: join a decoder to an encoder through the buffer).
+#: that changes its output stage, the RFC 2279 encoder, the UTF-16 cores, the ``utf-8-sig``
+#: mark writer at the level of bytes, the transcoders that join a decoder to an encoder through
+#: the buffer).
 CORES = {
     "decoder-replace": lambda: Utf8Decoder("replace"),
     "decoder-escape": lambda: Utf8Decoder("surrogateescape"),
@@ -114,6 +116,7 @@ CORES = {
     "utf16-decoder": lambda: Utf16Decoder(),
     "text-decoder-utf-16-le": lambda: TextDecoder("utf-16-le", "replace"),
     "text-encoder-utf-16": lambda: TextEncoder("utf-16", "replace"),
+    "utf8-bom-writer": lambda: Utf8BomWriter(),
     "transcoder-to-utf-16-le": lambda: Transcoder("utf-8", "utf-16-le"),
     "transcoder-from-utf-16-le": lambda: Transcoder("utf-16-le", "utf-8"),
     "transcoder-to-cesu-8": lambda: Transcoder("utf-8", "cesu-8"),
@@ -153,7 +156,7 @@ PROOFS = _proofs([
     ("encoders", [name for name in CORES if name.startswith("encoder-")]),
     ("decoders", [name for name in CORES if name.startswith("decoder-")]),
     ("utf16", [name for name in CORES if name.startswith(("utf16-", "text-"))] +
-              ["transcoder-to-utf-16-le"]),
+              ["transcoder-to-utf-16-le", "utf8-bom-writer"]),
     ("validators", ["validator", "validator-lanes4"]),
     ("sanitizers", ["sanitizer-replace", "sanitizer-escape"]),
     ("transcoders", ["transcoder-from-utf-16-le", "transcoder-to-cesu-8"]),

@@ -11,6 +11,7 @@ from .decoder_family import output_layout
 from .sanitizer import Utf8Sanitizer
 from .text_decoder import DECODINGS, TextDecoder
 from .text_encoder import CARRYING, ENCODINGS, TextEncoder
+from .utf8_bom_writer import Utf8BomWriter
 from .utf16_units import UTF16_SCHEMES
 
 
@@ -84,7 +85,8 @@ class Transcoder(StreamStage):
     values, and WTF-8 writes a scalar as UTF-8 does), the transcoder is
     :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`, which gives the same output byte for
     byte without forming code points (faster and smaller than a decoder joined to an encoder:
-    README, "Sanitizer.").
+    README, "Sanitizer."). To UTF-8-SIG it is the sanitiser and
+    :class:`~utf8_gateware.hdl.utf8_bom_writer.Utf8BomWriter` (EF BB BF before every message).
 
     Ports
     -----
@@ -141,6 +143,8 @@ class Transcoder(StreamStage):
         it, at most."""
         if self._bytes_only:
             return Utf8Sanitizer.latency(self._errors)
+        if self._marked_bytes:
+            return Utf8Sanitizer.latency(self._errors) + Utf8BomWriter.LATENCY
         if self._target in UTF16_SCHEMES:     # the register is the encoder's first stage
             return (TextDecoder.latency(self._source, self._errors) +
                     TextEncoder.latency(self._target, carry_error=True))
@@ -152,12 +156,24 @@ class Transcoder(StreamStage):
         """UTF-8 to UTF-8 or WTF-8: the byte-level sanitiser, no code points."""
         return self._source == "utf-8" and self._target in ("utf-8", "wtf-8")
 
+    @property
+    def _marked_bytes(self):
+        """UTF-8 to UTF-8-SIG: the sanitiser, then the byte-level mark writer."""
+        return self._source == "utf-8" and self._target == "utf-8-sig"
+
     def elaborate(self, platform):
         m = Module()
         if self._bytes_only:
             m.submodules.sanitizer = sanitizer = Utf8Sanitizer(self._errors)
             wiring.connect(m, wiring.flipped(self.i), sanitizer.i)
             wiring.connect(m, sanitizer.o, wiring.flipped(self.o))
+            return m
+        if self._marked_bytes:
+            m.submodules.sanitizer = sanitizer = Utf8Sanitizer(self._errors)
+            m.submodules.bom_writer = writer = Utf8BomWriter()
+            wiring.connect(m, wiring.flipped(self.i), sanitizer.i)
+            wiring.connect(m, sanitizer.o, writer.i)
+            wiring.connect(m, writer.o, wiring.flipped(self.o))
             return m
         m.submodules.decoder = decoder = TextDecoder(self._source, self._errors)
         m.submodules.encoder = encoder = TextEncoder(self._target, self._errors, carry_error=True)

@@ -19,6 +19,7 @@ from utf8_gateware.hdl.sanitizer import Utf8Sanitizer
 from utf8_gateware.hdl.transcoder import Transcoder
 from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import Utf16Encoder
+from utf8_gateware.hdl.utf8_bom_writer import Utf8BomWriter
 from utf8_gateware.hdl.validator import Utf8Validator
 
 
@@ -85,6 +86,8 @@ CASES = [
                  id="decoder-cesu-8-surrogateescape"),
     pytest.param(lambda: Transcoder("utf-8", "utf-16-le"), id="transcoder-utf-16-le"),
     pytest.param(lambda: Transcoder("utf-16-le", "utf-8"), id="transcoder-from-utf-16-le"),
+    pytest.param(lambda: Transcoder("utf-8", "utf-8-sig"), id="transcoder-utf-8-sig"),
+    pytest.param(lambda: Utf8BomWriter(), id="utf8_bom_writer"),
     pytest.param(lambda: Utf16Encoder(), id="utf16_encoder"),
     pytest.param(lambda: Utf16Decoder(), id="utf16_decoder"),
 ]
