@@ -426,9 +426,10 @@ def byte_facts_rom(pipe, name, byte, tables):
 #: instead of registering its nibble predicates and lead-code terms (two LUT levels from the
 #: aligned byte): stage ``B``'s class facts are then copies, and its second-byte check takes the
 #: codes. UP5K, seeds 1-3 (MHz) and core LCs, 4 lanes: ``surrogateescape`` 93.5 / 93.5 / 98.5
-#: and 969 LCs + 4 block RAMs, against 101.0 / 100.5 / 98.2 and 1,074 LCs; ``replace`` 101.6 /
-#: 98.1 / 107.0 and 825 LCs, against 105.8 / 106.4 / 107.6 and 931 (not kept); 2 lanes
-#: ``replace`` 114.2 / 103.6 / 106.4 and 411 LCs, against 117.8 median and 465 (not kept).
+#: and 969 LCs + 4 block RAMs, against 101.0 / 100.5 / 98.2 and 1,074 LCs (seeds 4-6: 99.5 /
+#: 99.0 / 96.3 against 101.4 / 95.8 / 101.1); ``replace`` 101.6 / 98.1 / 107.0 and 825 LCs,
+#: against 105.8 / 106.4 / 107.6 and 931 (not kept); 2 lanes ``replace`` 114.2 / 103.6 / 106.4
+#: and 411 LCs, against 117.8 median and 465 (not kept).
 BYTE_ROM = {(4, "surrogateescape")}
 
 
