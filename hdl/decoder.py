@@ -7,8 +7,8 @@ from amaranth.lib.wiring import In, Out
 from .component import CheckedComponent, in_a_row
 from .decoder_family import (OWN_CORES, FamilyStages, check_family_parameters, output_layout,
                              stages_latency)
-from .decoder_lane import (LaneTables, before, kind_of, lane_stages, stage_a, stage_align,
-                           stage_b, stage_c, stage_d, stage_e)
+from .decoder_lane import (BYTE_ROM, LaneTables, before, kind_of, lane_stages, stage_a,
+                           stage_align, stage_b, stage_c, stage_d, stage_e)
 from .error_kind import DECODE_ERRORS, ErrorKind, check_policy
 from .layouts import ByteLayout, byte_beat_layout, codepoint_beat_layout
 from .pipeline import CE_FANOUT, Pipeline, any_of
@@ -174,7 +174,9 @@ class Utf8Decoder(CheckedComponent):
     ``A`` .. ``E``
         The byte: its nibble predicates (``A``), class (``B``), the prefix pending after it
         (``C``), what it does to the prefix before it and its burst (``D``), its own output
-        (``E``).
+        (``E``). With 4 lanes and ``"surrogateescape"``
+        (:data:`~utf8_gateware.hdl.decoder_lane.BYTE_ROM`) ``A`` reads the byte's class facts
+        and lead codes from a 256-word ROM per lane instead (4 block RAMs on the iCE40).
     ``S1`` (``S2``, ``S3`` with ``"surrogateescape"`` and one or two lanes; no ``S3`` for
     CESU-8, which has no prefix of three bytes)
         Output slots, one per lane. ``S1`` assembles each lane's own output. A *burst* (the error
@@ -193,9 +195,9 @@ class Utf8Decoder(CheckedComponent):
     synchronous reset that come straight from flip-flops; the clock enable comes in copies that
     drive at most 40 flip-flops each (more and nextpnr moves the copy to a global buffer, whose
     input route is slower than one LUT level). With 2 or 4 lanes one copy drives them all, on a
-    global buffer: there the paths of two LUT levels are slower than the enable. With 2 or 4 lanes, lanes 1..N-1 combine their
-    neighbour's lead-code terms in stage ``B`` and their neighbour's prefix in ``D`` (two LUT
-    levels). From 8 lanes on (:data:`~utf8_gateware.hdl.decoder_lane.SPLIT_LANES`) the choice
+    global buffer: there the paths of two LUT levels are slower than the enable. With 2 or 4
+    lanes, lanes 1..N-1 combine their neighbour's lead-code terms (or codes) in stage ``B`` and
+    their neighbour's prefix in ``D`` (two LUT levels). From 8 lanes on (:data:`~utf8_gateware.hdl.decoder_lane.SPLIT_LANES`) the choice
     between lane k-1's facts and the history's is a stage of its own (``B2``, ``C2``: three
     more stages), so that each stage is one LUT level and a history drives one 2:1 multiplexer
     per lane. With N lanes stage ``E`` takes the bytes before a lane through 4:1 multiplexers
@@ -295,7 +297,7 @@ class Utf8Decoder(CheckedComponent):
 
         aligned, data = stage_align(pipe, i.payload, i.valid, n,
                                     LaneTables.of(GRAMMARS[self._encoding]))
-        a = stage_a(pipe, aligned, data)
+        a = stage_a(pipe, aligned, data, rom=(n, self._errors) in BYTE_ROM)
         b = stage_b(pipe, a)
         c = stage_c(pipe, b, se)
         d = stage_d(pipe, c, se)

@@ -20,7 +20,8 @@ wherever combining it with the byte's own facts would take a second LUT level
 (:func:`_neighbour_stage`):
 
 ``A`` (:func:`stage_a`)
-    The input register: per lane the byte's data and 4-input *nibble predicates* of it.
+    The input register: per lane the byte's data and 4-input *nibble predicates* of it (or, in
+    the decoders of :data:`BYTE_ROM`, the byte's class facts and lead codes from a ROM).
 ``B`` (:func:`stage_b`)
     The byte's class (ASCII, continuation, lead, an error of its own and its kind) and, from the
     previous byte's lead code, whether it is an allowed second byte or a range error. With
@@ -41,14 +42,16 @@ wherever combining it with the byte's own facts would take a second LUT level
 from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Const, Mux, Value
+from amaranth.lib.data import StructLayout
+from amaranth.lib.memory import Memory
 
 from .error_kind import ErrorKind
 from .pipeline import any_of, keep
 from .utf8_grammar import UTF8, nibble_groups
 
 
-__all__ = ["ByteClassifier", "LaneTables", "Stage", "kind_of", "stage_a", "stage_b", "stage_c",
-           "stage_d", "stage_e"]
+__all__ = ["BYTE_ROM", "ByteClassifier", "LaneTables", "Stage", "byte_facts", "byte_facts_layout",
+           "kind_of", "stage_a", "stage_b", "stage_c", "stage_d", "stage_e"]
 
 
 def kind_of(*pairs):
@@ -385,12 +388,64 @@ def stage_align(pipe, payload, valid, lanes, tables=UTF8_TABLES):
     return Stage(stage_lanes, beat_vl, tables), data
 
 
-def stage_a(pipe, aligned, data):
-    """Stage ``A``: per lane the byte's data and nibble predicates (from the aligned beat)."""
+def byte_facts_layout(tables):
+    """The layout of a byte's facts as one word of the byte ROM (:func:`byte_facts_rom`):
+    the class facts of stage ``B`` (``asc``, ``cont``, ``lead2``, ``lead34``, ``startkind``),
+    the continuation code ``q`` and the lead codes ``code2``, ``code3``, ``code4``."""
+    return StructLayout({
+        "asc": 1, "cont": 1, "lead2": 1, "lead34": 1, "startkind": ErrorKind, "q": 2,
+        **{f"code{length}": tables.code_width(length) for length in (2, 3, 4)}})
+
+
+def byte_facts(tables, byte):
+    """The facts of ``byte`` (an int) for :func:`byte_facts_layout`, from the grammar."""
+    grammar = tables.grammar
+    kind = grammar.start_error(byte)
+    return {"asc": int(byte in grammar.single), "cont": int(grammar.continuation_code(byte) > 0),
+            "lead2": int(grammar.lead_code(byte, 2) > 0),
+            "lead34": int(grammar.lead_code(byte, 3) > 0 or grammar.lead_code(byte, 4) > 0),
+            "startkind": ErrorKind.NONE if kind is ErrorKind.UNEXPECTED_CONTINUATION else kind,
+            "q": grammar.continuation_code(byte),
+            **{f"code{length}": grammar.lead_code(byte, length) for length in (2, 3, 4)}}
+
+
+def byte_facts_rom(pipe, name, byte, tables):
+    """The facts of ``byte`` (:func:`byte_facts_layout`) read from a 256-word ROM generated from
+    the grammar, through a synchronous read port enabled with the pipeline (``adv``): its output
+    register is a stage register (an iCE40 SB_RAM40_4K block RAM, 256 x 16, or the family's)."""
+    layout = byte_facts_layout(tables)
+    rom = Memory(shape=layout, depth=256, init=[byte_facts(tables, b) for b in range(256)])
+    pipe.m.submodules[name] = rom
+    port = rom.read_port(domain="sync")
+    pipe.m.d.comb += [port.addr.eq(byte), port.en.eq(pipe.enable(len(Value.cast(port.data))))]
+    return port.data
+
+
+#: The ``(lanes, errors)`` of the decoders whose stage ``A`` reads each byte's class facts and
+#: lead codes from a ROM per lane (:func:`byte_facts_rom`; on the iCE40 one SB_RAM40_4K each)
+#: instead of registering its nibble predicates and lead-code terms (two LUT levels from the
+#: aligned byte): stage ``B``'s class facts are then copies, and its second-byte check takes the
+#: codes. UP5K, seeds 1-3 (MHz) and core LCs, 4 lanes: ``surrogateescape`` 93.5 / 93.5 / 98.5
+#: and 969 LCs + 4 block RAMs, against 101.0 / 100.5 / 98.2 and 1,074 LCs (seeds 4-6: 99.5 /
+#: 99.0 / 96.3 against 101.4 / 95.8 / 101.1); ``replace`` 101.6 / 98.1 / 107.0 and 825 LCs,
+#: against 105.8 / 106.4 / 107.6 and 931 (not kept); 2 lanes ``replace`` 114.2 / 103.6 / 106.4
+#: and 411 LCs, against 117.8 median and 465 (not kept).
+BYTE_ROM = {(4, "surrogateescape")}
+
+
+def stage_a(pipe, aligned, data, rom=False):
+    """Stage ``A``: per lane the byte's data and nibble predicates (from the aligned beat); with
+    ``rom`` (2 or 4 lanes, see :data:`BYTE_ROM`) instead of the predicates the byte's facts,
+    read from a ROM (:func:`byte_facts_rom`: ``facts``; ``p`` is ``None``)."""
     stage = lane_control(pipe, "a", aligned)
     tables = stage.tables
     for k, (lane, byte) in enumerate(zip(stage.lanes, data)):
         lane.d = pipe.data(f"a{k}_d", byte[0:7], 7)
+        if rom:
+            assert 1 < len(data) and not split_neighbours(len(data)) and not tables.split
+            lane.p = None
+            lane.facts = byte_facts_rom(pipe, f"a{k}_rom", byte, tables)
+            continue
         lane.p = tables.classifier.registers(pipe, f"a{k}", byte)
         if len(data) > 1 and not split_neighbours(len(data)):
             # With 2 or 4 lanes also the terms of the lead codes (two LUT levels from the
@@ -454,8 +509,9 @@ def stage_b(pipe, a):
 
     With one lane this is one stage: the history keeps the previous byte's lead-code terms, and
     each result is one LUT of them and the byte's predicates. With 2 or 4 lanes, too: the
-    previous byte is lane k-1 or the history, whose lead-code terms stage ``A`` registers, and
-    the choice between them shares the LUTs that use them (two LUT levels). From
+    previous byte is lane k-1 or the history, whose lead-code terms stage ``A`` registers (or
+    whose lead codes it reads from its ROM, :data:`BYTE_ROM`), and the choice between them
+    shares the LUTs that use them (two LUT levels). From
     :data:`SPLIT_LANES` lanes on, that choice would fan the history out to every lane's LUTs;
     so ``B`` takes three stages, one LUT level each: ``B1`` the byte's class and its own lead
     codes, ``B2`` the previous byte's lead codes (a 2:1 multiplexer of lane k-1's and the
@@ -468,7 +524,9 @@ def stage_b(pipe, a):
             SimpleNamespace(p=[parts[f"p{i}"] for i in range(len(parts))]), tables))
         return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
     if not split_neighbours(len(a)):
-        prevs = lane_neighbours(pipe, "bh", a, [lane.terms for lane in a.lanes], dict)
+        prevs = lane_neighbours(pipe, "bh", a, [
+            {f"code{length}": lane.facts[f"code{length}"] for length in (2, 3, 4)}
+            if lane.p is None else lane.terms for lane in a.lanes], dict)
         return _second_byte(pipe, "b", _class(pipe, "b", a, data=False), prevs)
     b1 = _class(pipe, "b1", a)
     for k, (lane, regs) in enumerate(zip(a.lanes, b1.lanes)):
@@ -525,6 +583,13 @@ def _class(pipe, name, a, data=True):
     for k, (lane, regs) in enumerate(zip(a.lanes, stage.lanes)):
         member = lambda set_name: tables.classifier.member(lane.p, set_name)
         regs.p, regs.d_a = lane.p, lane.d
+        if lane.p is None:
+            # (The facts read from the byte ROM.)
+            regs.q_a = lane.facts.q
+            _pass(pipe, f"{name}{k}", SimpleNamespace(
+                d=lane.d, **{field: lane.facts[field] for field in _CLASS_FIELDS if field != "d"}),
+                regs, data)
+            continue
         _pass(pipe, f"{name}{k}", SimpleNamespace(
             asc=member("ascii"), cont=member("q0") | member("q1"), lead2=member("lead2"),
             lead34=member("lead34"), d=lane.d,
@@ -548,7 +613,9 @@ def _second_byte(pipe, name, stage, prevs):
     out_stage = stage if one else lane_control(pipe, name, stage)
     tables = stage.tables
     for k, (lane, prev, out) in enumerate(zip(stage.lanes, prevs, out_stage.lanes)):
-        if one:
+        if one and lane.p is None:
+            q = lane.q_a
+        elif one:
             q = Cat(tables.classifier.member(lane.p, "q0"),
                     tables.classifier.member(lane.p, "q1"))
         else:

@@ -15,14 +15,17 @@ output every cycle and dumps a waveform of a failing case.
 
 import multiprocessing
 import random
+import re
 from types import SimpleNamespace
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 import pytest
+from amaranth.back import rtlil
 from amaranth.hdl import ResetInserter, Signal
 from amaranth.sim import Simulator
 
+from utf8_gateware.hdl import decoder_lane
 from utf8_gateware.hdl.decoder import LANES, Utf8Decoder
 from utf8_gateware.hdl.error_kind import DECODE_ERRORS, ErrorKind
 from utf8_gateware.sim import compiled, engines, reference
@@ -222,6 +225,34 @@ def test_parameters():
     wide = Utf8Decoder(lanes=4)
     assert set(wide.i.payload.shape().members) == {"data", "count", "last"}
     assert len(wide.o.payload.lanes) == 4
+
+
+def test_byte_rom_words():
+    """The words of stage A's byte ROM (:data:`~utf8_gateware.hdl.decoder_lane.BYTE_ROM`) say
+    what the nibble-predicate sets say of every byte (each set derived on its own from the
+    grammar); and only the decoders of ``BYTE_ROM`` have the ROMs, one per lane."""
+    tables = decoder_lane.UTF8_TABLES
+    sets = decoder_lane._sets(tables.grammar)
+    kinds = {name: kind for name, _, kind in decoder_lane._start_error_sets(tables.grammar)}
+    for byte in range(256):
+        word = decoder_lane.byte_facts(tables, byte)
+        q = [int(byte in sets[f"q{bit}"]) for bit in range(2)]
+        want = {"asc": int(byte in sets["ascii"]), "cont": int(any(q)),
+                "lead2": int(byte in sets["lead2"]), "lead34": int(byte in sets["lead34"]),
+                "startkind": next((kind for name, kind in kinds.items() if byte in sets[name]),
+                                  ErrorKind.NONE),
+                "q": q[0] | q[1] << 1}
+        for length in (2, 3, 4):
+            want[f"code{length}"] = sum(int(byte in sets[f"lead{length}_{bit}"]) << bit
+                                        for bit in range(tables.code_width(length)))
+        assert word == want, f"{byte:02x}"
+    layout = decoder_lane.byte_facts_layout(tables)
+    assert layout.size <= 16      # one 256 x 16 iCE40 block RAM
+    for lanes in (1, 2, 4):
+        for errors in DECODE_ERRORS:
+            text = rtlil.convert(Utf8Decoder(errors, lanes=lanes), name="top")
+            roms = re.findall(r"^\s*memory width 14 size 256 ", text, re.MULTILINE)
+            assert len(roms) == (lanes if (lanes, errors) in decoder_lane.BYTE_ROM else 0)
 
 
 # -------------------------------------------------------------------------------------------------

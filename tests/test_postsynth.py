@@ -8,6 +8,7 @@ stimulus and the checks are ``netlist_checks.py``'s."""
 
 import array
 import random
+import re
 
 import pytest
 
@@ -17,7 +18,7 @@ from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.sanitizer import Utf8Sanitizer
 from utf8_gateware.hdl.validator import Utf8Validator
-from utf8_gateware.sim import compiled, postsynth
+from utf8_gateware.sim import compiled, engines, postsynth, reference
 
 
 pytestmark = [
@@ -63,6 +64,27 @@ def test_core_after_synthesis(models, name):
     factory, kind, errors = CORES[name]
     rtl, netlist = models(name)
     check_against_rtl(factory(), kind, errors, rtl, netlist, name)
+
+
+def test_decoder_with_block_rams_after_synthesis(monkeypatch):
+    """The 4-lane ``surrogateescape`` decoder, whose stage A reads its bytes' facts from a ROM
+    per lane (``BYTE_ROM``): four ``SB_RAM40_4K`` in the netlist, simulated with their cell
+    model, bit- and cycle-exactly the RTL's compiled model on random streams with source gaps
+    and sink stalls, and the reference model's outputs."""
+    core = engines.make_core("decoder", "surrogateescape", 4)
+    assert len(re.findall(r"^\s*SB_RAM40_4K\b", postsynth.netlist(core), re.MULTILINE)) == 4
+    rtl = engines.compiled_model("decoder", "surrogateescape", 4)
+    netlist = postsynth.build_stream_model(engines.make_core("decoder", "surrogateescape", 4),
+                                           "decoder-surrogateescape-x4")
+    rng = random.Random("decoder-x4-rams")
+    data = bytes(byte for message in random_messages("decoder", rng, 20000) for byte in message)
+    for gaps, stalls, seed in ((0.0, 0.0, 1), (0.3, 0.4, 2)):
+        want = rtl.run(data, gaps=gaps, stalls=stalls, seed=seed)
+        got = netlist.run(data, gaps=gaps, stalls=stalls, seed=seed)
+        assert (got.data, got.cycles) == (want.data, want.cycles)
+    monkeypatch.setattr(engines, "compiled_model", lambda *args, **kwargs: netlist)
+    run = engines.decode(data, "surrogateescape", "compiled", lanes=4, gaps=0.2, stalls=0.2)
+    assert run.outputs == reference.decode(data, "surrogateescape")
 
 
 def test_flipped_lut_is_caught(models):
