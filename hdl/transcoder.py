@@ -3,6 +3,7 @@
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
+from .cesu8_expander import EXPANSIONS, Cesu8Expander
 from .component import StreamStage, share_ready
 from .pipeline import SKID_LATENCY, skid_buffer
 from .error_kind import check_encoding
@@ -84,7 +85,13 @@ class Transcoder(StreamStage):
     values, and WTF-8 writes a scalar as UTF-8 does), the transcoder is
     :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`, which gives the same output byte for
     byte without forming code points (faster and smaller than a decoder joined to an encoder:
-    README, "Sanitizer.").
+    README, "Sanitizer."). From UTF-8 to CESU-8 and MUTF-8 (each policy: ``"replace"``, and
+    ``"surrogateescape"`` into CESU-8) it is the sanitiser followed by
+    :class:`~utf8_gateware.hdl.cesu8_expander.Cesu8Expander`, which writes a four-byte sequence
+    as its two surrogates' three-byte sequences (and MUTF-8's 00 as C0 80) byte by byte: the
+    same output as the decoder, buffer and encoder, at one output byte per cycle but where the
+    sanitiser loses a cycle after the expander's refusals (at most one per supplementary
+    character); the sanitiser reads copies of the expander's ``i.ready``.
 
     Ports
     -----
@@ -98,7 +105,7 @@ class Transcoder(StreamStage):
     The first byte written for a decoded item is valid on ``o`` :attr:`LATENCY` cycles after the
     input byte that completes it, at most (the decoder's latency, the buffer's two registers
     (:func:`carry_register`), the encoder's; into UTF-16 the UTF-16 encoder's first stage is the
-    register between: :func:`carry_through`).
+    register between: :func:`carry_through`; the sanitiser's, with the expander's after it).
     One byte a cycle on each side where the characters' lengths in both encodings match; where
     they differ, the slower side sets the pace (UTF-8 to UTF-16LE: two output bytes per
     character, 1 to 4 input bytes).
@@ -141,6 +148,8 @@ class Transcoder(StreamStage):
         it, at most."""
         if self._bytes_only:
             return Utf8Sanitizer.latency(self._errors)
+        if self._expands:
+            return Utf8Sanitizer.latency(self._errors) + Cesu8Expander.LATENCY
         if self._target in UTF16_SCHEMES:     # the register is the encoder's first stage
             return (TextDecoder.latency(self._source, self._errors) +
                     TextEncoder.latency(self._target, carry_error=True))
@@ -152,12 +161,27 @@ class Transcoder(StreamStage):
         """UTF-8 to UTF-8 or WTF-8: the byte-level sanitiser, no code points."""
         return self._source == "utf-8" and self._target in ("utf-8", "wtf-8")
 
+    @property
+    def _expands(self):
+        """UTF-8 to CESU-8 or MUTF-8: the sanitiser, then the byte-level expander (both policies
+        of the pair give the output of the decoder and encoder: a sanitised stream is UTF-8,
+        and its escaped bytes are flagged, so the expander leaves them)."""
+        return self._source == "utf-8" and self._target in EXPANSIONS
+
     def elaborate(self, platform):
         m = Module()
         if self._bytes_only:
             m.submodules.sanitizer = sanitizer = Utf8Sanitizer(self._errors)
             wiring.connect(m, wiring.flipped(self.i), sanitizer.i)
             wiring.connect(m, sanitizer.o, wiring.flipped(self.o))
+            return m
+        if self._expands:
+            m.submodules.sanitizer = sanitizer = Utf8Sanitizer(self._errors)
+            m.submodules.expander = expander = Cesu8Expander(self._target)
+            share_ready(sanitizer, expander)     # copies of the expander's i.ready
+            wiring.connect(m, wiring.flipped(self.i), sanitizer.i)
+            wiring.connect(m, sanitizer.o, expander.i)
+            wiring.connect(m, expander.o, wiring.flipped(self.o))
             return m
         m.submodules.decoder = decoder = TextDecoder(self._source, self._errors)
         m.submodules.encoder = encoder = TextEncoder(self._target, self._errors, carry_error=True)
