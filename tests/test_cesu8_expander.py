@@ -2,8 +2,9 @@
 """The byte-level expander into CESU-8 and MUTF-8
 (:class:`~utf8_gateware.hdl.cesu8_expander.Cesu8Expander`) against the reference model's
 encoders, fed what the sanitiser writes: well-formed UTF-8, and with ``surrogateescape`` the
-bytes of ill-formed subparts flagged (they pass unchanged); and the transcoder that joins the
-two (utf-8 to cesu-8 / mutf-8) at one output byte per cycle."""
+bytes of ill-formed subparts flagged (they pass unchanged); its rate (an output byte every
+cycle); and the idle output cycles of the transcoder that joins the two (utf-8 to cesu-8 /
+mutf-8)."""
 
 import random
 
