@@ -27,6 +27,7 @@ after a message ended while ``ready`` was never high.
 
 from amaranth.hdl import Assert, Cover, Elaboratable, Module, Signal
 
+from utf8_gateware.hdl.cesu8_expander import Cesu8Expander
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.sanitizer import Utf8Sanitizer
@@ -93,7 +94,7 @@ class OutputWithoutReady(Elaboratable):
 #: and four lanes, the sanitiser's two fronts, the shift encoder in every encoding and policy
 #: that changes its output stage, the RFC 2279 encoder, the UTF-16 cores, the ``utf-8-sig``
 #: mark writer at the level of bytes, the transcoders that join a decoder to an encoder through
-#: the buffer).
+#: the buffer, the CESU-8 expander alone and after the sanitiser).
 CORES = {
     "decoder-replace": lambda: Utf8Decoder("replace"),
     "decoder-escape": lambda: Utf8Decoder("surrogateescape"),
@@ -120,6 +121,8 @@ CORES = {
     "transcoder-to-utf-16-le": lambda: Transcoder("utf-8", "utf-16-le"),
     "transcoder-from-utf-16-le": lambda: Transcoder("utf-16-le", "utf-8"),
     "transcoder-to-cesu-8": lambda: Transcoder("utf-8", "cesu-8"),
+    "expander-cesu-8": lambda: Cesu8Expander("cesu-8"),
+    "expander-mutf-8": lambda: Cesu8Expander("mutf-8"),
 }
 
 
@@ -159,5 +162,8 @@ PROOFS = _proofs([
               ["transcoder-to-utf-16-le", "utf8-bom-writer"]),
     ("validators", ["validator", "validator-lanes4"]),
     ("sanitizers", ["sanitizer-replace", "sanitizer-escape"]),
-    ("transcoders", ["transcoder-from-utf-16-le", "transcoder-to-cesu-8"]),
+    ("transcoders", ["transcoder-from-utf-16-le"]),
+    # (the sanitiser and the expander: LATENCY 17, a deeper run of its own)
+    ("transcoder-to-cesu-8", ["transcoder-to-cesu-8"]),
+    ("expanders", ["expander-cesu-8", "expander-mutf-8"]),
 ])

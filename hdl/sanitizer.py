@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 from amaranth.hdl import Cat, Module, Mux, Signal, Value
 
-from .component import PolicyStage
+from .component import PolicyStage, ready_source
 from .decoder_lane import stage_a, stage_align, stage_b, stage_c
 from .error_kind import DECODE_ERRORS, ErrorKind
 from .layouts import ByteLayout, EncodedByteLayout
@@ -110,6 +110,10 @@ class Utf8Sanitizer(PolicyStage):
     POLICIES = SANITIZE_ERRORS
     LAYOUTS = (ByteLayout, EncodedByteLayout)
 
+    #: With ``"replace"`` the enables read copies of ``o.ready`` where the next stage drives
+    #: them (:func:`~utf8_gateware.hdl.component.share_ready`: the CESU-8 expander).
+    USES_READIES = True
+
     @staticmethod
     def latency(errors):
         """:attr:`LATENCY` of a sanitiser with ``errors``, without building one."""
@@ -148,7 +152,7 @@ class Utf8Sanitizer(PolicyStage):
                          payload.error.eq(out.kind)]
             pipe.drive_output(self.o, out.v, payload)
             return m
-        _expand(m, pipe, out, self.o)
+        _expand(m, pipe, out, self.o, ready_source(self))
         return m
 
 
@@ -269,7 +273,7 @@ def _choose(cond, new, old):
     return (cond & new) | (~cond & old)
 
 
-def _expand(m, pipe, out, o):
+def _expand(m, pipe, out, o, ready):
     """``replace``: the output slot ``X`` after the line takes the line's byte, or EF for a
     subpart's first byte and then BF and BD in the next two steps, in which the stages before it
     (the *front*) wait; ``K``, the skid register, keeps the slot's beat that the sink refused.
@@ -281,7 +285,8 @@ def _expand(m, pipe, out, o):
     ``fadv & vf``: the front's output is a subpart's first byte and ``X`` takes it now), and
     set while the front's stale contents drain and a cycle after an idle one. So the front
     waits two steps per U+FFFD, and ``X`` takes a bubble in a step after the sink refused a
-    beat into an empty slot."""
+    beat into an empty slot. ``ready()``: the signal to read as ``o.ready`` (a copy, in turn:
+    :func:`~utf8_gateware.hdl.component.ready_source`)."""
     e2, e1, c, s2, s1 = (Signal(name=name) for name in ("e2", "e1", "c", "s2", "s1"))
     x = SimpleNamespace(v=Signal(name="x_v"), data=Signal(8, name="x_data"),
                         error=Signal(ErrorKind, name="x_error"), last=Signal(name="x_last"))
@@ -291,7 +296,7 @@ def _expand(m, pipe, out, o):
 
     def adv_copy(k):
         reg = Signal(name=f"adv{k}")
-        m.d.sync += reg.eq(o.ready | (reg & ~x.v) | masked)
+        m.d.sync += reg.eq(ready() | (reg & ~x.v) | masked)
         return reg
 
     # The fronts' set: `masked` a cycle later, 0 in the first cycle (`masked` starts at 1, which
@@ -303,14 +308,14 @@ def _expand(m, pipe, out, o):
     # enable: the front moves in every step of the flush, so `flush[-2]` only changes in a step.
     fronts = (pipe.adv, *pipe._copies)
     front_set = Signal(name="front_set")
-    m.d.sync += front_set.eq(pipe.flush[-2] | (~fronts[-1] & ~o.ready & ~front_set))
+    m.d.sync += front_set.eq(pipe.flush[-2] | (~fronts[-1] & ~ready() & ~front_set))
     for k, reg in enumerate(fronts):
         # (A flip-flop loaded when `adv`, so low whenever `adv` is.)
         with m.If(adv_copy(k + 1)):
             with m.If(front_set):
                 m.d.sync += reg.eq(1)
             with m.Else():
-                m.d.sync += reg.eq(o.ready & ~e2 & ~(reg & out.vf))
+                m.d.sync += reg.eq(ready() & ~e2 & ~(reg & out.vf))
     fadv = fronts[0]
     adv = adv_copy(0)
     with m.If(adv):

@@ -3,6 +3,7 @@
 from amaranth.hdl import Module
 from amaranth.lib import wiring
 
+from .cesu8_expander import EXPANSIONS, Cesu8Expander
 from .component import StreamStage, share_ready
 from .pipeline import SKID_LATENCY, skid_buffer
 from .error_kind import check_encoding
@@ -87,6 +88,13 @@ class Transcoder(StreamStage):
     byte without forming code points (faster and smaller than a decoder joined to an encoder:
     README, "Sanitizer."). To UTF-8-SIG it is the sanitiser and
     :class:`~utf8_gateware.hdl.utf8_bom_writer.Utf8BomWriter` (EF BB BF before every message).
+    From UTF-8 to CESU-8 and MUTF-8 (each policy: ``"replace"``, and
+    ``"surrogateescape"`` into CESU-8) it is the sanitiser followed by
+    :class:`~utf8_gateware.hdl.cesu8_expander.Cesu8Expander`, which writes a four-byte sequence
+    as its two surrogates' three-byte sequences (and MUTF-8's 00 as C0 80) byte by byte: the
+    same output as the decoder, buffer and encoder, at one output byte per cycle but where the
+    sanitiser loses a cycle after the expander's refusals (at most one per supplementary
+    character); the sanitiser reads copies of the expander's ``i.ready``.
 
     Ports
     -----
@@ -100,7 +108,7 @@ class Transcoder(StreamStage):
     The first byte written for a decoded item is valid on ``o`` :attr:`LATENCY` cycles after the
     input byte that completes it, at most (the decoder's latency, the buffer's two registers
     (:func:`carry_register`), the encoder's; into UTF-16 the UTF-16 encoder's first stage is the
-    register between: :func:`carry_through`).
+    register between: :func:`carry_through`; the sanitiser's, with the expander's after it).
     One byte a cycle on each side where the characters' lengths in both encodings match; where
     they differ, the slower side sets the pace (UTF-8 to UTF-16LE: two output bytes per
     character, 1 to 4 input bytes).
@@ -145,6 +153,8 @@ class Transcoder(StreamStage):
             return Utf8Sanitizer.latency(self._errors)
         if self._marked_bytes:
             return Utf8Sanitizer.latency(self._errors) + Utf8BomWriter.LATENCY
+        if self._expands:
+            return Utf8Sanitizer.latency(self._errors) + Cesu8Expander.LATENCY
         if self._target in UTF16_SCHEMES:     # the register is the encoder's first stage
             return (TextDecoder.latency(self._source, self._errors) +
                     TextEncoder.latency(self._target, carry_error=True))
@@ -161,19 +171,36 @@ class Transcoder(StreamStage):
         """UTF-8 to UTF-8-SIG: the sanitiser, then the byte-level mark writer."""
         return self._source == "utf-8" and self._target == "utf-8-sig"
 
+    @property
+    def _expands(self):
+        """UTF-8 to CESU-8 or MUTF-8: the sanitiser, then the byte-level expander (both policies
+        of the pair give the output of the decoder and encoder: a sanitised stream is UTF-8,
+        and its escaped bytes are flagged, so the expander leaves them)."""
+        return self._source == "utf-8" and self._target in EXPANSIONS
+
+    def _byte_stages(self):
+        """The byte-level chain (named stages) from UTF-8 where there is one, else ``None``."""
+        if self._bytes_only:
+            return [("sanitizer", Utf8Sanitizer(self._errors))]
+        if self._marked_bytes:
+            return [("sanitizer", Utf8Sanitizer(self._errors)), ("bom_writer", Utf8BomWriter())]
+        if self._expands:
+            return [("sanitizer", Utf8Sanitizer(self._errors)),
+                    ("expander", Cesu8Expander(self._target))]
+        return None
+
     def elaborate(self, platform):
         m = Module()
-        if self._bytes_only:
-            m.submodules.sanitizer = sanitizer = Utf8Sanitizer(self._errors)
-            wiring.connect(m, wiring.flipped(self.i), sanitizer.i)
-            wiring.connect(m, sanitizer.o, wiring.flipped(self.o))
-            return m
-        if self._marked_bytes:
-            m.submodules.sanitizer = sanitizer = Utf8Sanitizer(self._errors)
-            m.submodules.bom_writer = writer = Utf8BomWriter()
-            wiring.connect(m, wiring.flipped(self.i), sanitizer.i)
-            wiring.connect(m, sanitizer.o, writer.i)
-            wiring.connect(m, writer.o, wiring.flipped(self.o))
+        stages = self._byte_stages()
+        if stages:
+            for name, stage in stages:
+                m.submodules[name] = stage
+            if isinstance(stages[-1][1], Cesu8Expander):    # copies of its i.ready
+                share_ready(stages[0][1], stages[-1][1])
+            wiring.connect(m, wiring.flipped(self.i), stages[0][1].i)
+            for (_, source), (_, sink) in zip(stages, stages[1:]):
+                wiring.connect(m, source.o, sink.i)
+            wiring.connect(m, stages[-1][1].o, wiring.flipped(self.o))
             return m
         m.submodules.decoder = decoder = TextDecoder(self._source, self._errors)
         m.submodules.encoder = encoder = TextEncoder(self._target, self._errors, carry_error=True)

@@ -13,6 +13,7 @@ front, likewise, moves without ``o.ready`` while its slot and skid are empty."""
 import pytest
 from amaranth.sim import Simulator
 
+from utf8_gateware.hdl.cesu8_expander import Cesu8Expander
 from utf8_gateware.hdl.decoder import Utf8Decoder
 from utf8_gateware.hdl.encoder import Utf8Encoder
 from utf8_gateware.hdl.sanitizer import Utf8Sanitizer
@@ -88,6 +89,9 @@ CASES = [
     pytest.param(lambda: Transcoder("utf-16-le", "utf-8"), id="transcoder-from-utf-16-le"),
     pytest.param(lambda: Transcoder("utf-8", "utf-8-sig"), id="transcoder-utf-8-sig"),
     pytest.param(lambda: Utf8BomWriter(), id="utf8_bom_writer"),
+    pytest.param(lambda: Transcoder("utf-8", "cesu-8"), id="transcoder-cesu-8"),
+    pytest.param(lambda: Transcoder("utf-8", "mutf-8"), id="transcoder-mutf-8"),
+    pytest.param(lambda: Cesu8Expander("mutf-8"), id="cesu8_expander"),
     pytest.param(lambda: Utf16Encoder(), id="utf16_encoder"),
     pytest.param(lambda: Utf16Decoder(), id="utf16_decoder"),
 ]
