@@ -163,12 +163,14 @@ class Utf16BomBytes(StreamStage):
     the cycle in which B's current byte is its last (or B is empty), computed a cycle ahead
     from B's count and A3's ``n1``; ``adv`` is low for the cycle after the sink refused a
     byte (:func:`~utf8_gateware.hdl.utf8_shift_encoder.output_enables`, with its ``idle``
-    set: ``o.valid`` never waits for ``o.ready``). A message's mark is valid on ``o``
-    :attr:`LATENCY` = 5 cycles after the transfer of its first unit (that unit's first byte 2
-    cycles later), any other unit's first byte 5 cycles after its transfer. One byte per
-    cycle with no idle cycle while the source has a unit and the sink is ready: a unit is
-    taken every second cycle, a marker beat in one, a message's first beat in two cycles more
-    (its mark); a refusal costs one idle cycle more, never a byte. LUT depth: one (every
+    set: ``o.valid`` never waits for ``o.ready``; while the sink is not ready and B is empty,
+    the stages move every second cycle, as the shift encoder's). With the stages empty and the
+    sink ready, a message's mark is valid on ``o`` :attr:`LATENCY` = 5 cycles after the
+    transfer of its first unit (that unit's first byte 2 cycles later), any other unit's first
+    byte 5 cycles after its transfer. One byte per cycle with no idle cycle while the source
+    has a unit and the sink is ready: B takes a unit every second cycle, a marker beat in one,
+    a message's first beat in two cycles more (its mark); a refusal costs one idle cycle more,
+    never a byte. LUT depth: one (every
     register bit is one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of slot
     and skid register, ``last`` one LUT of four flip-flops).
     """
