@@ -127,9 +127,10 @@ CORES = {
 
 
 #: The cores whose stages wait a step while the sink is not ready (the shift encoder's, in
-#: the encoders and in the transcoders that end in one; the sanitiser's ``replace`` front).
+#: the encoders and in the transcoders that end in one; the sanitiser's ``replace`` front; the
+#: output stage of ``utf-16``'s ``Utf16BomBytes``, which is the shift encoder's).
 WAITS = frozenset({*(name for name in CORES if name.startswith("encoder-")), "sanitizer-replace",
-                   "transcoder-from-utf-16-le", "transcoder-to-cesu-8"})
+                   "transcoder-from-utf-16-le", "transcoder-to-cesu-8", "text-encoder-utf-16"})
 
 
 def _harness(name):

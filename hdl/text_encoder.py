@@ -5,8 +5,7 @@ from utf8_gateware.sim.encodings import ENCODE_POLICIES
 from .encoder import ENCODER_ENCODINGS, OWN_CORES, Utf8Encoder
 from .error_kind import ENCODE_ERRORS, check_encoding, check_policy
 from .layouts import CarriedUnitLayout, EncodedByteLayout, UnitLayout
-from .utf16_bom_writer import Utf16BomWriter
-from .utf16_bytes import Utf16Bytes
+from .utf16_bytes import Utf16BomBytes, Utf16Bytes
 from .utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
 from .utf16_units import SCHEMES, UTF16_SCHEMES
 
@@ -47,9 +46,8 @@ class TextEncoder(EncodingStage):
         scheme's order). No byte order mark is written.
     ``"utf-16"``
         :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder`, then
-        :class:`~utf8_gateware.hdl.utf16_bom_writer.Utf16BomWriter` (the code unit U+FEFF before
-        every message), then ``Utf16Bytes("big")``: FE FF and big-endian units (D98). An empty
-        message has no beat, so it gets no mark.
+        :class:`~utf8_gateware.hdl.utf16_bytes.Utf16BomBytes` (FE FF before every message, then
+        big-endian units: D98). An empty message has no beat, so it gets no mark.
 
     The output equals ``utf8_gateware.sim.encodings.encode(units, encoding, errors)``: the bytes,
     and ``error`` on the first beat written for an invalid unit; with ``"strict"`` an invalid
@@ -97,8 +95,8 @@ class TextEncoder(EncodingStage):
     def latency(encoding="utf-8", errors=None, *, carry_error=False):
         """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
         if encoding in UTF16_SCHEMES:
-            return Utf16Encoder.latency(carry_error) + Utf16Bytes.LATENCY + \
-                (Utf16BomWriter.LATENCY if encoding == "utf-16" else 0)
+            return Utf16Encoder.latency(carry_error) + \
+                (Utf16BomBytes if encoding == "utf-16" else Utf16Bytes).LATENCY
         return Utf8Encoder.latency(encoding, errors, carry_error=carry_error)
 
     @property
@@ -110,8 +108,8 @@ class TextEncoder(EncodingStage):
     def elaborate(self, platform):
         if self._encoding in UTF16_SCHEMES:
             stages = [Utf16Encoder(self._errors, carry_error=self._carry_error),
-                      *([Utf16BomWriter()] if self._encoding == "utf-16" else []),
-                      Utf16Bytes(SCHEMES.get(self._encoding, "big"))]
+                      Utf16BomBytes() if self._encoding == "utf-16" else
+                      Utf16Bytes(SCHEMES[self._encoding])]
         else:
             stages = [Utf8Encoder(self._errors, encoding=self._encoding,
                                   carry_error=self._carry_error)]

@@ -1,16 +1,17 @@
 """UTF-16 byte order stage, encoding side: UTF-16 code units in, UTF-16LE/BE bytes out."""
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Const, Module, Signal
 
 from .error_kind import ErrorKind
 from .layouts import CodeUnitLayout, EncodedByteLayout
 from .pipeline import keep
-from .component import drive_ready, ready_source
+from .component import StreamStage, drive_ready, ready_source
 from .utf16_units import ByteOrderStage, slot_controls, unit_register
-from .utf8_shift_encoder import stage_signals, shift_stage
+from .utf8_shift_encoder import (SHIFT_CE_FANOUT, drive_output, output_enables,
+                                 stage_signals, shift_stage)
 
 
-__all__ = ["Utf16Bytes"]
+__all__ = ["Utf16Bytes", "Utf16BomBytes"]
 
 
 class Utf16Bytes(ByteOrderStage):
@@ -118,3 +119,111 @@ class Utf16Bytes(ByteOrderStage):
             "valid": a1.valid, "last": a1.last, "unit": a1.unit, "error": a1.error,
             "y1": a1.vok | (a1.valid & ~(a1.z0 & a1.z1)), "y2": y2, "lz": a1.last & ~y2,
         }
+
+
+class Utf16BomBytes(StreamStage):
+    """The byte stage of ``utf-16`` encoding (The Unicode Standard 3.10, D98): FE FF, the byte
+    order mark U+FEFF, before the first unit of every message, and every code unit as two
+    bytes, big-endian (as the reference model writes ``utf-16``); otherwise
+    :class:`Utf16Bytes` ``("big")``, whose ports, marker beat and first stages it shares.
+
+    The mark rides with the message's first beat (``mk``, from ``a0_opens``: the beat before
+    it ended a message) and goes out with it: B writes up to four bytes of a beat (FE FF and
+    the unit, or FE FF and a marker beat), so no stage waits for it but B, whose count
+    decides ``take`` a cycle ahead (as in
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder`, whose output stage
+    controls it uses). A message is the beats up to one with ``last``; a message of only a
+    ``strict`` marker beat gets its mark too. (An empty message has no beat on a stream, so it
+    gets no mark here; the reference model writes FE FF for it, and so do the engines, without
+    simulating.)
+
+    Ports
+    -----
+    ``i``: :data:`~utf8_gateware.hdl.layouts.CodeUnitLayout` stream (``unit: 16``, ``error``,
+    ``last``), as :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` writes it.
+    ``o``: :data:`~utf8_gateware.hdl.layouts.EncodedByteLayout` stream: a unit's ``error`` on
+    its first byte (never on the mark's), ``last`` on a message's last byte.
+
+    Latency and throughput
+    ----------------------
+    Stages, each loaded under a clock enable that is a flip-flop::
+
+        A0  the input beat as it is (each input bit goes to one flip-flop and nothing else),
+            and ``opens``: the latest valid beat before it ended a message
+        A1  as in :class:`Utf16Bytes`, and ``mk`` (A0's beat opens a message)
+        A2  as in :class:`Utf16Bytes`, and ``mk``
+        A3  the first and the second byte (big-endian), ``n2`` (two bytes: not a marker
+            beat), ``n1`` (one byte, or a bubble), ``mk``
+        B   the output shift register: the current byte ``b_s`` (the output slot) and
+            ``b_q1``..``b_q3`` behind it (FF, the unit's bytes behind FE), the error kind in
+            ``b_e0``..``b_e2`` (it goes out with the unit's first byte), ``b_rem`` (one-hot)
+            the bytes left, the current one included; K the skid register
+
+    A0..A3 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: for
+    the cycle in which B's current byte is its last (or B is empty), computed a cycle ahead
+    from B's count and A3's ``n1``; ``adv`` is low for the cycle after the sink refused a
+    byte (:func:`~utf8_gateware.hdl.utf8_shift_encoder.output_enables`, with its ``idle``
+    set: ``o.valid`` never waits for ``o.ready``; while the sink is not ready and B is empty,
+    the stages move every second cycle, as the shift encoder's). With the stages empty and the
+    sink ready, a message's mark is valid on ``o`` :attr:`LATENCY` = 5 cycles after the
+    transfer of its first unit (that unit's first byte 2 cycles later), any other unit's first
+    byte 5 cycles after its transfer. One byte per cycle with no idle cycle while the source
+    has a unit and the sink is ready: B takes a unit every second cycle, a marker beat in one,
+    a message's first beat in two cycles more (its mark); a refusal costs one idle cycle more,
+    never a byte. LUT depth: one (every
+    register bit is one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of slot
+    and skid register, ``last`` one LUT of four flip-flops).
+    """
+
+    #: Cycles from the transfer of a message's first unit to its mark's first byte being valid
+    #: on ``o`` (and from the transfer of any other unit to its first byte).
+    LATENCY = 5
+
+    #: Payload layouts of ``i`` and ``o``.
+    LAYOUTS = (CodeUnitLayout, EncodedByteLayout)
+
+    #: Copies of ``i.ready`` driven (:func:`~utf8_gateware.hdl.component.share_ready`).
+    DRIVES_READIES = True
+
+    def elaborate(self, platform):
+        m = Module()
+        b_valid = Signal(name="b_valid")
+        a3_n1 = Signal(init=1, name="a3_n1")    # A3 holds a bubble or a beat of one byte
+        b_r01 = Signal(init=1, name="b_r01")    # B's current byte or the next is the last
+        adv, take, _, k_valid = output_enables(m, self.o, b_valid, a3_n1, b_r01,
+                                               SHIFT_CE_FANOUT, SHIFT_CE_FANOUT)
+        drive_ready(m, self, take)
+        a0 = unit_register(take, "a0", self.i)
+        opens = Signal(name="a0_opens", init=1)
+        take.load([(opens, keep(a0.valid, a0.last, opens))])
+        a1 = shift_stage(take, "a1", {**Utf16Bytes._pieces(a0), "mk": opens & a0.valid})
+        flags = {name: value for name, value in Utf16Bytes._flags(a1).items() if name != "lz"}
+        a2 = shift_stage(take, "a2", {**flags, "mk": a1.mk})
+        n2 = a2.y1 | a2.y2
+        a3 = shift_stage(take, "a3", {
+            "valid": a2.valid, "last": a2.last, "error": a2.error, "mk": a2.mk, "n2": n2,
+            "n1": ~n2 & ~a2.mk, "first": a2.unit[8:], "second": a2.unit[:8],
+        }, n1=a3_n1)
+        b = stage_signals("b", "last", s=8, q1=8, q2=8, q3=8, e0=3, e1=3, e2=3)
+        b.rem = Signal(4, init=1, name="b_rem")
+        t0, t1, t2 = (take.new() for _ in range(3))
+        mk, err = a3.mk, a3.error
+        mk3 = mk.replicate(3)
+        counts = Cat(a3.n1, a3.n2 & ~mk, mk & ~a3.n2, mk & a3.n2)
+        adv.load([
+            (b.rem, keep(t0, counts, Cat(b.rem[0] | b.rem[1], b.rem[2:], 0))),
+            (b_r01, keep(t0, ~mk, b_r01 | b.rem[2])),
+            (b_valid, keep(t0, a3.valid, b_valid & ~b.rem[0])),
+            (b.last, keep(t0, a3.last, b.last)),
+            # the unit's error kind, on its first byte: the third behind a mark
+            (b.e0, keep(t0, err & ~mk3, b.e1)),
+            (b.e1, ~t0.replicate(3) & b.e2),
+            (b.e2, t0.replicate(3) & mk3 & err),
+            # (`keep`, not `Mux`: a constant under a condition would be a set/reset)
+            (b.s, keep(t1, keep(mk, Const(0xFE, 8), a3.first), b.q1)),
+            (b.q1, keep(t1, keep(mk, Const(0xFF, 8), a3.second), b.q2)),
+            (b.q2, keep(t2, a3.first, b.q3)),
+            (b.q3, a3.second),      # (A3 holds until the next take: read on the next shift)
+        ])
+        drive_output(adv, self.o, b_valid, b.s, b.e0, b.rem[0] & b.last, k_valid)
+        return m

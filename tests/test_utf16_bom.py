@@ -16,6 +16,7 @@ from utf8_gateware.hdl.text_decoder import DECODINGS, TextDecoder
 from utf8_gateware.hdl.text_encoder import ENCODINGS, TextEncoder
 from utf8_gateware.hdl.utf16_bom_units import Utf16BomUnits
 from utf8_gateware.hdl.utf16_bom_writer import BYTE_ORDER_MARK, Utf16BomWriter
+from utf8_gateware.hdl.utf16_bytes import Utf16BomBytes
 from utf8_gateware.sim import encodings
 from utf8_gateware.sim.encodings.surrogates import StripByteOrderMark
 from utf8_gateware.sim.encodings.utf16 import CodeUnits
@@ -129,6 +130,54 @@ def test_writer_throughput():
     opens = [index == 0 for message in messages for index, _ in enumerate(message)]
     assert steps[1:] == [2 if opener else 1 for opener in opens[:-2]]   # a cycle for the mark
     assert run.out_cycles[0] == run.in_cycles[0] + Utf16BomWriter.LATENCY
+
+
+# --- the byte stage with the mark --------------------------------------------------------------
+
+def marked_bytes(messages):
+    """``(byte, ErrorKind, last)`` of ``messages`` (lists of ``(unit, error)``) in ``utf-16``:
+    FE FF, then each unit big-endian (a marker beat, ``unit`` 0 with an error, one byte 0),
+    its error on its first byte, ``last`` on the message's last byte."""
+    beats = []
+    for message in messages:
+        data = [(0xFE, ErrorKind.NONE), (0xFF, ErrorKind.NONE)]
+        for unit, error in message:
+            data += [(0, error)] if unit == 0 and error is not ErrorKind.NONE else \
+                [(unit >> 8, error), (unit & 0xFF, ErrorKind.NONE)]
+        beats += [(byte, kind, int(index == len(data) - 1))
+                  for index, (byte, kind) in enumerate(data)]
+    return beats
+
+
+def byte_beats(run):
+    return [(int(p.data), ErrorKind(p.error), int(p.last)) for p in run.outputs]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_bom_bytes_random(seed):
+    """FE FF before every message, then its units as ``Utf16Bytes("big")`` writes them (a
+    message of only a marker beat too), with source gaps and sink stalls."""
+    rng = random.Random(f"utf16-bom-bytes-{seed}")
+    messages = random_unit_messages(rng, 40) + [[(0, ErrorKind.TOO_LARGE)]]
+    run = run_stream(Utf16BomBytes(), unit_items(messages), gap=0.3, stall=0.3, seed=seed)
+    assert byte_beats(run) == marked_bytes(messages)
+
+
+def test_bom_bytes_pace():
+    """A byte out every cycle: B takes a unit every second cycle, a marker beat in one, and a
+    message's first beat in two cycles more (its mark), and the stages move with it; the mark's
+    first byte is out :attr:`LATENCY` cycles after the message's first unit."""
+    messages = random_unit_messages(random.Random(4), 20)
+    run = run_stream(Utf16BomBytes(), unit_items(messages))
+    assert byte_beats(run) == marked_bytes(messages)
+    first = run.out_cycles[0]
+    assert run.out_cycles == list(range(first, first + len(run.out_cycles)))
+    assert first == run.in_cycles[0] + Utf16BomBytes.LATENCY
+    sizes = [(1 if unit == 0 and error is not ErrorKind.NONE else 2) + 2 * (index == 0)
+             for message in messages for index, (unit, error) in enumerate(message)]
+    steps = [after - before for before, after in zip(run.in_cycles, run.in_cycles[1:])]
+    # a unit a cycle while A0..A3 fill, then each waits for B to write the unit four ahead
+    assert steps[:4] == [1] * 4 and steps[4:] == sizes[:len(steps) - 4]
 
 
 # --- the decoder and encoder of utf-16 ----------------------------------------------------------
