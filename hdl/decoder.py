@@ -157,8 +157,8 @@ class Utf8Decoder(CheckedComponent):
     follows: 6 cycles with ``"replace"``, 8 with ``"surrogateescape"`` and one lane; with N > 1
     lanes 5 plus the align stages (one for 2 or 4 lanes, two for 8 or 16), the slot stages (see
     below) and, from 8 lanes on, the three neighbour stages: 7, 7, 11, 11 cycles for 2, 4, 8,
-    16 lanes with ``"replace"``, and 8, 7, 11, 11 with ``"surrogateescape"``. The core never waits for a byte that an output does not
-    depend on.
+    16 lanes with ``"replace"``, and 8, 7, 11, 11 with ``"surrogateescape"``. The core never
+    waits for a byte that an output does not depend on.
 
     Architecture
     ------------
@@ -197,13 +197,13 @@ class Utf8Decoder(CheckedComponent):
     input route is slower than one LUT level). With 2 or 4 lanes one copy drives them all, on a
     global buffer: there the paths of two LUT levels are slower than the enable. With 2 or 4
     lanes, lanes 1..N-1 combine their neighbour's lead-code terms (or codes) in stage ``B`` and
-    their neighbour's prefix in ``D`` (two LUT levels). From 8 lanes on (:data:`~utf8_gateware.hdl.decoder_lane.SPLIT_LANES`) the choice
-    between lane k-1's facts and the history's is a stage of its own (``B2``, ``C2``: three
-    more stages), so that each stage is one LUT level and a history drives one 2:1 multiplexer
-    per lane. With N lanes stage ``E`` takes the bytes before a lane through 4:1 multiplexers
-    whose selects are registered a stage ahead, from a copy of its history per four lanes (per
-    two from 16 lanes on; from 8 lanes on stage ``C``'s history too comes in a copy per four
-    lanes); what is left deeper than one LUT4 is the align stages' and the slots' 4:1
+    their neighbour's prefix in ``D`` (two LUT levels). From 8 lanes on
+    (:data:`~utf8_gateware.hdl.decoder_lane.SPLIT_LANES`) the choice between lane k-1's facts
+    and the history's is a stage of its own (``B2``, ``C2``: three more stages), so that each
+    stage is one LUT level and a history drives one 2:1 multiplexer per lane. With N lanes
+    stage ``E`` takes the bytes before a lane through 4:1 multiplexers whose selects are
+    registered a stage ahead, from a copy of its history per four lanes (per two from 16 lanes
+    on; from 8 lanes on stage ``C``'s history too comes in a copy per four lanes); what is left deeper than one LUT4 is the align stages' and the slots' 4:1
     multiplexers (one slice on the ECP5). An empty lane shifted in by the align stages repeats
     a real source rather than a constant, which synthesis would make a synchronous reset.
 
