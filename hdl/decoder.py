@@ -203,9 +203,10 @@ class Utf8Decoder(CheckedComponent):
     stage is one LUT level and a history drives one 2:1 multiplexer per lane. With N lanes
     stage ``E`` takes the bytes before a lane through 4:1 multiplexers whose selects are
     registered a stage ahead, from a copy of its history per four lanes (per two from 16 lanes
-    on; from 8 lanes on stage ``C``'s history too comes in a copy per four lanes); what is left deeper than one LUT4 is the align stages' and the slots' 4:1
-    multiplexers (one slice on the ECP5). An empty lane shifted in by the align stages repeats
-    a real source rather than a constant, which synthesis would make a synchronous reset.
+    on; from 8 lanes on stage ``C``'s history too comes in a copy per four lanes); what is left
+    deeper than one LUT4 is the align stages' and the slots' 4:1 multiplexers (one slice on the
+    ECP5). An empty lane shifted in by the align stages repeats a real source rather than a
+    constant, which synthesis would make a synchronous reset.
 
     Decoding CESU-8 or Modified UTF-8 is not a change of these tables: a surrogate pair spans six
     bytes, beyond the three-byte look-back; those decoders put a surrogate-joining stage after
