@@ -6,8 +6,9 @@ stream rules, which a transmitter must keep) and holds the output ``ready`` as a
 input. Each states its property with :func:`~amaranth.hdl.Assert` and proves that it is not
 vacuous with :func:`~amaranth.hdl.Cover` s that a ``cover`` run must reach.
 
-:data:`PROOFS` lists the proofs (name, statement, method, depth). The building blocks (:func:`drive_source`, :func:`assert_stream_rules`,
-:class:`Scoreboard`, ...) are public so that tests can build variants, e.g. with a mutated core.
+:data:`PROOFS` lists the proofs (name, statement, method, depth). The building blocks
+(:func:`drive_source`, :func:`assert_stream_rules`, :class:`Scoreboard`, ...) are public so that
+tests can build variants, e.g. with a mutated core.
 """
 
 from dataclasses import dataclass

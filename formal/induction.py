@@ -134,19 +134,19 @@ def decoder_rules_forever(errors, factory=Utf8Decoder):
 
 class DecoderAsciiForever(Elaboratable):
     """Property 2 of the one-lane :class:`~utf8_gateware.hdl.decoder.Utf8Decoder` for all time
-    (``errors``; both modes pass, ``replace`` is in the suite): the outputs below U+0080 without error are exactly the
-    ASCII bytes taken, in order (a :class:`TrackingScoreboard`: none lost, changed, reordered or
-    invented), and the output stream rules. The invariants are
+    (``errors``; both modes pass, ``replace`` is in the suite): the outputs below U+0080 without
+    error are exactly the ASCII bytes taken, in order (a :class:`TrackingScoreboard`: none lost,
+    changed, reordered or invented), and the output stream rules. The invariants are
     :class:`~utf8_gateware.formal.invariants.PipelineInvariants`,
     :class:`~utf8_gateware.formal.decoder_invariants.DecoderInvariants` and the map from the
-    scoreboard to the pipeline: the ASCII items pending are the ASCII bytes of the snapshots
-    (stages A..E, the output slots) and, while ``adv`` is low, of the skid register's byte (a
-    snapshot the harness keeps: the slot's byte, taken when the skid register takes the slot),
-    in that order from the oldest (a byte's output is always in its own slot: bursts of
-    errors and escapes are never ASCII); the tracked item is the byte where its ``ahead`` count
-    says; the skid register holds an ASCII output exactly for an ASCII byte; a byte is in stage
-    n only once the flush thermometer has cleared past it. (Bounded liveness stays
-    with :class:`~utf8_gateware.formal.checks.DecoderProperties`.) ``wrap(core)`` returns the
+    scoreboard to the pipeline: the ASCII items pending are the ASCII bytes of the snapshots (stages
+    A..E, the output slots) and, while ``adv`` is low, of the skid register's byte (a snapshot the
+    harness keeps: the slot's byte, taken when the skid register takes the slot), in that order from
+    the oldest (a byte's output is always in its own slot: bursts of errors and escapes are never
+    ASCII); the tracked item is the byte where its ``ahead`` count says; the skid register holds an
+    ASCII output exactly for an ASCII byte; a byte is in stage n only once the flush thermometer has
+    cleared past it. (Bounded liveness stays with
+    :class:`~utf8_gateware.formal.checks.DecoderProperties`.) ``wrap(core)`` returns the
     design under test made of the real core (a mutant, in the tests)."""
     def __init__(self, errors="replace", wrap=None):
         self.errors, self.wrap = errors, wrap or (lambda core: core)

@@ -94,7 +94,8 @@ class SpecBytesRoundTrip(Elaboratable):
             m.submodules[f"encoder{index}"] = encoder = self.encoder("surrogateescape")
             item = outs.items[index]
             present = valid & (index < outs.count)
-            m.d.comb += [encoder.i.valid.eq(present), encoder.i.payload.codepoint.eq(item.codepoint),
+            m.d.comb += [encoder.i.valid.eq(present),
+                         encoder.i.payload.codepoint.eq(item.codepoint),
                          encoder.i.payload.last.eq(item.last)]
             for n, beat in enumerate(encoder.o.items):
                 here = present & (n < encoder.o.count)

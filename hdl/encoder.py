@@ -109,20 +109,19 @@ class Utf8Encoder(CheckedComponent):
     Latency and throughput
     ----------------------
     Every encoding but ``"utf-8-rfc2279"`` is
-    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (``"wtf-8"``: with the
-    pairing stages), one LUT level between flip-flops (three unit stages, an output
-    shift register and a skid register; see its documentation for the stages and the timing). The first byte of a
-    unit is valid on ``o`` :attr:`LATENCY` = 4 cycles after the cycle in which the unit was
-    transferred on ``i`` (of the instance: 3 for ``"utf-8-sig"``, to the mark's first byte from
-    the transfer of a message's first unit; 6 for ``"wtf-8"``, the pairing stages' 2 added).
-    Once the source stops, everything the encoder holds is out after at most :attr:`DRAIN`
-    cycles with the sink ready (``"utf-8"``; ``None`` for the other encodings: not proven). An n-byte
-    character takes n cycles on ``o`` with no idle cycle between characters while the source
-    has a unit and the sink is ready; a new unit is accepted every n cycles (every cycle for
-    ASCII). After the sink refuses a byte, the encoder pauses for one cycle (the byte waits in
-    a skid register); nothing is lost, duplicated or reordered. ``i.ready`` is one LUT of
-    flip-flops; ``o.valid`` and ``o.payload`` are one LUT (a 2:1 multiplexer: the output slot,
-    or the skid register) of flip-flops.
+    :class:`~utf8_gateware.hdl.utf8_shift_encoder.Utf8ShiftEncoder` (``"wtf-8"``: with the pairing
+    stages), one LUT level between flip-flops (three unit stages, an output shift register and a
+    skid register; see its documentation for the stages and the timing). The first byte of a unit is
+    valid on ``o`` :attr:`LATENCY` = 4 cycles after the cycle in which the unit was transferred on
+    ``i`` (of the instance: 3 for ``"utf-8-sig"``, to the mark's first byte from the transfer of a
+    message's first unit; 6 for ``"wtf-8"``, the pairing stages' 2 added). Once the source stops,
+    everything the encoder holds is out after at most :attr:`DRAIN` cycles with the sink ready
+    (``"utf-8"``; ``None`` for the other encodings: not proven). An n-byte character takes n cycles
+    on ``o`` with no idle cycle between characters while the source has a unit and the sink is
+    ready; a new unit is accepted every n cycles (every cycle for ASCII). After the sink refuses a
+    byte, the encoder pauses for one cycle (the byte waits in a skid register); nothing is lost,
+    duplicated or reordered. ``i.ready`` is one LUT of flip-flops; ``o.valid`` and ``o.payload`` are
+    one LUT (a 2:1 multiplexer: the output slot, or the skid register) of flip-flops.
     """
 
     @classmethod

@@ -32,13 +32,13 @@ class SurrogateJoiner:
       with ``lone_is_error=False`` (Modified UTF-8, where every Java ``char`` sequence is
       well-formed), as itself with ``NONE``.
 
-    Why a stage after the byte decoder: a pair spans six bytes, past the byte decoder's
-    three-byte look-back, and a lead is lone or not by the next output, which may come any
-    number of bubbles later. But it is part of the decoder's rigid pipeline
-    (:mod:`~utf8_gateware.hdl.pipeline`; one clock enable, one skid register) and reads only
-    flip-flops: the decoder's last output slot ``X``, stage ``D``'s burst flag, and flags that the lane marks in stage ``D``
-    (:func:`~utf8_gateware.hdl.lane_marks.surrogate_sequences`) and that travel with the item
-    to ``X``: a lead that is not the message's last, a trail, any surrogate.
+    Why a stage after the byte decoder: a pair spans six bytes, past the byte decoder's three-byte
+    look-back, and a lead is lone or not by the next output, which may come any number of bubbles
+    later. But it is part of the decoder's rigid pipeline (:mod:`~utf8_gateware.hdl.pipeline`; one
+    clock enable, one skid register) and reads only flip-flops: the decoder's last output slot
+    ``X``, stage ``D``'s burst flag, and flags that the lane marks in stage ``D``
+    (:func:`~utf8_gateware.hdl.lane_marks.surrogate_sequences`) and that travel with the item to
+    ``X``: a lead that is not the message's last, a trail, any surrogate.
 
     One stage, ``J`` (the output slot), and no held item: a lead in ``X`` leaves its slot empty
     and its ten bits in ``L`` (loaded with each lead), and *waits* until the next item is seen

@@ -39,13 +39,13 @@ Gowin ``LUT4`` / ``DFF``, Nexus ``OXIDE_COMB`` / ``OXIDE_FF``). ``core_*`` subtr
 own cells (:meth:`Family.harness_cells`).
 
 Timing: nextpnr runs with ``--freq`` (the family's :attr:`Family.freq_mhz` by default: above what
-the ECP5, Gowin and Nexus parts reach, so that placement is timing-driven throughout; 100 MHz
-for the iCE40, below what the faster cores reach, but targets of 125, 150 and 170 MHz gave the
-same figures for the 4-lane decoder and the transcoders into UTF-16, measured) and
-``--timing-allow-fail``: a missed target is reported, never an error. ``fmax_mhz`` is the post-route figure from nextpnr's
-``--report`` JSON. The Gowin and Nexus timing models of nextpnr are younger than the iCE40 and
-ECP5 ones (the ceiling design reports 785 and 1036 MHz there): compare cores with their
-family's ceiling, not figures across families.
+the ECP5, Gowin and Nexus parts reach, so that placement is timing-driven throughout; 100 MHz for
+the iCE40, below what the faster cores reach, but targets of 125, 150 and 170 MHz gave the same
+figures for the 4-lane decoder and the transcoders into UTF-16, measured) and
+``--timing-allow-fail``: a missed target is reported, never an error. ``fmax_mhz`` is the post-route
+figure from nextpnr's ``--report`` JSON. The Gowin and Nexus timing models of nextpnr are younger
+than the iCE40 and ECP5 ones (the ceiling design reports 785 and 1036 MHz there): compare cores with
+their family's ceiling, not figures across families.
 
 Nexus specifics (nextpnr-nexus 0.11.1): with its default router, router2, no core routes. It
 finds no path at all for the arc from the clock pad to the global buffer (not even without a

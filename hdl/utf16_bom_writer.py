@@ -47,14 +47,14 @@ class Utf16BomWriter(StreamStage):
         B   the output slot (the mark, or A0's beat) and the beat behind the mark; K the skid
             register
 
-    A0 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low for
-    the cycle after B took a message's first beat (it goes out after the mark) and after the
-    sink refused a beat. A beat is valid on ``o`` 2 cycles after its transfer, or 3 behind a
-    mark (and a message's first beat a cycle after its mark, which is 2 or 3 cycles after the
-    beat's transfer: :attr:`LATENCY` = 3 at most). One beat per cycle with no idle cycle while
-    the source has a beat and the sink is ready: the input waits a cycle per message; a refusal
-    costs one idle cycle more (and so does a cycle without a beat after a message's end). LUT depth: one (every register bit is
-    one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of slot and skid register;
+    A0 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low for the
+    cycle after B took a message's first beat (it goes out after the mark) and after the sink
+    refused a beat. A beat is valid on ``o`` 2 cycles after its transfer, or 3 behind a mark (and a
+    message's first beat a cycle after its mark, which is 2 or 3 cycles after the beat's transfer:
+    :attr:`LATENCY` = 3 at most). One beat per cycle with no idle cycle while the source has a beat
+    and the sink is ready: the input waits a cycle per message; a refusal costs one idle cycle more
+    (and so does a cycle without a beat after a message's end). LUT depth: one (every register bit
+    is one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of slot and skid register;
     nothing depends on ``o.ready`` in the same cycle but ``adv`` and ``take``).
     """
 

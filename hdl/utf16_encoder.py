@@ -68,14 +68,14 @@ class Utf16Encoder(PolicyStage):
         A3  the first unit after the error policy, the error kind, ``n2`` (a pair)
         B   the output slot and the trail behind it; K the skid register
 
-    A1..A3 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low
-    for the cycle after B took a surrogate pair (its trail moves up then) and after the sink
-    refused a unit. The first code unit of a code point is valid on ``o`` :attr:`LATENCY` = 4
-    cycles after its transfer on ``i`` (5 with ``carry_error``: :meth:`latency`). One code unit per cycle with no idle cycle while the
-    source has a code point and the sink is ready: a supplementary code point takes two cycles,
-    every other one cycle; a refusal costs one idle cycle more, never a unit. LUT depth: one
-    (every register bit is one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of
-    slot and skid register; nothing depends on ``o.ready`` in the same cycle).
+    A1..A3 and B's load move together when ``take`` (a flip-flop, and ``i.ready``) is set: low for
+    the cycle after B took a surrogate pair (its trail moves up then) and after the sink refused a
+    unit. The first code unit of a code point is valid on ``o`` :attr:`LATENCY` = 4 cycles after its
+    transfer on ``i`` (5 with ``carry_error``: :meth:`latency`). One code unit per cycle with no
+    idle cycle while the source has a code point and the sink is ready: a supplementary code point
+    takes two cycles, every other one cycle; a refusal costs one idle cycle more, never a unit. LUT
+    depth: one (every register bit is one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer
+    of slot and skid register; nothing depends on ``o.ready`` in the same cycle).
     """
 
     #: Cycles from the transfer of a code point to its first code unit being valid on ``o``.

@@ -9,7 +9,8 @@ from .pipeline import keep
 from .utf8_shift_encoder import EnableCopies, stage_signals, shift_stage
 
 
-__all__ = ["BYTE_ORDERS", "SCHEMES", "UTF16_SCHEMES", "check_byteorder", "ByteOrderStage", "Utf16Units"]
+__all__ = ["BYTE_ORDERS", "SCHEMES", "UTF16_SCHEMES", "check_byteorder", "ByteOrderStage",
+           "Utf16Units"]
 
 
 #: Byte orders of the UTF-16 byte stages (``int.from_bytes``'s names).

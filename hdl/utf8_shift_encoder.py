@@ -74,13 +74,14 @@ class Utf8ShiftEncoder(CheckedComponent):
         K   the skid register: the output slot's beat, offered while ``adv`` is low
 
     The stages A1..A3 and B's load move together in the cycles in which ``take`` is high: a
-    flip-flop (so ``i.ready`` is a flip-flop; ``take & ~a1_mk`` with ``"utf-8-sig"``) set for
-    the cycle in which B's current byte is its last (or B is empty), computed a cycle ahead
-    from B's count and A3's ``n1`` (a one-byte character). ``adv``, also a flip-flop, is low for the cycle after one in which the sink
-    refused a byte; then nothing moves and the skid register is offered. Each copy of ``take``
-    and ``adv`` drives at most :data:`UTF8_CE_FANOUT` clock enables (:data:`SHIFT_CE_FANOUT`
-    with ``surrogateescape``; :data:`PLAIN_CE_FANOUT` with ``utf-8`` ``replace`` and ``strict``,
-    whose B selects its payloads by ``take``'s first copy, a flip-flop that drives no enable).
+    flip-flop (so ``i.ready`` is a flip-flop; ``take & ~a1_mk`` with ``"utf-8-sig"``) set for the
+    cycle in which B's current byte is its last (or B is empty), computed a cycle ahead from B's
+    count and A3's ``n1`` (a one-byte character). ``adv``, also a flip-flop, is low for the cycle
+    after one in which the sink refused a byte; then nothing moves and the skid register is offered.
+    Each copy of ``take`` and ``adv`` drives at most :data:`UTF8_CE_FANOUT` clock enables
+    (:data:`SHIFT_CE_FANOUT` with ``surrogateescape``; :data:`PLAIN_CE_FANOUT` with ``utf-8``
+    ``replace`` and ``strict``, whose B selects its payloads by ``take``'s first copy, a flip-flop
+    that drives no enable).
 
     Latency and throughput: the first byte of a unit is on ``o`` :attr:`LATENCY` = 4 cycles
     after the unit's transfer (``"utf-8-sig"``: the mark's first byte 3 cycles after the
@@ -376,10 +377,10 @@ def class_flags(a1, errors, encoding="utf-8"):
     payload of C3 (u[11:6]) or C4 (u[17:12]); ``p2``, the second payload of C3 (u[5:0])
     or C4 (u[11:6]); ``p0``: u[5:0] (the payload of C2, the third of C4).
 
-    ``cesu-8``, ``mutf-8``: C4 is the surrogate pair: ``hi`` ED's bits, ``pa`` 10 w,
-    ``p2`` u[15:10], ``p4`` u[9:6] (the trail half's first payload, 11 u[9:6]); ``mutf-8``
-    (and ``wtf-8``) writes every surrogate (``bs`` as with ``surrogatepass``), and U+0000 as C2 (C0 80:
-    ``lw`` also needs u[6:0] nonzero; ``lo`` picks by u[10:7] still, the same for U+0000).
+    ``cesu-8``, ``mutf-8``: C4 is the surrogate pair: ``hi`` ED's bits, ``pa`` 10 w, ``p2``
+    u[15:10], ``p4`` u[9:6] (the trail half's first payload, 11 u[9:6]); ``mutf-8`` (and ``wtf-8``)
+    writes every surrogate (``bs`` as with ``surrogatepass``), and U+0000 as C2 (C0 80: ``lw`` also
+    needs u[6:0] nonzero; ``lo`` picks by u[10:7] still, the same for U+0000).
     """
     u, p16, p7 = a1.u, a1.p16, a1.p7
     bmp = ~u[20] & p16

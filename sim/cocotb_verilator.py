@@ -37,9 +37,9 @@ __all__ = ["CocotbFailure", "BUILD_ARGS", "MAKE_FLAGS", "TIMESCALE", "lint", "bu
 
 #: Verilator arguments of every build: the allowed warnings off, every other one fatal.
 BUILD_ARGS = tuple(f"-Wno-{code}" for code in VERILATOR_WAIVERS)
-#: Make variables of every build: the C++ compiler without optimisation. It compiles the model
-#: three times faster than Verilator's default (-Os) (a build with -O1 on the fast path had not
-#: finished in four times as long). A top level of many instances spends its time in their input logic, which
+#: Make variables of every build: the C++ compiler without optimisation. It compiles the model three
+#: times faster than Verilator's default (-Os) (a build with -O1 on the fast path had not finished
+#: in four times as long). A top level of many instances spends its time in their input logic, which
 #: Verilator evaluates whenever any input changes: keep a build's instances few.
 MAKE_FLAGS = "OPT_FAST=-O0 OPT_SLOW=-O0 OPT_GLOBAL=-O0"
 #: The simulation's time unit and precision (the exported files have no ``timescale``).

@@ -1,4 +1,5 @@
-"""Post-synthesis simulation: what Yosys makes of the gateware, simulated with the iCE40 cell models.
+"""Post-synthesis simulation: what Yosys makes of the gateware, simulated with the iCE40 cell
+models.
 
 A design is synthesised for the iCE40 UP5K exactly as for the bitstream (``synth_ice40 -device
 u``), written out as a netlist of iCE40 cells (``SB_LUT4``, ``SB_CARRY``, ``SB_DFF*``,

@@ -5,7 +5,6 @@ import random
 import struct
 
 import pytest
-from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
 from utf8_gateware.sim.testbench import run_simulation, run_stream, stream_get, stream_put
@@ -22,7 +21,7 @@ from utf8_gateware.boards.leds import LEDStretcher
 from utf8_gateware.boards.protocol import (
     BoardFrame, CREDIT_SHIFT, EXPANSION, ErrorCode, FrameParser, HostFrame, Mode, STATUS_FIELDS,
     STAMP_FIELDS, STATUS_LAYOUT, STATUS_SIZE, SYNC, Status, REWIND, MAX_WINDOW,
-    decode_word, encode_frame, host_lengths, data_frame, start_frame)
+    decode_word, host_lengths, data_frame, start_frame)
 from utf8_gateware.boards import buffer, replay_buffer
 from utf8_gateware.boards.buffer import RingBuffer
 from utf8_gateware.boards.replay_buffer import ReplayBuffer
@@ -275,7 +274,8 @@ def test_transmitter_frames():
     out, sent = transmit([(BoardFrame.CREDIT, 8), (BoardFrame.DATA, 10), (BoardFrame.ERROR, 10)],
                          data=b"abcdef")
     frames = FrameParser().feed(out)
-    assert frames == [(BoardFrame.CREDIT, fields_of(8)), (BoardFrame.DATA, fields_of(4) + b"abcdef"),
+    assert frames == [(BoardFrame.CREDIT, fields_of(8)),
+                      (BoardFrame.DATA, fields_of(4) + b"abcdef"),
                       (BoardFrame.ERROR, fields_of(10))]
     assert sent == 6
 

@@ -14,7 +14,7 @@ import pytest
 
 import corpora
 from utf8_gateware.boards import icebreaker
-from utf8_gateware.boards.host import BoardError, Link, expected_output, inflight_for, stream
+from utf8_gateware.boards.host import Link, expected_output, inflight_for, stream
 from utf8_gateware.boards.protocol import FRAME_TIMEOUT_S, BoardFrame, ErrorCode, FrameParser, Mode
 from utf8_gateware.boards.virtual import FAULT_KINDS, Faults, VirtualBoard
 from utf8_gateware.sim import compiled
@@ -24,7 +24,8 @@ pytestmark = pytest.mark.skipif(not compiled.have_compiler() or os.name != "posi
                                 reason="the virtual board needs a C++ compiler and ptys")
 
 CLI = [sys.executable, "-m", "utf8_gateware"]
-SAMPLE = (Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples" / "sample.txt").read_bytes()
+SAMPLE = (Path(__file__).resolve().parents[1] / "utf8_gateware" / "samples" /
+          "sample.txt").read_bytes()
 
 
 @pytest.fixture(scope="module")

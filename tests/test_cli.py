@@ -1,4 +1,5 @@
-"""The command line: results, statistics, and one-line errors for everything a user can get wrong."""
+"""The command line: results, statistics, and one-line errors for everything a user can get
+wrong."""
 
 import json
 import os

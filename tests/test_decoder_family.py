@@ -1,7 +1,8 @@
 # amaranth: UnusedElaboratable=no
 """``Utf8Decoder(encoding=...)`` for the UTF-8 family (utf-8-sig, CESU-8, Modified UTF-8,
-WTF-8, RFC 2279) in Amaranth's simulator, against the reference model ``utf8_gateware.sim.encodings``,
-and the byte grammars it is generated from against the model's."""
+WTF-8, RFC 2279) in Amaranth's simulator, against the reference model
+``utf8_gateware.sim.encodings``, and the byte grammars it is generated from against the
+model's."""
 
 import json
 import random

@@ -2,15 +2,15 @@
 (``tests/cocotb_axis_bench.py``), checked against the reference model and, cycle by cycle,
 against Amaranth's simulation of the same design.
 
-Four Verilator builds (:data:`GROUPS`) hold every exported core (``cocotb_top``: one instance
-per core and mode, ports prefixed by the instance name), cached across runs by
-:mod:`utf8_gateware.sim.cocotb_verilator`. (Verilator evaluates the input logic of every
-instance of a build whenever an input changes: with one build of all of them that was most of
-the simulations' time. Four builds cost about three times the compile time of one and cut the
-simulations to a third or less: the corpora went from 299 s to 44 s.) Each core (but the text
-decoder and encoder, ``exported.WITH_INITIAL_VALUES_ONLY``) also without initial values
-(instance ``<variant>_noinit``), built with ``--x-initial unique`` so that its registers start from random
-values (``+verilator+rand+reset+2``), as in silicon.
+Four Verilator builds (:data:`GROUPS`) hold every exported core (``cocotb_top``: one instance per
+core and mode, ports prefixed by the instance name), cached across runs by
+:mod:`utf8_gateware.sim.cocotb_verilator`. (Verilator evaluates the input logic of every instance of
+a build whenever an input changes: with one build of all of them that was most of the simulations'
+time. Four builds cost about three times the compile time of one and cut the simulations to a third
+or less: the corpora went from 299 s to 44 s.) Each core (but the text decoder and encoder,
+``exported.WITH_INITIAL_VALUES_ONLY``) also without initial values (instance ``<variant>_noinit``),
+built with ``--x-initial unique`` so that its registers start from random values
+(``+verilator+rand+reset+2``), as in silicon.
 """
 
 import json

@@ -1,16 +1,17 @@
 # amaranth: UnusedElaboratable=no
 """Proofs of all time (k-induction) of the real cores: :mod:`utf8_gateware.formal.induction`.
 
-The cheap ones are part of :data:`~utf8_gateware.formal.checks.PROOFS` and run with the other
-proofs in ``tests/test_formal.py`` (marker ``formal``). Here: a core with a bug that only shows
-after a thousand beats -- beyond any BMC depth the suite can afford -- is not proven (the
-unbounded proof sees every cycle), nor is a decoder whose "A" reads "a" after a thousand outputs
-(by the ASCII proof, whose harness ``decoder-ascii-forever-escape`` proves), nor one whose truncation errors read "overlong" after a thousand outputs
-(by the equivalence with the spec model), and a decoder that breaks the stream rules is not proven either. A k-induction run that finds a counterexample only in its induction step reports
-``UNKNOWN`` (its base case is shorter than the bug's trace): not proven, with the failed
-property named. Marker ``formal_long``: the decoder's proofs of all time
-(:data:`~utf8_gateware.formal.induction.LONG_PROOFS`), each with its cover run, and the two
-decoder mutants that those proofs (not the ``formal`` ones) must reject.
+The cheap ones are part of :data:`~utf8_gateware.formal.checks.PROOFS` and run with the other proofs
+in ``tests/test_formal.py`` (marker ``formal``). Here: a core with a bug that only shows after a
+thousand beats -- beyond any BMC depth the suite can afford -- is not proven (the unbounded proof
+sees every cycle), nor is a decoder whose "A" reads "a" after a thousand outputs (by the ASCII
+proof, whose harness ``decoder-ascii-forever-escape`` proves), nor one whose truncation errors read
+"overlong" after a thousand outputs (by the equivalence with the spec model), and a decoder that
+breaks the stream rules is not proven either. A k-induction run that finds a counterexample only in
+its induction step reports ``UNKNOWN`` (its base case is shorter than the bug's trace): not proven,
+with the failed property named. Marker ``formal_long``: the decoder's proofs of all time
+(:data:`~utf8_gateware.formal.induction.LONG_PROOFS`), each with its cover run, and the two decoder
+mutants that those proofs (not the ``formal`` ones) must reject.
 """
 
 import pytest

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
+tomllib = pytest.importorskip("tomllib",
+                              reason="tomllib is in the standard library from Python 3.11")
 
 
 ROOT = Path(__file__).resolve().parents[1]

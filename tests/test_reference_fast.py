@@ -94,7 +94,8 @@ def test_well_formed_spans_around_errors():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(EDGE_BYTES), st.integers(0, 255)), max_size=40).map(bytes))
+@given(st.lists(st.one_of(st.sampled_from(EDGE_BYTES), st.integers(0, 255)),
+                max_size=40).map(bytes))
 def test_well_formed_spans_are_well_formed_sequences(data):
     # Each span is whole sequences of the model's own cut, and the rest is what the model
     # does not decode to a scalar value, but at most a sequence next to each error.
