@@ -168,7 +168,7 @@ def for_history(pipe, name, lane, regs, values):
                                          Value.cast(value) & lane.latest.replicate(width), width)
 
 
-def before(pipe, name, beat, values, keep=None):
+def before(pipe, name, beat, values, keep=None, halves=False):
     """Per lane of ``beat`` the ``values`` (per lane a dict of Values) of the byte before it:
     lane k-1's, and for lane 0 a *history* (registers ``{name}_{field}``): the beat's latest
     byte's (by :func:`latest`, or the OR of the lanes' ``hist``: :func:`for_history`), kept in
@@ -180,6 +180,17 @@ def before(pipe, name, beat, values, keep=None):
     for field, value in values[0].items():
         width = len(Value.cast(value))
         reg = pipe.register(f"{name}_{field}", width)
+        if keep is not None and halves:
+            # Two registers, one per half of the lanes, each kept while `keep`: the beat's
+            # latest byte's half loads its value, the other half 0.
+            half = len(beat) // 2
+            regs = [reg, pipe.register(f"{name}_{field}_hi", width)]
+            for part, lanes in zip(regs, [beat.lanes[:half], beat.lanes[half:]]):
+                with pipe.m.If(pipe.enable(width)):
+                    pipe.m.d.sync += part.eq(any_of(lane.hist[field] for lane in lanes) |
+                                             (part & keep.replicate(width)))
+            history[field] = regs[0] | regs[1]
+            continue
         if keep is not None:
             with pipe.m.If(pipe.enable(width)):
                 pipe.m.d.sync += reg.eq(any_of(lane.hist[field] for lane in beat.lanes) |
@@ -274,7 +285,7 @@ def stage_c(pipe, b2):
     """Stage ``C``: the prefix pending after each byte, and the byte's facts for ``V1``."""
     tables, c = UTF8_TABLES, next_beat(pipe, "c", b2)
     prevs = before(pipe, "h_c", b2, [{"ok2_4": lane.ok2[4]} for lane in b2.lanes],
-                   getattr(b2, "keep", None))
+                   getattr(b2, "keep", None), halves=True)
     mark_keep(pipe, "c", b2, c)
     for k, (lane, prev, regs) in enumerate(zip(b2.lanes, prevs, c.lanes)):
         sc = prev["ok2_4"] & lane.cont
@@ -308,7 +319,7 @@ def lane_errors(pipe, payload, valid, lanes):
     v = next_beat(pipe, "v", c)
     prevs = before(pipe, "h_v", c, [{"pend": lane.lead | lane.anyc, "anyc": lane.anyc,
                                      "sc": lane.sc} for lane in c.lanes],
-                   getattr(c, "keep", None))
+                   getattr(c, "keep", None), halves=True)
     for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, v.lanes)):
         nv = lane.nv
         # The byte is the message's last: the beat ends it, and the next lane is empty.
