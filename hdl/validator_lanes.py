@@ -256,7 +256,7 @@ def stage_b2(pipe, b1):
     tables, b = UTF8_TABLES, mark_latest(pipe, "b2", b1, next_beat(pipe, "b2", b1))
     prevs = before(pipe, "h_b", b1, [{f"code{length}": lane.codes[length]
                                       for length in (2, 3, 4)} for lane in b1.lanes],
-                   getattr(b1, "keep", None))
+                   getattr(b1, "keep", None), halves=True)
     for k, (lane, prev, regs) in enumerate(zip(b1.lanes, prevs, b.lanes)):
         regs.cont = pipe.data(f"b2{k}_cont", lane.q != 0)
         regs.lead = pipe.data(f"b2{k}_lead", lane.lead)
