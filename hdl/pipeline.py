@@ -95,7 +95,10 @@ class Pipeline:
     is started by :meth:`drive_output`'s next-state logic). ``controls_on_copies``: the
     :meth:`control` flip-flops take their clock enable from the copies (:meth:`enable`) like
     the data, instead of from ``adv`` itself, which then enables only the flush thermometer and
-    is left to the output's multiplexers.
+    is left to the output's multiplexers. ``clear_in_data``: the synchronous resets under the
+    clock enable (:meth:`fact`, :meth:`history`, :meth:`load_cleared`, ``OutputPair.load_s``)
+    are ANDs in the data instead (for the ECP5, whose flip-flops' resets are not under their
+    enables: a reset under one is a LUT in front of the reset pin).
     """
 
     def __init__(self, m, *, flush_steps, ce_fanout=CE_FANOUT, flush_count=False,

@@ -39,7 +39,10 @@ def _ce_fanout(lanes):
 PAIR_MAX_LANES = 8
 
 #: The lane count whose synchronous resets under the clock enable are ANDs in the data
-#: (``Pipeline(clear_in_data=True)``): the lanes measured on the ECP5 with two output places.
+#: (``Pipeline(clear_in_data=True)``; its histories then have no reset, in halves: see
+#: :func:`~utf8_gateware.hdl.validator_lanes.before`): the lanes measured on the ECP5 with two
+#: output places (nextpnr seeds 1-3: 296.2, 302.9, 282.8 MHz and 1,323 LUT4, against 257.3,
+#: 269.8, 271.8 and 1,137). 16 lanes keep their netlist (not measured this way).
 CLEAR_IN_DATA_LANES = 8
 
 #: Copies of each overflow flag at the output (at most 3).
@@ -290,9 +293,12 @@ class Utf8Validator(CheckedComponent):
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
     ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.9 MHz and
     386 LCs (164.8 MHz, 196 LCs), four lanes 107.3 MHz and 838 LCs (106.4 MHz, 931 LCs);
-    ECP5-25F-6 (seed 1), 8 lanes 257.3 MHz, 1,137 LUT4 and 1,224 flip-flops (302.8 MHz, 1,767
-    LUT4), 16 lanes (slot and skid register) 266.7 MHz, 1,924 LUT4 and 2,179 flip-flops
-    (251.7 MHz, 3,871 LUT4). No LUT
+    ECP5-25F-6, 8 lanes 296.2 MHz (296.2, 302.9, 282.8), 1,323 LUT4 and 1,236 flip-flops
+    (302.8 MHz, 1,767 LUT4), 16 lanes (slot and skid register) 266.7 MHz, 1,924 LUT4 and 2,179
+    flip-flops (251.7 MHz, 3,871 LUT4). With 8 lanes (:data:`CLEAR_IN_DATA_LANES`) every
+    synchronous reset under the clock enable but the sums' low parts' is an AND in the data (an
+    ECP5 flip-flop's reset is not under its enable), and the histories have none (see
+    :func:`~utf8_gateware.hdl.validator_lanes.before`). No LUT
     feeds a clock enable, a synchronous reset or two flip-flops, but the histories' enables
     with N lanes (``adv`` and the bubble flag) and the tree's two-level steps; what limits one
     lane is long routes (4.0 to 4.3 ns) everywhere, none of them a net with many loads any
@@ -301,8 +307,8 @@ class Utf8Validator(CheckedComponent):
     same harness; with the skid register left out, not a working core, 162.1 MHz and 387
     LCs, so area is what limits it); at four lanes (histories of masked registers since stop
     26; 105.8 MHz and 795 LCs with the tree) the input register into stage ``A`` and the first
-    step of the tree of pairs; at 8 and 16 lanes, the histories (an OR of the lanes' masked
-    registers).
+    step of the tree of pairs; at 16 lanes, the histories (an OR of the lanes' masked
+    registers); at 8 lanes functions of 5 to 7 flip-flops in two LUT levels.
 
     Latency and throughput
     ----------------------

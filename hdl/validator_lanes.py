@@ -12,8 +12,9 @@ count-1), kept in bubbles, cleared at the end of a message (:func:`before`). Cho
 lane is off every lane's path: with 2 lanes a multiplexer on lane 1's ``nv`` flag
 (:func:`latest`); from :data:`ONE_HOT_LANES` (4) on the stage before registers each lane's facts
 masked with a flag of the latest lane (``latest``, from the input's ``count``), and the history
-ORs them. A beat is a bubble iff lane 0 is empty; lane k holds the message's last byte iff the
-beat ends a message, lane k holds a byte and lane k+1 does not.
+ORs them; with ``pipe.clear_in_data`` (8 lanes) without a reset, in two halves
+(:func:`before`). A beat is a bubble iff lane 0 is empty; lane k holds the message's last byte
+iff the beat ends a message, lane k holds a byte and lane k+1 does not.
 
 Stages (one LUT level of registers each, but the histories):
 
@@ -127,7 +128,8 @@ ONE_HOT_LANES = 4
 def mark_latest(pipe, name, prev, beat):
     """With :data:`ONE_HOT_LANES` lanes or more, ``latest`` in each lane of ``beat`` (the stage
     ``name`` after ``prev``): the lane holds the beat's latest byte (``prev``'s flags passed on,
-    no logic)."""
+    no logic; with ``pipe.clear_in_data`` masked with ``~prev.beat_vl``, so 0 in a beat that
+    ends a message, and flip-flops that a reset clears). Then :func:`mark_keep`."""
     if len(beat) >= ONE_HOT_LANES:
         for k, (lane, before) in enumerate(zip(beat.lanes, prev.lanes)):
             if pipe.clear_in_data:
@@ -174,7 +176,10 @@ def before(pipe, name, beat, values, keep=None, halves=False):
     byte's (by :func:`latest`, or the OR of the lanes' ``hist``: :func:`for_history`), kept in
     bubbles, 0 after the end of a message (the byte before a message's first continues
     nothing). With ``keep`` (:func:`mark_keep`; the lanes' ``hist`` are 0 in a beat that ends
-    a message) the OR of the ``hist`` and the history kept while ``keep``, no reset."""
+    a message and after a reset) the OR of the ``hist`` and the history kept while ``keep``,
+    no reset (an ECP5 reset under the clock enable is a LUT in front of it); with ``halves``
+    too, in two registers, one per half of the lanes (the latest byte's half loads its value,
+    the other 0), ORed where lane 0 reads them: six inputs each instead of ten at 8 lanes."""
     nv = [lane.nv for lane in beat.lanes]
     history = {}
     for field, value in values[0].items():
