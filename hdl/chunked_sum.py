@@ -18,9 +18,14 @@ CLEAR_COPIES = 4
 HOLD_STEPS = 4
 
 
-def _load(pipe, reg, value, clear=None, enable=None):
-    """``reg`` takes ``value`` when ``pipe`` advances, or 0 if ``clear`` (a synchronous reset)."""
-    with pipe.m.If(pipe.enable(len(reg)) if enable is None else enable):
+def _load(pipe, reg, value, clear=None, enable=None, in_data=None):
+    """``reg`` takes ``value`` when ``pipe`` advances, or 0 if ``clear`` (a synchronous reset;
+    ``in_data``: see :meth:`~utf8_gateware.hdl.pipeline.Pipeline.load_cleared`)."""
+    enable = pipe.enable(len(reg)) if enable is None else enable
+    if clear is not None and (getattr(pipe, "clear_in_data", False) if in_data is None else
+                              in_data):
+        value, clear = Value.cast(value) & ~Value.cast(clear).replicate(len(reg)), None
+    with pipe.m.If(enable):
         if clear is None:
             pipe.m.d.sync += reg.eq(value)
         else:
@@ -150,7 +155,8 @@ class SplitSum:
         modulo ``2**width`` and whether it overflowed, valid :attr:`read_stages` (2) steps after
         the ``fresh`` step."""
         k, name = self.chunk, self.name
-        _load(pipe, self.base, (self.base + inc)[:k + 1], ends)
+        # (A synchronous reset even with `clear_in_data`: an AND would follow the carry chain.)
+        _load(pipe, self.base, (self.base + inc)[:k + 1], ends, in_data=False)
         # `carry`: the step before last carried (the top bit toggled), two steps after it; not
         # in the `fresh` step, where the top bit was zeroed.
         toggle = pipe.data(f"{name}_toggle", self.base[k])

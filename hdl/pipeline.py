@@ -95,14 +95,18 @@ class Pipeline:
     is started by :meth:`drive_output`'s next-state logic). ``controls_on_copies``: the
     :meth:`control` flip-flops take their clock enable from the copies (:meth:`enable`) like
     the data, instead of from ``adv`` itself, which then enables only the flush thermometer and
-    is left to the output's multiplexers.
+    is left to the output's multiplexers. ``clear_in_data``: the synchronous resets under the
+    clock enable (:meth:`fact`, :meth:`history`, :meth:`load_cleared`, ``OutputPair.load_s``)
+    are ANDs in the data instead (for the ECP5, whose flip-flops' resets are not under their
+    enables: a reset under one is a LUT in front of the reset pin).
     """
 
     def __init__(self, m, *, flush_steps, ce_fanout=CE_FANOUT, flush_count=False,
-                 controls_on_copies=False):
+                 controls_on_copies=False, clear_in_data=False):
         if not isinstance(flush_steps, int) or flush_steps < 1:
             raise ValueError(f"flush_steps must be a positive integer, not {flush_steps!r}")
         self.m = m
+        self.clear_in_data = clear_in_data
         self.ce_fanout = ce_fanout
         self.controls_on_copies = controls_on_copies
         self.adv = Signal()
@@ -188,11 +192,22 @@ class Pipeline:
 
     def _load_or_clear(self, reg, value, clear):
         """``reg`` loaded with ``value`` when ``adv``, or with 0 if ``clear``."""
-        with self.m.If(self.enable(len(Value.cast(reg)))):
-            with self.m.If(clear):
-                self.m.d.sync += reg.eq(0)
-            with self.m.Else():
-                self.m.d.sync += reg.eq(value)
+        return self.load_cleared(reg, value, clear, self.enable(len(Value.cast(reg))))
+
+    def load_cleared(self, reg, value, clear, enable, in_data=None):
+        """``reg`` takes ``value`` when ``enable``, or 0 if ``clear``: a synchronous reset
+        under the enable, or with :attr:`clear_in_data` (or ``in_data``, if not ``None``) an
+        AND in the data (an ECP5 flip-flop's synchronous reset is not under its clock enable,
+        so a reset under an enable is a LUT of both in front of it)."""
+        with self.m.If(enable):
+            if self.clear_in_data if in_data is None else in_data:
+                width = len(Value.cast(reg))
+                self.m.d.sync += reg.eq(Value.cast(value) & ~Value.cast(clear).replicate(width))
+            else:
+                with self.m.If(clear):
+                    self.m.d.sync += reg.eq(0)
+                with self.m.Else():
+                    self.m.d.sync += reg.eq(value)
         return reg
 
     def load(self, pairs, cond):
@@ -388,14 +403,10 @@ class OutputPair:
             self.s_free.append(Signal(name=f"s_free{len(self.s_free)}"))
             self._room = self.ce_fanout
         self._room -= width
+        if clear is not None:
+            return self.pipe.load_cleared(reg, value, clear, self.s_free[-1])
         with self.pipe.m.If(self.s_free[-1]):
-            if clear is None:
-                self.pipe.m.d.sync += reg.eq(value)
-            else:
-                with self.pipe.m.If(clear):
-                    self.pipe.m.d.sync += reg.eq(0)
-                with self.pipe.m.Else():
-                    self.pipe.m.d.sync += reg.eq(value)
+            self.pipe.m.d.sync += reg.eq(value)
         return reg
 
     def load_q(self, reg, value):

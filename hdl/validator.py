@@ -38,6 +38,13 @@ def _ce_fanout(lanes):
 #: routes cost 22 MHz (nextpnr seeds 1-3: 244.1, 238.6, 247.3 MHz against 269.1, 266.7, 266.2).
 PAIR_MAX_LANES = 8
 
+#: The lane count whose synchronous resets under the clock enable are ANDs in the data
+#: (``Pipeline(clear_in_data=True)``; its histories then have no reset, in halves: see
+#: :func:`~utf8_gateware.hdl.validator_lanes.before`): the lanes measured on the ECP5 with two
+#: output places (nextpnr seeds 1-3: 296.2, 302.9, 282.8 MHz and 1,323 LUT4, against 257.3,
+#: 269.8, 271.8 and 1,137). 16 lanes keep their netlist (not measured this way).
+CLEAR_IN_DATA_LANES = 8
+
 #: Copies of each overflow flag at the output (at most 3).
 OVER_COPIES = 3
 
@@ -286,9 +293,12 @@ class Utf8Validator(CheckedComponent):
     Cost (measured, median of nextpnr seeds 1-3, 32-bit sums, core cells in the port harness of
     ``utf8-gateware synth``; the decoder's in brackets): iCE40 UP5K, one lane 148.9 MHz and
     386 LCs (164.8 MHz, 196 LCs), four lanes 107.3 MHz and 838 LCs (106.4 MHz, 931 LCs);
-    ECP5-25F-6 (seed 1), 8 lanes 257.3 MHz, 1,137 LUT4 and 1,224 flip-flops (302.8 MHz, 1,767
-    LUT4), 16 lanes (slot and skid register) 266.7 MHz, 1,924 LUT4 and 2,179 flip-flops
-    (251.7 MHz, 3,871 LUT4). No LUT
+    ECP5-25F-6, 8 lanes 296.2 MHz (296.2, 302.9, 282.8), 1,323 LUT4 and 1,236 flip-flops
+    (302.8 MHz, 1,767 LUT4), 16 lanes (slot and skid register) 266.7 MHz, 1,924 LUT4 and 2,179
+    flip-flops (251.7 MHz, 3,871 LUT4). With 8 lanes (:data:`CLEAR_IN_DATA_LANES`) every
+    synchronous reset under the clock enable but the sums' low parts' is an AND in the data (an
+    ECP5 flip-flop's reset is not under its enable), and the histories have none (see
+    :func:`~utf8_gateware.hdl.validator_lanes.before`). No LUT
     feeds a clock enable, a synchronous reset or two flip-flops, but the histories' enables
     with N lanes (``adv`` and the bubble flag) and the tree's two-level steps; what limits one
     lane is long routes (4.0 to 4.3 ns) everywhere, none of them a net with many loads any
@@ -297,8 +307,8 @@ class Utf8Validator(CheckedComponent):
     same harness; with the skid register left out, not a working core, 162.1 MHz and 387
     LCs, so area is what limits it); at four lanes (histories of masked registers since stop
     26; 105.8 MHz and 795 LCs with the tree) the input register into stage ``A`` and the first
-    step of the tree of pairs; at 8 and 16 lanes, the histories (an OR of the lanes' masked
-    registers).
+    step of the tree of pairs; at 16 lanes, the histories (an OR of the lanes' masked
+    registers); at 8 lanes functions of 5 to 7 flip-flops in two LUT levels.
 
     Latency and throughput
     ----------------------
@@ -359,7 +369,7 @@ class Utf8Validator(CheckedComponent):
         # message, `ends`, is a data register, and a stale one would be a verdict.)
         read = self.read_stages(lanes=n, counter_width=width)
         pipe = Pipeline(m, flush_steps=3 + read,
-                        ce_fanout=_ce_fanout(n))
+                        ce_fanout=_ce_fanout(n), clear_in_data=n == CLEAR_IN_DATA_LANES)
         m.d.comb += self.i.ready.eq(pipe.adv & ~pipe.flushing)
 
         if n == 1:
@@ -397,12 +407,9 @@ class Utf8Validator(CheckedComponent):
             errs=pipe.data("p1_errs", beat.errs, len(beat.errs)),
             bubble=pipe.control("p1_nv", bubble), last=pipe.control("p1_vl", last))
         r = Signal(2, name="p2_r")
-        with m.If(pipe.enable(2)):
-            with m.If(p1.last):
-                m.d.sync += r.eq(0)
-            with m.Else():
-                m.d.sync += r.eq(_constant_of(Cat(p1.least, r), [min(3, (i & 3) + (i >> 2))
-                                                                 for i in range(16)]))
+        pipe.load_cleared(r, _constant_of(Cat(p1.least, r), [min(3, (i & 3) + (i >> 2))
+                                                             for i in range(16)]),
+                          p1.last, pipe.enable(2))
         if n == 1:
             at_error = _constant_of(Cat(p1.back, r), [((i & 3) + (i >> 2)) % 4 for i in range(16)])
         else:

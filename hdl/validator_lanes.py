@@ -12,8 +12,9 @@ count-1), kept in bubbles, cleared at the end of a message (:func:`before`). Cho
 lane is off every lane's path: with 2 lanes a multiplexer on lane 1's ``nv`` flag
 (:func:`latest`); from :data:`ONE_HOT_LANES` (4) on the stage before registers each lane's facts
 masked with a flag of the latest lane (``latest``, from the input's ``count``), and the history
-ORs them. A beat is a bubble iff lane 0 is empty; lane k holds the message's last byte iff the
-beat ends a message, lane k holds a byte and lane k+1 does not.
+ORs them; with ``pipe.clear_in_data`` (8 lanes) without a reset, in two halves
+(:func:`before`). A beat is a bubble iff lane 0 is empty; lane k holds the message's last byte
+iff the beat ends a message, lane k holds a byte and lane k+1 does not.
 
 Stages (one LUT level of registers each, but the histories):
 
@@ -38,7 +39,7 @@ Stages (one LUT level of registers each, but the histories):
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Cat, Mux, Value
+from amaranth.hdl import Cat, Mux, Signal, Value
 
 from .decoder_lane import (CLASSIFIER, UTF8_TABLES, lane_lead_code, lead_code_terms, table_lookup,
                            kind_of)
@@ -127,10 +128,33 @@ ONE_HOT_LANES = 4
 def mark_latest(pipe, name, prev, beat):
     """With :data:`ONE_HOT_LANES` lanes or more, ``latest`` in each lane of ``beat`` (the stage
     ``name`` after ``prev``): the lane holds the beat's latest byte (``prev``'s flags passed on,
-    no logic)."""
+    no logic; with ``pipe.clear_in_data`` masked with ``~prev.beat_vl``, so 0 in a beat that
+    ends a message, and flip-flops that a reset clears). Then :func:`mark_keep`."""
     if len(beat) >= ONE_HOT_LANES:
         for k, (lane, before) in enumerate(zip(beat.lanes, prev.lanes)):
-            lane.latest = pipe.data(f"{name}{k}_latest", before.latest)
+            if pipe.clear_in_data:
+                lane.latest = _flag(pipe, f"{name}{k}_latest", before.latest & ~prev.beat_vl)
+            else:
+                lane.latest = pipe.data(f"{name}{k}_latest", before.latest)
+    return mark_keep(pipe, name, prev, beat)
+
+
+def _flag(pipe, name, value):
+    """A flip-flop loaded with ``value`` when ``pipe`` advances, 0 after a reset (so 0 in the
+    step after the flush's first, whatever the stage before held)."""
+    reg = Signal(name=name)
+    with pipe.m.If(pipe.enable(1)):
+        pipe.m.d.sync += reg.eq(value)
+    return reg
+
+
+def mark_keep(pipe, name, prev, beat):
+    """With ``pipe.clear_in_data`` (8 lanes), ``beat.keep``: the beat is a bubble that ends no
+    message (``beat.bubble & ~beat.beat_vl`` in a flip-flop of its own), and from ``B1`` on each
+    lane's ``latest`` is 0 in a beat that ends a message: so a history whose stage before's
+    ``latest`` is such a flag needs no synchronous reset (:func:`before`'s ``keep``)."""
+    if pipe.clear_in_data:
+        beat.keep = _flag(pipe, f"{name}_keep", prev.bubble & ~prev.beat_vl & ~pipe.flushing)
     return beat
 
 
@@ -146,27 +170,44 @@ def for_history(pipe, name, lane, regs, values):
                                          Value.cast(value) & lane.latest.replicate(width), width)
 
 
-def before(pipe, name, beat, values):
+def before(pipe, name, beat, values, keep=None, halves=False):
     """Per lane of ``beat`` the ``values`` (per lane a dict of Values) of the byte before it:
     lane k-1's, and for lane 0 a *history* (registers ``{name}_{field}``): the beat's latest
     byte's (by :func:`latest`, or the OR of the lanes' ``hist``: :func:`for_history`), kept in
     bubbles, 0 after the end of a message (the byte before a message's first continues
-    nothing)."""
+    nothing). With ``keep`` (:func:`mark_keep`; the lanes' ``hist`` are 0 in a beat that ends
+    a message and after a reset) the OR of the ``hist`` and the history kept while ``keep``,
+    no reset (an ECP5 reset under the clock enable is a LUT in front of it); with ``halves``
+    too, in two registers, one per half of the lanes (the latest byte's half loads its value,
+    the other 0), ORed where lane 0 reads them: six inputs each instead of ten at 8 lanes."""
     nv = [lane.nv for lane in beat.lanes]
     history = {}
     for field, value in values[0].items():
         width = len(Value.cast(value))
         reg = pipe.register(f"{name}_{field}", width)
+        if keep is not None and halves:
+            # Two registers, one per half of the lanes, each kept while `keep`: the beat's
+            # latest byte's half loads its value, the other half 0.
+            half = len(beat) // 2
+            regs = [reg, pipe.register(f"{name}_{field}_hi", width)]
+            for part, lanes in zip(regs, [beat.lanes[:half], beat.lanes[half:]]):
+                with pipe.m.If(pipe.enable(width)):
+                    pipe.m.d.sync += part.eq(any_of(lane.hist[field] for lane in lanes) |
+                                             (part & keep.replicate(width)))
+            history[field] = regs[0] | regs[1]
+            continue
+        if keep is not None:
+            with pipe.m.If(pipe.enable(width)):
+                pipe.m.d.sync += reg.eq(any_of(lane.hist[field] for lane in beat.lanes) |
+                                        (reg & keep.replicate(width)))
+            history[field] = reg
+            continue
         if hasattr(beat.lanes[0], "hist"):
             new = any_of(lane.hist[field] for lane in beat.lanes) | \
                 (reg & beat.bubble.replicate(width))
         else:
             new = Mux(beat.bubble, reg, latest([v[field] for v in values], nv))
-        with pipe.m.If(pipe.enable(width)):
-            with pipe.m.If(beat.beat_vl):
-                pipe.m.d.sync += reg.eq(0)
-            with pipe.m.Else():
-                pipe.m.d.sync += reg.eq(new)
+        pipe.load_cleared(reg, new, beat.beat_vl, pipe.enable(width))
         history[field] = reg
     return [history, *values[:-1]]
 
@@ -181,7 +222,16 @@ def stage_a(pipe, payload, valid, lanes):
                  p=CLASSIFIER.registers(pipe, f"a{k}", payload.data[8 * k:8 * k + 8]))
               for k in range(lanes)],
              pipe.control("a_vl", valid & payload.last))
-    if lanes >= ONE_HOT_LANES:
+    if lanes >= ONE_HOT_LANES and pipe.clear_in_data:
+        # 0 in a beat that ends a message, and 0 in the flush's first step (a synchronous reset
+        # from the flush flag, not under the clock enable: it is 0 before that step too).
+        for k, lane in enumerate(a.lanes):
+            lane.latest = reg = Signal(name=f"a{k}_latest")
+            with pipe.m.If(pipe.flushing):
+                pipe.m.d.sync += reg.eq(0)
+            with pipe.m.Elif(pipe.enable(1)):
+                pipe.m.d.sync += reg.eq(valid & ~payload.last & (count == k + 1))
+    elif lanes >= ONE_HOT_LANES:
         for k, lane in enumerate(a.lanes):
             lane.latest = pipe.data(f"a{k}_latest", valid & (count == k + 1))
     return a
@@ -210,7 +260,8 @@ def stage_b2(pipe, b1):
     """Stage ``B2``: each byte as a second byte of the byte before."""
     tables, b = UTF8_TABLES, mark_latest(pipe, "b2", b1, next_beat(pipe, "b2", b1))
     prevs = before(pipe, "h_b", b1, [{f"code{length}": lane.codes[length]
-                                      for length in (2, 3, 4)} for lane in b1.lanes])
+                                      for length in (2, 3, 4)} for lane in b1.lanes],
+                   getattr(b1, "keep", None), halves=True)
     for k, (lane, prev, regs) in enumerate(zip(b1.lanes, prevs, b.lanes)):
         regs.cont = pipe.data(f"b2{k}_cont", lane.q != 0)
         regs.lead = pipe.data(f"b2{k}_lead", lane.lead)
@@ -238,7 +289,9 @@ def stage_b2(pipe, b1):
 def stage_c(pipe, b2):
     """Stage ``C``: the prefix pending after each byte, and the byte's facts for ``V1``."""
     tables, c = UTF8_TABLES, next_beat(pipe, "c", b2)
-    prevs = before(pipe, "h_c", b2, [{"ok2_4": lane.ok2[4]} for lane in b2.lanes])
+    prevs = before(pipe, "h_c", b2, [{"ok2_4": lane.ok2[4]} for lane in b2.lanes],
+                   getattr(b2, "keep", None), halves=True)
+    mark_keep(pipe, "c", b2, c)
     for k, (lane, prev, regs) in enumerate(zip(b2.lanes, prevs, c.lanes)):
         sc = prev["ok2_4"] & lane.cont
         rerr = any_of(lane.rerr.values())
@@ -270,7 +323,8 @@ def lane_errors(pipe, payload, valid, lanes):
     c = stage_c(pipe, stage_b2(pipe, stage_b1(pipe, stage_a(pipe, payload, valid, lanes))))
     v = next_beat(pipe, "v", c)
     prevs = before(pipe, "h_v", c, [{"pend": lane.lead | lane.anyc, "anyc": lane.anyc,
-                                     "sc": lane.sc} for lane in c.lanes])
+                                     "sc": lane.sc} for lane in c.lanes],
+                   getattr(c, "keep", None), halves=True)
     for k, (lane, prev, regs) in enumerate(zip(c.lanes, prevs, v.lanes)):
         nv = lane.nv
         # The byte is the message's last: the beat ends it, and the next lane is empty.
