@@ -16,6 +16,7 @@ import inspect
 import sys
 from dataclasses import dataclass, field
 
+from .cesu8_expander import EXPANSIONS, Cesu8Expander
 from .decoder import DECODE_ERRORS, LANES, Utf8Decoder
 from .decoder_family import DECODER_ENCODINGS
 from .encoder import ENCODE_ERRORS, ENCODER_ENCODINGS, Utf8Encoder
@@ -27,10 +28,11 @@ from .text_encoder import ENCODINGS, TextEncoder
 from .transcoder import TRANSCODE_ERRORS, Transcoder
 from .utf16_bom_units import Utf16BomUnits
 from .utf16_bom_writer import Utf16BomWriter
-from .utf16_bytes import Utf16Bytes
+from .utf16_bytes import Utf16BomBytes, Utf16Bytes
 from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
 from .utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
 from .utf16_units import BYTE_ORDERS, Utf16Units
+from .utf8_bom_writer import Utf8BomWriter
 from .validator import Utf8Validator
 
 
@@ -78,6 +80,12 @@ BUILDABLE = {
     # The stages of the `utf-16` scheme's mark (reading it, writing it): no parameters.
     "utf16_bom_units":  CoreSpec(Utf16BomUnits),
     "utf16_bom_writer": CoreSpec(Utf16BomWriter),
+    # The byte-level stages after the sanitiser and the UTF-16 encoder: the `utf-8-sig` mark
+    # (EF BB BF before every message), UTF-8 into CESU-8 / MUTF-8, and UTF-16 units into bytes
+    # with FE FF before every message (the `utf-16` scheme's mark and `Utf16Bytes("big")`).
+    "utf8_bom_writer": CoreSpec(Utf8BomWriter),
+    "cesu8_expander":  CoreSpec(Cesu8Expander, choices={"encoding": tuple(EXPANSIONS)}),
+    "utf16_bom_bytes": CoreSpec(Utf16BomBytes),
     # Any encoding by name (the UTF-16 schemes' stages in a row, or the UTF-8 family's core).
     "text_decoder":  CoreSpec(TextDecoder, _policies(DECODINGS),
                               choices={"encoding": tuple(DECODINGS)}),

@@ -184,11 +184,16 @@ def _tuser_text(adapter):
     where = (f"m_axis_tuser[{width - 1}:0]" if len(adapter.m_map.tuser) == 1 else
              f"m_axis_tuser[{width}*k+{width - 1}:{width}*k] for lane k")
     text = f"{where} is the error kind of the item (0 for a well-formed item): {kinds}."
-    if adapter.s_map.tuser:
+    if adapter.s_map.tuser and adapter.s_map.tdata[0][0][-1] == "unit":
         text += (f" s_axis_tuser[{width - 1}:0] is the error kind of the input code unit, as the "
                  f"UTF-16 stage before writes it (0 none): on a U+FFFD that stands for an error, "
                  f"or on a marker item (unit 0) that stands for no code unit: a code point that "
                  f"strict leaves out, or an odd trailing byte (6 truncated).")
+    elif adapter.s_map.tuser:      # bytes with their kinds: what the sanitizer writes
+        text += (f" s_axis_tuser[{width - 1}:0] is the error kind of the input byte, as the "
+                 f"sanitizer before writes it (0 none; the first byte of a U+FFFD that stands "
+                 f"for an error, or with surrogateescape every byte of an ill-formed subpart, "
+                 f"which passes unchanged): it goes with the byte's first output byte.")
     return text
 
 

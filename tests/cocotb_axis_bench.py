@@ -8,7 +8,7 @@ and shares ``aresetn``. Plusargs:
 ``+dut=NAME``
     the instance to drive; ``+core=`` and ``+errors=`` say what it is (and for the transcoder
     ``+source_encoding=`` and ``+target_encoding=``, for the UTF-16 byte stages
-    ``+byteorder=``, for the text decoder and encoder ``+encoding=``).
+    ``+byteorder=``, for the text decoder and encoder and the CESU-8 expander ``+encoding=``).
 ``+items=N``, ``+items_before_reset=M``, ``+seed=S``
     (``random_stream``) N items (bytes or code units) in random messages, the reset after the
     first M of them; the random generator's seed.
@@ -65,6 +65,8 @@ def expected_beats(core, errors, message, source=None, target=None, byteorder=No
     ``encoding`` and the UTF-16 cores that take bytes or code units, code points for the
     encoders, ``(code point, policy)`` pairs for the UTF-16 byte stage: see
     :func:`code_unit_items`)."""
+    if core in ("utf8_bom_writer", "cesu8_expander"):
+        return byte_stage_beats(core, message, encoding)
     if core == "transcoder":
         return written_beats(target, errors, [(decoded.codepoint, decoded.error) for decoded
                                               in encodings.decode(message, source, errors)])
@@ -128,6 +130,9 @@ def utf16_beats(core, errors, message, byteorder):
     if core == "utf16_bom_writer":     # U+FEFF, then the message's units as they are
         return [(MARK_UNIT, ErrorKind.NONE.value),
                 *((unit, kind.value) for unit, kind in code_unit_items(core, message))]
+    if core == "utf16_bom_bytes":      # FE FF, then the units as utf16_bytes("big") writes them
+        return [(byte, ErrorKind.NONE.value) for byte in MARKS[0]] + utf16_beats(
+            "utf16_bytes", errors, message, "big")
     if core == "utf16_decoder":
         return [(out.codepoint, out.error.value)
                 for out in encodings.decode(message, "utf-16-le", errors)]
@@ -136,6 +141,39 @@ def utf16_beats(core, errors, message, byteorder):
     else:                            # utf16_bytes: bytes in the stage's byte order
         pieces = [(codepoint, policy, byteorder, 1) for codepoint, policy in message]
     return [(value, kind.value) for piece in pieces for value, kind in encoded_beats(*piece)]
+
+
+def sanitized_beats(message):
+    """``[(byte, ErrorKind)]``: what the sanitiser writes for one message of the byte stages
+    after it (``utf8_bom_writer``, ``cesu8_expander``), ``[(code point, ErrorKind)]`` as the
+    model decodes it: an item's UTF-8 bytes, its kind on the first (a U+FFFD that stands for an
+    error), or an escaped byte (U+DC80..U+DCFF with a kind: ``surrogateescape``) as it was."""
+    beats = []
+    for codepoint, kind in message:
+        if kind != ErrorKind.NONE and 0xDC80 <= codepoint <= 0xDCFF:
+            beats.append((codepoint - 0xDC00, kind))
+        else:
+            beats += [(byte, kind if index == 0 else ErrorKind.NONE)
+                      for index, byte in enumerate(chr(codepoint).encode())]
+    return beats
+
+
+def byte_stage_beats(core, message, encoding):
+    """The beats of a byte stage after the sanitiser for one message (:func:`sanitized_beats`):
+    the ``utf-8-sig`` mark's writer (EF BB BF, then the bytes as they are) or the expander into
+    ``encoding`` (each item as the model encodes it, its kind on the first byte; an escaped
+    byte as it is)."""
+    if core == "utf8_bom_writer":
+        return [(byte, 0) for byte in "\ufeff".encode()] + [
+            (byte, kind.value) for byte, kind in sanitized_beats(message)]
+    beats = []
+    for codepoint, kind in message:
+        if kind != ErrorKind.NONE and 0xDC80 <= codepoint <= 0xDCFF:
+            beats.append((codepoint - 0xDC00, kind.value))
+        else:
+            data = encodings.encode([codepoint], encoding, "replace").data
+            beats += [(byte, kind.value if index == 0 else 0) for index, byte in enumerate(data)]
+    return beats
 
 
 def written_beats(target, errors, items):
@@ -214,6 +252,17 @@ def random_marked_utf16(rng, length):
     return data + b"A" if data in MARKS else data
 
 
+def random_sanitized(rng, length):
+    """``[(code point, ErrorKind)]``: :func:`random_bytes` with a fifth of its ASCII bytes
+    made 00 (MUTF-8's C0 80) as the model decodes it under ``replace`` or ``surrogateescape``
+    (one of them per message), for the byte stages after the sanitiser
+    (:func:`sanitized_beats`)."""
+    policy = rng.choice(("replace", "surrogateescape"))
+    data = bytes(0 if byte < 0x80 and rng.random() < 0.2 else byte
+                 for byte in random_bytes(rng, length))
+    return [(item.codepoint, item.error) for item in encodings.decode(data, "utf-8", policy)]
+
+
 def random_unit_policies(rng, length):
     """``(code point, policy)`` pairs for the UTF-16 byte stage (:func:`code_unit_items`)."""
     return [(unit, rng.choice(("replace", "strict", "surrogatepass")))
@@ -224,6 +273,8 @@ def random_message(core, rng, length):
     """One message of ``length`` items for ``core``."""
     make = {"encoder": random_units, "utf16_encoder": random_units, "utf16_decoder": random_utf16,
             "utf16_bytes": random_unit_policies, "utf16_bom_writer": random_unit_policies,
+            "utf16_bom_bytes": random_unit_policies, "utf8_bom_writer": random_sanitized,
+            "cesu8_expander": random_sanitized,
             "utf16_bom_units": random_marked_utf16, "text_encoder": random_units,
             "text_decoder": random_marked_utf16}.get(core, random_bytes)
     return make(rng, length)
@@ -332,7 +383,12 @@ class Bench:
         """The input frame of a message."""
         if self.core in ("encoder", "utf16_encoder", "text_encoder"):
             return AxiStreamFrame(b"".join(unit.to_bytes(4, "little") for unit in message))
-        if self.core in ("utf16_decoder", "utf16_bytes", "utf16_bom_writer"):   # units, kinds
+        if self.core in ("utf8_bom_writer", "cesu8_expander"):      # bytes and their kinds
+            beats = sanitized_beats(message)
+            return AxiStreamFrame(bytes(byte for byte, _ in beats),
+                                  tuser=[kind.value for _, kind in beats])
+        if self.core in ("utf16_decoder", "utf16_bytes", "utf16_bom_writer",
+                         "utf16_bom_bytes"):                          # units, kinds
             items = code_unit_items(self.core, message)
             return AxiStreamFrame(b"".join(unit.to_bytes(2, "little") for unit, _ in items),
                                   tuser=[kind.value for _, kind in items for _ in range(2)])

@@ -2,7 +2,9 @@
 cocotb tests (``test_export_cocotb.py``) through the session fixture ``exported`` of
 ``conftest.py``: each core in each error mode (the decoder also with 2 lanes, the validator with
 1 and 4, the transcoder between UTF-8 and UTF-16LE, the UTF-16 code-unit cores and the
-stages of the ``utf-16`` mark in one mode each, the text decoder and encoder of ``utf-16``), with and without initial values."""
+stages of the ``utf-16`` mark in one mode each, the byte stages after the sanitiser and the
+UTF-16 encoder (the ``utf-8-sig`` mark, the MUTF-8 expander, the ``utf-16`` bytes) once each,
+the text decoder and encoder of ``utf-16``), with and without initial values."""
 
 import re
 from dataclasses import dataclass
@@ -35,6 +37,12 @@ VARIANTS = {
     # The stages of the `utf-16` scheme's mark: reading it from bytes, writing it as a unit.
     "utf16_bom_units": ("utf16_bom_units", {}),
     "utf16_bom_writer": ("utf16_bom_writer", {}),
+    # The byte stages after the sanitiser and the UTF-16 encoder, once each: the `utf-8-sig`
+    # mark, the expander into MUTF-8 (CESU-8's surrogates and the NUL as C0 80; cesu-8 is the
+    # same wiring without the NUL), UTF-16 units into bytes with FE FF before every message.
+    "utf8_bom_writer": ("utf8_bom_writer", {}),
+    "cesu8_expander_mutf8": ("cesu8_expander", {"encoding": "mutf-8"}),
+    "utf16_bom_bytes": ("utf16_bom_bytes", {}),
     # Any encoding by name: the utf-16 scheme's stages in a row (its mark read and written; the
     # UTF-8 family's are the decoder and encoder above).
     "text_decoder_utf16": ("text_decoder", {"encoding": "utf-16", "errors": "replace"}),

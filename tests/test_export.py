@@ -169,15 +169,21 @@ def test_exported_file(exported, variant):
                 "s_axis_tlast": 1, "m_axis_tvalid": 1, "m_axis_tready": 1, "m_axis_tlast": 1,
                 "s_axis_tdata": {"encoder": 32, "utf16_encoder": 32, "utf16_decoder": 16,
                                  "utf16_bytes": 16, "utf16_bom_writer": 16,
+                                 "utf16_bom_bytes": 16,
                                  "text_encoder": 32}.get(item.core, 8 * lanes),
                 "m_axis_tdata": {"decoder": 32 * lanes, "utf16_decoder": 32, "utf16_encoder": 16,
                                  "text_decoder": 32,
                                  "utf16_units": 16, "utf16_bom_units": 16,
                                  "utf16_bom_writer": 16}.get(item.core, 8),
                 "m_axis_tuser": 3 * lanes}
-    if item.core in ("utf16_decoder", "utf16_bytes", "utf16_bom_writer"):   # an input unit's kind
+    if item.core in ("utf16_decoder", "utf16_bytes", "utf16_bom_writer",
+                     "utf16_bom_bytes"):                              # an input unit's kind
         expected.update(s_axis_tuser=3)
         assert "s_axis_tuser[2:0] is the error kind of the input code unit" in \
+            header.replace("\n// ", " ")
+    if item.core in ("utf8_bom_writer", "cesu8_expander"):            # an input byte's kind
+        expected.update(s_axis_tuser=3)
+        assert "s_axis_tuser[2:0] is the error kind of the input byte, as the sanitizer" in \
             header.replace("\n// ", " ")
     if lanes > 1:
         expected.update(s_axis_tkeep=lanes, m_axis_tkeep=4 * lanes)
@@ -246,6 +252,9 @@ def test_core_parameters_and_checks():
                                                         "mutf-8", "wtf-8", "utf-8-rfc2279")
     assert core_parameters("utf16_decoder") == {"errors": "replace"}
     assert core_parameters("utf16_bom_units") == core_parameters("utf16_bom_writer") == {}
+    assert core_parameters("utf8_bom_writer") == core_parameters("utf16_bom_bytes") == {}
+    assert core_parameters("cesu8_expander") == {"encoding": "cesu-8"}
+    assert parameter_choices("cesu8_expander", "encoding") == ("cesu-8", "mutf-8")
     assert parameter_choices("decoder", "lanes") == (1, 2, 4, 8, 16)
     assert parameter_choices("encoder", "errors") == ("replace", "strict", "surrogateescape")
     # (carry_error is internal)
@@ -291,6 +300,9 @@ def test_export_command(tmp_path, capsys):
     (["decoder", "-o", "/nonexistent/dir/x.v"], "cannot write"),
     (["encoder", "--lanes", "4"], "encoder takes no parameter 'lanes' (it takes errors, encoding)"),
     (["utf16_bom_writer", "--errors", "replace"], "utf16_bom_writer takes no parameter 'errors'"),
+    (["utf8_bom_writer", "--errors", "replace"], "utf8_bom_writer takes no parameter 'errors'"),
+    (["cesu8_expander", "--encoding", "utf-8"], "encoding must be one of those the gateware "
+                                                "expands into ('cesu-8', 'mutf-8'), not 'utf-8'"),
 ])
 def test_export_command_errors(capsys, argv, message):
     status, out, err = run(capsys, "export", *argv)

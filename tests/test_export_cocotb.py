@@ -121,7 +121,8 @@ def test_cocotb_random(build, variant, tmp_path):
     core = VARIANTS[variant][0]
     simulate(build, variant, "random_stream", tmp_path, trace=path, trace_cycles=TRACE_CYCLES,
              items=1000 if core.startswith(("utf16_", "text_")) else 3000,
-             items_before_reset=30 if core in ("utf16_bytes", "text_encoder") else 60)
+             items_before_reset=30 if core in ("utf16_bytes", "utf16_bom_bytes", "text_encoder")
+             else 60)
     trace = json.loads(path.read_text())
     cycles, names = trace["cycles"], trace["ports"]
     assert len(cycles) == TRACE_CYCLES

@@ -71,7 +71,8 @@ def test_core_table_reads_the_cores_parameters():
     assert set(cores.BUILDABLE) <= set(synth.TARGETS)
     assert set(cores.CORES) == {"decoder", "encoder", "sanitizer", "validator",   # exportable
                                 "utf16_encoder", "utf16_decoder", "utf16_units", "utf16_bytes",
-                                "utf16_bom_units", "utf16_bom_writer", "text_decoder",
+                                "utf16_bom_units", "utf16_bom_writer", "utf8_bom_writer",
+                                "cesu8_expander", "utf16_bom_bytes", "text_decoder",
                                 "text_encoder", "transcoder"}
     assert cores.core_parameters("validator") == {"lanes": 1, "counter_width": 32}
     assert cores.parameter_choices("validator", "lanes") == LANES
@@ -122,7 +123,8 @@ def test_synth_ceiling(tmp_path, capsys):
     (["ceiling", "--errors", "replace"], "synth: the ceiling target takes no --errors"),
     (["multiplier"], "synth: target must be one of decoder, encoder, sanitizer, validator, "
                      "lane_packer, utf16_encoder, utf16_decoder, utf16_units, utf16_bytes, "
-                     "utf16_bom_units, utf16_bom_writer, text_decoder, text_encoder, "
+                     "utf16_bom_units, utf16_bom_writer, utf8_bom_writer, cesu8_expander, "
+                     "utf16_bom_bytes, text_decoder, text_encoder, "
                      "transcoder, ceiling, not 'multiplier'"),
     (["transcoder", "--target-encoding", "utf-16-le", "--errors", "surrogateescape"],
      "synth: errors from utf-8 to utf-16-le must be one of 'replace', not 'surrogateescape'"),
