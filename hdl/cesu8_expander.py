@@ -70,7 +70,8 @@ class Cesu8Expander(StreamStage):
     three, and for the cycle after the sink refused a beat: the output is one byte per cycle
     with no idle cycle while the source has a byte and the sink is ready, and the input takes
     4 bytes in 6 cycles for a supplementary character (its two idle cycles in a row: a source
-    that loses a cycle after each refusal, as the sanitiser, loses one per character, not two),
+    that loses a cycle after each run of refusals loses one per character, not two; the
+    ``replace`` sanitiser loses none since stop 29),
     1 in 2 for a MUTF-8 NUL, one byte per cycle otherwise. LUT depth: one (every register bit
     is one LUT of at most four flip-flops; ``take``'s synchronous reset is X's flip-flop
     ``n3``; ``o`` is a 2:1 multiplexer of slot and skid register; ``o.valid`` never depends on

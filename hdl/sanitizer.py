@@ -77,7 +77,8 @@ class Utf8Sanitizer(PolicyStage):
     later bytes leave the line as bubbles, and a last slot ``X`` takes the line's byte, or EF
     for a subpart's first byte and then BF and BD in two steps in which everything before it
     waits (its enable ``fadv`` is a flip-flop computed a cycle ahead: ``o.ready`` and no BF or
-    BD to come).
+    BD to come; it is computed in the cycle after the sink refused a beat too, so a refusal
+    costs no idle output cycle, unless ``X`` took BF or BD then or was empty).
 
     Why bytes: a decoder's code points joined to a squeezing encoder capped the sanitiser near
     127 MHz (README, "Sanitizer.": stops 25 and 26 tried every join) and cost 449 LCs
@@ -280,12 +281,19 @@ def _expand(m, pipe, out, o, ready):
 
     ``adv`` (in copies, flip-flops) moves ``X`` and ``K``: low for the cycle after one in which
     the sink refused a beat (as :meth:`~utf8_gateware.hdl.pipeline.Pipeline.drive_output`). The
-    front moves when ``fadv`` (in copies, the front's enables, flip-flops loaded when ``adv``):
-    ``o.ready`` in the step before, and no BF or BD to come (``e2``: BF next; one step ahead,
-    ``fadv & vf``: the front's output is a subpart's first byte and ``X`` takes it now), and
-    set while the front's stale contents drain and a cycle after an idle one. So the front
+    front moves when ``fadv`` (in copies, the front's enables): ``o.ready`` in the cycle before,
+    and no BF or BD to come (``e2``: BF next; one step ahead, ``fadv & vf``: the front's output
+    is a subpart's first byte and ``X`` takes it now), and set while the front's stale contents
+    drain and a cycle after an idle one. The copies of ``fadv`` load under their own enables
+    ``fce`` (flip-flops: low only in a cycle after the sink refused a beat while ``X`` was to
+    take BF or BD, or while ``X`` and ``K`` were both waiting on an empty ``X``), so they also
+    load in the cycle in which ``K`` holds the refused beat: the front then moves in the step
+    after it, and a refusal costs no idle output cycle unless ``X`` took BF or BD in it or was
+    empty (until stop 29 the copies loaded only when ``adv``, so every run of refusals cost
+    one: 6 output bytes in 7 cycles for a supplementary character into CESU-8). So the front
     waits two steps per U+FFFD, and ``X`` takes a bubble in a step after the sink refused a
-    beat into an empty slot. ``ready()``: the signal to read as ``o.ready`` (a copy, in turn:
+    beat into an empty slot. ``ready()``:
+    the signal to read as ``o.ready`` (a copy, in turn:
     :func:`~utf8_gateware.hdl.component.ready_source`)."""
     e2, e1, c, s2, s1 = (Signal(name=name) for name in ("e2", "e1", "c", "s2", "s1"))
     x = SimpleNamespace(v=Signal(name="x_v"), data=Signal(8, name="x_data"),
@@ -301,23 +309,32 @@ def _expand(m, pipe, out, o, ready):
 
     # The fronts' set: `masked` a cycle later, 0 in the first cycle (`masked` starts at 1, which
     # an iCE40 flip-flop cannot: synthesis keeps it inverted, with a LUT after it that was a long
-    # route into the fronts' sets).
-    # Also set one cycle after an idle one (no step, no `o.ready`, not set): X and the skid are
-    # then empty unless the sink refused a beat (then the fronts do not load), so the front may
-    # move as if `o.ready` (stream rule 3: `o.valid` must not wait for `o.ready`). No clock
-    # enable: the front moves in every step of the flush, so `flush[-2]` only changes in a step.
+    # route into the fronts' sets); so `flush_set` is `flush[-2]` but starting at 0 (it follows
+    # from the first step; `flush[-2]` itself would reach the set through an inverting LUT).
+    # Also set one cycle after an idle one (no `fadv`, no `o.ready`, not set, `X` empty): `X`
+    # and the skid register are then empty, or `fce` is low (the skid register waits), so the
+    # front may move as if `o.ready` (stream rule 3: `o.valid` must not wait for `o.ready`).
     fronts = (pipe.adv, *pipe._copies)
-    front_set = Signal(name="front_set")
-    m.d.sync += front_set.eq(pipe.flush[-2] | (~fronts[-1] & ~ready() & ~front_set))
+    adv = adv_copy(0)
+    front_set, flush_set = Signal(name="front_set"), Signal(name="flush_set")
+    with m.If(pipe.adv):
+        m.d.sync += flush_set.eq(pipe.flush[-3])
+    with m.If(flush_set):
+        m.d.sync += front_set.eq(1)
+    with m.Else():
+        m.d.sync += front_set.eq(~fronts[-1] & ~ready() & ~front_set & ~x.v)
     for k, reg in enumerate(fronts):
-        # (A flip-flop loaded when `adv`, so low whenever `adv` is.)
-        with m.If(adv_copy(k + 1)):
+        # `fce`: low after the sink refused a beat while `X` was to take BF or BD (`c`: the
+        # front is low and must stay so), or refused the skid register's beat with `X` empty
+        # (there `front_set` may fire, and `adv` will not). Each of its own copy: one LUT.
+        fce = Signal(name=f"fce{k}")
+        m.d.sync += fce.eq(ready() | ~(c | (~adv & ~x.v)))
+        with m.If(fce):
             with m.If(front_set):
                 m.d.sync += reg.eq(1)
             with m.Else():
                 m.d.sync += reg.eq(ready() & ~e2 & ~(reg & out.vf))
     fadv = fronts[0]
-    adv = adv_copy(0)
     with m.If(adv):
         m.d.sync += [
             x.v.eq(c | (fadv & out.v)),
