@@ -1,9 +1,9 @@
 """Byte ring buffer in a single-port RAM, with optional commit/rollback of writes.
 
-One RAM port serves both sides, so a 32 KiB buffer can live in one of the iCE40 UP5K's
-single-port ``SB_SPRAM256KA`` (16 Ki x 16 bits): :class:`ByteRAM` instantiates them when the
-platform is an iCE40 UltraPlus and the depth is a multiple of 32768 (Yosys does not infer SPRAM from a
-memory with initial contents, which Amaranth memories always have), and is a plain
+One RAM port serves both sides, so a 32 KiB buffer can live in one of the iCE40 UP5K's single-port
+``SB_SPRAM256KA`` (16 Ki x 16 bits): :class:`ByteRAM` instantiates them when the platform is an
+iCE40 UltraPlus and the depth is a multiple of 32768 (Yosys does not infer SPRAM from a memory with
+initial contents, which Amaranth memories always have), and is a plain
 :class:`~amaranth.lib.memory.Memory` otherwise (simulation, block RAM).
 """
 

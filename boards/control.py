@@ -21,24 +21,25 @@ class MessageControl(CheckedComponent):
 
     Parameters: ``hello_size`` (the HELLO_ACK payload length), ``max_payload``.
 
-    Received frames (from :class:`~.frame_rx.FrameReceiver`): ``HELLO`` clears everything and
-    owes a ``HELLO_ACK``; ``START`` (refused while a message is in progress, unless its STATUS
-    has been sent, or with an unknown mode) clears the buffers and the datapath and begins a
-    message; ``DATA`` commits its payload if its offset is the count received so far (and with
-    it the range held past the gap, if the frame ends where it begins), drops it quietly if the
-    offset is below (a repeat: it owes a ``CREDIT``, which carries the count), keeps it past a
-    gap if it starts the held range (none yet) or extends it (at its end), answered with a
-    ``SEQUENCE`` ERROR that says the count and the range (selective repeat), and is refused
-    otherwise (``SEQUENCE``); ``END`` marks the input complete if its total is that count (else
-    ``SEQUENCE``), and asks for the STATUS again; ``WINDOW`` moves the host's acknowledgement,
-    owes a ``CREDIT`` and, with the ``REWIND`` flag, sends the output again from it (``rewind``, as soon as the
-    transmitter is idle) and the STATUS after it. A rejected frame owes an ``ERROR`` (with the
-    count received: the host sends again from there) and is rolled back; the message goes on.
+    Received frames (from :class:`~.frame_rx.FrameReceiver`): ``HELLO`` clears everything and owes a
+    ``HELLO_ACK``; ``START`` (refused while a message is in progress, unless its STATUS has been
+    sent, or with an unknown mode) clears the buffers and the datapath and begins a message;
+    ``DATA`` commits its payload if its offset is the count received so far (and with it the range
+    held past the gap, if the frame ends where it begins), drops it quietly if the offset is below
+    (a repeat: it owes a ``CREDIT``, which carries the count), keeps it past a gap if it starts the
+    held range (none yet) or extends it (at its end), answered with a ``SEQUENCE`` ERROR that says
+    the count and the range (selective repeat), and is refused otherwise (``SEQUENCE``); ``END``
+    marks the input complete if its total is that count (else ``SEQUENCE``), and asks for the STATUS
+    again; ``WINDOW`` moves the host's acknowledgement, owes a ``CREDIT`` and, with the ``REWIND``
+    flag, sends the output again from it (``rewind``, as soon as the transmitter is idle) and the
+    STATUS after it. A rejected frame owes an ``ERROR`` (with the count received: the host sends
+    again from there) and is rolled back; the message goes on.
 
     Frames sent (to :class:`~.frame_tx.FrameTransmitter`), in this order of priority: ``ERROR``,
     ``HELLO_ACK``, ``CREDIT`` (after ``START`` and a ``WINDOW``; until ``END``, also when it has
-    grown by ``credit_step`` and when the line from the host is idle), ``DATA`` (when due, or when the input is finished), ``STATUS``
-    (when the input is finished and all output sent; once, unless asked again).
+    grown by ``credit_step`` and when the line from the host is idle), ``DATA`` (when due, or when
+    the input is finished), ``STATUS`` (when the input is finished and all output sent; once, unless
+    asked again).
 
     Ports
     -----

@@ -60,18 +60,18 @@ class CreditWindow(CheckedComponent):
     -----
     ``flow``: Out(:data:`FlowControl`)
         From the message control: ``mode``; ``enable`` (the credit may grow: a message is in
-        progress); ``commit`` with ``commit_length`` (a DATA frame was received);
-        ``announce`` (a CREDIT frame with the current ``credit`` is being sent);
-        ``acked`` (output bytes the host acknowledged), ``window`` (it accepts output up to
-        ``acked + window``), ``frame`` (1..``max_payload``: the largest DATA frame it takes);
-        ``rewind`` (the output is sent again from ``acked``: ``bytes_out`` goes back to it);
-        ``epoch`` (of the last rewind: the board's DATA frames carry it).
-        To it: ``credit``; ``credit_new``/``credit_due`` (it has grown since it was last
-        announced; by ``credit_step`` or more); ``in_total`` (input bytes received);
-        ``data_len`` (the data length of the next DATA frame, registered; 0: nothing may be
-        sent); ``data_due`` (registered, a cycle behind ``data_len``: a DATA frame of
-        ``data_len`` bytes should go now: it is full, i.e. ``frame`` bytes or all the host's
-        window allows, or no output has arrived for 64 cycles); ``all_sent`` (every output byte written was sent; registered).
+        progress); ``commit`` with ``commit_length`` (a DATA frame was received); ``announce`` (a
+        CREDIT frame with the current ``credit`` is being sent); ``acked`` (output bytes the host
+        acknowledged), ``window`` (it accepts output up to ``acked + window``), ``frame``
+        (1..``max_payload``: the largest DATA frame it takes); ``rewind`` (the output is sent again
+        from ``acked``: ``bytes_out`` goes back to it); ``epoch`` (of the last rewind: the board's
+        DATA frames carry it). To it: ``credit``; ``credit_new``/``credit_due`` (it has grown since
+        it was last announced; by ``credit_step`` or more); ``in_total`` (input bytes received);
+        ``data_len`` (the data length of the next DATA frame, registered; 0: nothing may be sent);
+        ``data_due`` (registered, a cycle behind ``data_len``: a DATA frame of ``data_len`` bytes
+        should go now: it is full, i.e. ``frame`` bytes or all the host's window allows, or no
+        output has arrived for 64 cycles); ``all_sent`` (every output byte written was sent;
+        registered).
     ``take``: In(1), ``write``: In(1), ``send``: In(1)
         Pulses: the datapath took an input byte; an output byte went into the output buffer;
         an output payload byte went to the host (registered: counted a cycle later).

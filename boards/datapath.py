@@ -12,19 +12,19 @@
 
 The UTF-8 decoder and encoder are shared by the modes. ``to-utf16`` writes the decoder's outputs
 with the ``decode`` packer, not with :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` and
-:class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes` (304 LCs together on the UP5K): the decoder's ``replace`` output
-is always a scalar value (an error is U+FFFD), so the encoder's classification, error policies
-and output slots have nothing to do, and the packer only loads a second word layout (the
-surrogate pair of :func:`~utf8_gateware.hdl.utf16_encoder.plane_minus_one`). Likewise
+:class:`~utf8_gateware.hdl.utf16_bytes.Utf16Bytes` (304 LCs together on the UP5K): the decoder's
+``replace`` output is always a scalar value (an error is U+FFFD), so the encoder's classification,
+error policies and output slots have nothing to do, and the packer only loads a second word layout
+(the surrogate pair of :func:`~utf8_gateware.hdl.utf16_encoder.plane_minus_one`). Likewise
 ``from-utf16`` takes code units from the ``encode`` unit assembler rather than from
 :class:`~utf8_gateware.hdl.utf16_units.Utf16Units` (52 LCs), and joins surrogate pairs on the
 assembler's register (a held lead is shifted down beside the next unit) with the rules of
-:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` (``replace``) rather than with that
-core (184 LCs, most of them flip-flops of its one-unit-per-cycle pipeline, which the board
-does not need: its input buffer offers at most one byte every four cycles, a code unit every eight).
-With the four UTF-16 stages the UP5K was 94 % full and did not place; with
-:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` alone (89 %) nextpnr missed 48 MHz or
-found no placement.
+:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` (``replace``) rather than with that core (184
+LCs, most of them flip-flops of its one-unit-per-cycle pipeline, which the board does not need: its
+input buffer offers at most one byte every four cycles, a code unit every eight). With the four
+UTF-16 stages the UP5K was 94 % full and did not place; with
+:class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` alone (89 %) nextpnr missed 48 MHz or found
+no placement.
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal

@@ -28,10 +28,10 @@ class MessageFeeder(wiring.Component):
     ``o``: Out(stream.Signature(ByteLayout))
         The bytes to the datapath, ``last`` on the final one.
 
-    The backlog (committed bytes not yet passed on) is a register computed from two counters,
-    one cycle late, and whether it is at least 2 (or the end is known) another cycle later. That is exact when it
-    matters: the input buffer offers at most one byte every four cycles, so after a transfer
-    there are three cycles without a byte on offer; a late commit only delays a byte.
+    The backlog (committed bytes not yet passed on) is a register computed from two counters, one
+    cycle late, and whether it is at least 2 (or the end is known) another cycle later. That is
+    exact when it matters: the input buffer offers at most one byte every four cycles, so after a
+    transfer there are three cycles without a byte on offer; a late commit only delays a byte.
     """
     def __init__(self):
         super().__init__({

@@ -75,15 +75,14 @@ class FrameReceiver(CheckedComponent):
     ``data_begin``: Out(1)
         Pulses when a DATA frame whose payload goes to ``o`` has passed the header checks.
     ``frames``: Out(:data:`ReceivedFrames`)
-        ``frame`` (:data:`FrameInfo`): the frame's type, length and fields; complete when
-        ``check`` pulses, and held until the next frame's type arrives.
-        ``check``: pulses when the whole frame has arrived (the CRC not yet known).
-        ``done``: pulses two cycles after ``check`` if the CRC is good (act upon the frame).
-        ``offset``: pulses (registered) when a DATA frame's offset has arrived (in ``fields``).
-        ``error`` (:data:`FrameError`): a frame rejected (a cycle after the receiver saw it): ``CRC``, ``UNKNOWN_TYPE``,
-        ``BAD_LENGTH`` (not allowed by the table), ``OVERRUN`` (a DATA frame longer, offset
-        included, than ``data_room``, or a UART overrun), ``FRAMING``, ``TIMEOUT``.
-        ``line_idle``: no byte has arrived for ``starve_time`` cycles.
+        ``frame`` (:data:`FrameInfo`): the frame's type, length and fields; complete when ``check``
+        pulses, and held until the next frame's type arrives. ``check``: pulses when the whole frame
+        has arrived (the CRC not yet known). ``done``: pulses two cycles after ``check`` if the CRC
+        is good (act upon the frame). ``offset``: pulses (registered) when a DATA frame's offset has
+        arrived (in ``fields``). ``error`` (:data:`FrameError`): a frame rejected (a cycle after the
+        receiver saw it): ``CRC``, ``UNKNOWN_TYPE``, ``BAD_LENGTH`` (not allowed by the table),
+        ``OVERRUN`` (a DATA frame longer, offset included, than ``data_room``, or a UART overrun),
+        ``FRAMING``, ``TIMEOUT``. ``line_idle``: no byte has arrived for ``starve_time`` cycles.
 
     After an error the receiver hunts for the next sync byte. The checks are made in registered
     steps (the header's comparisons in one cycle, their verdicts in the next, the action in a

@@ -53,13 +53,14 @@ class FrameTransmitter(wiring.Component):
         ``idle``: no frame in progress. ``kind``: the type of the frame in progress (or of the
         last one).
     ``data``: In(stream.Signature(8))
-        The data of DATA frames (the output buffer), after their offset (from ``fields``). A byte is taken (``ready``) in the
-        cycle after the UART took it, so the source's ``valid`` may depend on nothing else.
+        The data of DATA frames (the output buffer), after their offset (from ``fields``). A byte is
+        taken (``ready``) in the cycle after the UART took it, so the source's ``valid`` may depend
+        on nothing else.
     ``fields``: Out(:data:`PayloadFields`)
         The payload of other frames and the offset of DATA frames (their first
-        :data:`~.protocol.OFFSET_SIZE` bytes): ``byte`` is the byte at position ``index`` of a frame of
-        type ``kind``, any function of them through up to three registers (a byte is offered
-        only when ``index`` has held for four cycles).
+        :data:`~.protocol.OFFSET_SIZE` bytes): ``byte`` is the byte at position ``index`` of a frame
+        of type ``kind``, any function of them through up to three registers (a byte is offered only
+        when ``index`` has held for four cycles).
     ``abort``: In(1)
         The message was cleared: a DATA or STATUS frame in progress is finished with zeros and
         an inverted CRC (the host discards it); other frames go out as they are.

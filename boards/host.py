@@ -100,16 +100,15 @@ class Link:
 
     ``timeout``: seconds without any progress before giving up. ``window``: the host's receive
     window (bytes of output it lets the board send beyond what it acknowledged; 1 to
-    :data:`~.protocol.MAX_WINDOW`, else a one-line :class:`ValueError`). ``frame``: the
-    largest DATA payload in either direction (default: the board's ``max_payload``; smaller
-    frames lose less to a fault on a noisy line). ``inflight``: the input bytes the host sends
-    beyond the count the board last confirmed and the range it holds past a gap (its last
-    ``ERROR``'s; default: :func:`inflight_for` the board's baud
-    rate and the frame); the host's own frames (``WINDOW``, ``END``) queue behind them, so the
-    smaller the sooner a fault is answered, as long as it covers the round trip (the host asks for
-    the count every half of it). ``retransmit_after``: seconds
-    without progress after which the host probes, until round trips have been measured (then
-    their smoothed mean plus four times their variation, RFC 6298). ``max_restarts``: how many times a
+    :data:`~.protocol.MAX_WINDOW`, else a one-line :class:`ValueError`). ``frame``: the largest DATA
+    payload in either direction (default: the board's ``max_payload``; smaller frames lose less to a
+    fault on a noisy line). ``inflight``: the input bytes the host sends beyond the count the board
+    last confirmed and the range it holds past a gap (its last ``ERROR``'s; default:
+    :func:`inflight_for` the board's baud rate and the frame); the host's own frames (``WINDOW``,
+    ``END``) queue behind them, so the smaller the sooner a fault is answered, as long as it covers
+    the round trip (the host asks for the count every half of it). ``retransmit_after``: seconds
+    without progress after which the host probes, until round trips have been measured (then their
+    smoothed mean plus four times their variation, RFC 6298). ``max_restarts``: how many times a
     message is started over when the board lost it (it was reset) before giving up.
     """
     def __init__(self, port, *, baud=3_000_000, timeout=5.0, window=1 << 16, frame=None,

@@ -26,8 +26,8 @@ __all__ = ["CLOCK_HZ", "BAUD", "UTF16", "FLOW", "board_core", "ICEBreakerTop", "
 
 #: The design clock (from the 12 MHz oscillator through the PLL; DIVF=63, DIVQ=4). 48 MHz is 4
 #: cycles per bit at the FT2232H's top rate of 12 Mbaud and 16 at 3 Mbaud (whole divisors), and
-#: passes timing on the UP5K with the UTF-16 modes on seeds 1-3 (post-route 49.8, 51.3 and 49.2 MHz: a
-#: thin margin; every wide decision of the board logic is registered, see
+#: passes timing on the UP5K with the UTF-16 modes on seeds 1-3 (post-route 49.8, 51.3 and 49.2 MHz:
+#: a thin margin; every wide decision of the board logic is registered, see
 #: :mod:`~utf8_gateware.boards.board`).
 CLOCK_HZ = 48_000_000
 #: The UART rate the bitstream is built for (``build --baud``). The FT2232H makes 3 Mbaud and

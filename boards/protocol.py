@@ -22,9 +22,10 @@ Host -> board
     Abort whatever is going on (resets the board's datapath) and reply ``HELLO_ACK``.
 ``START`` (0x02, ``mode`` u8, ``window`` u32, ``frame`` u16)
     Begin a message in ``mode`` (:class:`Mode`); ``window``: the host accepts output payload bytes
-    up to ``window`` (at most :data:`MAX_WINDOW`) beyond what it acknowledged; ``frame``: the largest DATA frame payload the
-    board sends it (0 or more than ``max_payload``: ``max_payload``). Reply: ``CREDIT``. Refused
-    (``BUSY``) while a message is in progress; a finished message (its STATUS sent) is replaced.
+    up to ``window`` (at most :data:`MAX_WINDOW`) beyond what it acknowledged; ``frame``: the
+    largest DATA frame payload the board sends it (0 or more than ``max_payload``: ``max_payload``).
+    Reply: ``CREDIT``. Refused (``BUSY``) while a message is in progress; a finished message (its
+    STATUS sent) is replaced.
 ``DATA`` (0x03, ``offset`` u24, ``epoch`` u8, ``data`` (1..``max_payload`` bytes))
     Message input: ``data`` are the input bytes from ``offset`` (modulo 2**24) on. The board
     takes them if ``offset`` is the count it has received (the frame is the next one in
@@ -34,9 +35,9 @@ Host -> board
     ``CREDIT`` it received. The offset comes *first*: the board's receiver knows where the data
     go in its input buffer before they arrive.
 ``END`` (0x04, ``total`` u24, ``epoch`` u8)
-    End of the message's input, ``total`` bytes in all (modulo 2**24); refused (``SEQUENCE``) unless all of them
-    have arrived. When all output is out, the board sends ``STATUS``. An END after that asks for
-    the STATUS again.
+    End of the message's input, ``total`` bytes in all (modulo 2**24); refused (``SEQUENCE``) unless
+    all of them have arrived. When all output is out, the board sends ``STATUS``. An END after that
+    asks for the STATUS again.
 ``WINDOW`` (0x05, ``acked`` u32, ``flags`` u8, ``epoch`` u8)
     The host has every output payload byte below ``acked`` (cumulative): the board frees them and
     may send up to ``acked + window``; it answers with a ``CREDIT``. ``flags`` bit 0
@@ -84,43 +85,39 @@ the credit left.
 
 Faults and retransmission (selective repeat to the board, go-back-N from it)
 ---------------------------------------------------------------------------
-Every DATA frame carries the stream offset of its first byte, so a lost, duplicated, corrupted
-or truncated frame is a gap its receiver sees. A frame the board rejects (bad CRC, length or
-type, a framing error, a frame left incomplete for :data:`FRAME_TIMEOUT_S`, a DATA frame out of
-order) gets an ``ERROR`` with the count of input bytes it has (a negative acknowledgement) and
-the range it holds past it; the payload of a rejected frame is forgotten and the message goes
-on. The board writes a DATA frame at its offset in the input buffer: the frames after a gap
-are kept as one range (``have_from`` .. ``have_to``: the first such frame starts it, each frame
-at its end extends it; a frame elsewhere past the gap is refused), each answered by an
-``ERROR`` (``SEQUENCE``) with the count and the range, and when the frame that fills the gap
-arrives the range joins the count. The host then sends again only the gap (from the count up
-to ``have_from``), in a new epoch (the ERRORs of the frames it has kept carry the old epoch, so
-the host ignores them), and goes on from where it was (selective repeat). A frame that would
-write over the range, or whose end is past the credit, is refused and never written. A repeat (a
-DATA frame whose offset is below the count)
-is dropped quietly and answered with a CREDIT, not an ERROR: its count would look like a gap, and
-the go-back it caused would send more repeats. The epochs of the output (``REWIND``) serve alike: a
-gap in a frame sent before the board saw the last ``REWIND`` is no news. In the other direction the host
-drops a DATA frame it cannot use and asks for the output again from what it has (``WINDOW``
-with :data:`REWIND`); the board keeps every output byte until it is acknowledged. Frames lost
-without a trace (a sync byte dropped) are found by the host's timeout: without progress it
-probes with ``END``, or with its last input byte as a DATA frame of its own (a gap the board
-answers with an ``ERROR`` and its count; a needless probe costs 15 bytes, not a frame), and a
-``WINDOW`` with ``REWIND`` (the board has no timer: output, or a request for it, lost on the line
-is sent again here; with all output received a rewind sends nothing but the STATUS). The STATUS
-is sent when all output has been sent; a host that misses output or the STATUS asks again
-(``REWIND``, ``END``), once per gap and round trip: a gap it sees after a timeout (the answer to
-its probe) is news, however long the backed-off timeout.
-A board that lost the message (it was reset) answers ``NO_MESSAGE``: the host starts the message
-over. The host's ``WINDOW`` (``REWIND``) waits behind its input in flight on the line (and
-go-back-N, before selective repeat, sent all of it again after a loss), so the host keeps that
-small (a few
-frames, however large its credit; the range the board holds past a gap is not in flight, so
-the line stays busy while the gap's frame waits) and asks for the board's count every half of
-it (a ``WINDOW`` is answered by a ``CREDIT``; the first after half of it too, not after the
-first frame); those round trips size its timeout. The host gives up after a number of
-timeouts without progress or of restarts (see
-:class:`~utf8_gateware.boards.host.Link`).
+Every DATA frame carries the stream offset of its first byte, so a lost, duplicated, corrupted or
+truncated frame is a gap its receiver sees. A frame the board rejects (bad CRC, length or type, a
+framing error, a frame left incomplete for :data:`FRAME_TIMEOUT_S`, a DATA frame out of order) gets
+an ``ERROR`` with the count of input bytes it has (a negative acknowledgement) and the range it
+holds past it; the payload of a rejected frame is forgotten and the message goes on. The board
+writes a DATA frame at its offset in the input buffer: the frames after a gap are kept as one range
+(``have_from`` .. ``have_to``: the first such frame starts it, each frame at its end extends it; a
+frame elsewhere past the gap is refused), each answered by an ``ERROR`` (``SEQUENCE``) with the
+count and the range, and when the frame that fills the gap arrives the range joins the count. The
+host then sends again only the gap (from the count up to ``have_from``), in a new epoch (the ERRORs
+of the frames it has kept carry the old epoch, so the host ignores them), and goes on from where it
+was (selective repeat). A frame that would write over the range, or whose end is past the credit, is
+refused and never written. A repeat (a DATA frame whose offset is below the count) is dropped
+quietly and answered with a CREDIT, not an ERROR: its count would look like a gap, and the go-back
+it caused would send more repeats. The epochs of the output (``REWIND``) serve alike: a gap in a
+frame sent before the board saw the last ``REWIND`` is no news. In the other direction the host
+drops a DATA frame it cannot use and asks for the output again from what it has (``WINDOW`` with
+:data:`REWIND`); the board keeps every output byte until it is acknowledged. Frames lost without a
+trace (a sync byte dropped) are found by the host's timeout: without progress it probes with
+``END``, or with its last input byte as a DATA frame of its own (a gap the board answers with an
+``ERROR`` and its count; a needless probe costs 15 bytes, not a frame), and a ``WINDOW`` with
+``REWIND`` (the board has no timer: output, or a request for it, lost on the line is sent again
+here; with all output received a rewind sends nothing but the STATUS). The STATUS is sent when all
+output has been sent; a host that misses output or the STATUS asks again (``REWIND``, ``END``), once
+per gap and round trip: a gap it sees after a timeout (the answer to its probe) is news, however
+long the backed-off timeout. A board that lost the message (it was reset) answers ``NO_MESSAGE``:
+the host starts the message over. The host's ``WINDOW`` (``REWIND``) waits behind its input in
+flight on the line (and go-back-N, before selective repeat, sent all of it again after a loss), so
+the host keeps that small (a few frames, however large its credit; the range the board holds past a
+gap is not in flight, so the line stays busy while the gap's frame waits) and asks for the board's
+count every half of it (a ``WINDOW`` is answered by a ``CREDIT``; the first after half of it too,
+not after the first frame); those round trips size its timeout. The host gives up after a number of
+timeouts without progress or of restarts (see :class:`~utf8_gateware.boards.host.Link`).
 
 Modes
 -----
@@ -158,7 +155,8 @@ from utf8_gateware.hdl.error_kind import ErrorKind, Labelled
 
 
 __all__ = [
-    "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "VERSION", "MAX_WINDOW", "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
+    "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "VERSION", "MAX_WINDOW", "MAX_PAYLOAD",
+    "CREDIT_STEP", "FRAME_TIMEOUT_S",
     "HostFrame", "BoardFrame", "Mode", "UTF16_MODES", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
     "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
     "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",

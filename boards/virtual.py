@@ -22,7 +22,8 @@ import tty
 from utf8_gateware.sim import compiled
 
 
-__all__ = ["VirtualBoardError", "FAULT_KINDS", "Faults", "DRIVER", "build_virtual_board", "VirtualBoard"]
+__all__ = ["VirtualBoardError", "FAULT_KINDS", "Faults", "DRIVER", "build_virtual_board",
+           "VirtualBoard"]
 
 
 #: The pty driver (C++), compiled after the design.

@@ -314,8 +314,8 @@ async def pause_both(clock, rng, source, sink, probabilities):
 #: Every port a trace may record, inputs first (a core has ``tkeep`` with lanes only, an input
 #: ``tuser`` for code units only).
 PORTS = ("aresetn", "s_axis_tvalid", "s_axis_tdata", "s_axis_tkeep", "s_axis_tlast",
-         "s_axis_tuser", "m_axis_tready", "s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tkeep",
-         "m_axis_tuser", "m_axis_tlast")
+         "s_axis_tuser", "m_axis_tready", "s_axis_tready", "m_axis_tvalid", "m_axis_tdata",
+         "m_axis_tkeep", "m_axis_tuser", "m_axis_tlast")
 #: The ports of :data:`PORTS` that are the core's outputs.
 OUTPUTS = frozenset({"s_axis_tready", "m_axis_tvalid", "m_axis_tdata", "m_axis_tkeep",
                      "m_axis_tuser", "m_axis_tlast"})

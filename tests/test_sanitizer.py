@@ -360,7 +360,8 @@ def test_pace(errors, low, high):
 def random_lengths(rng, count):
     """UTF-8 text of ``count`` characters whose lengths (1 to 4 bytes) are drawn uniformly."""
     return "".join(chr(rng.choice([rng.randrange(0x20, 0x80), rng.randrange(0x80, 0x800),
-                                   rng.randrange(0x4E00, 0xA000), rng.randrange(0x10000, 0x110000)]))
+                                   rng.randrange(0x4E00, 0xA000),
+                                   rng.randrange(0x10000, 0x110000)]))
                    for _ in range(count)).encode()
 
 
