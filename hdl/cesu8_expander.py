@@ -13,7 +13,7 @@ __all__ = ["EXPANSIONS", "Cesu8Expander"]
 
 
 #: The encodings :class:`Cesu8Expander` writes (``mutf-8`` also writes 00 as C0 80).
-EXPANSIONS = {"cesu-8": (), "mutf-8": ()}
+EXPANSIONS = ("cesu-8", "mutf-8")
 
 
 class _ResetEnables(EnableCopies):
