@@ -16,21 +16,6 @@ __all__ = ["EXPANSIONS", "Cesu8Expander"]
 EXPANSIONS = ("cesu-8", "mutf-8")
 
 
-class _ResetEnables(EnableCopies):
-    """:class:`~utf8_gateware.hdl.utf8_shift_encoder.EnableCopies` with a synchronous reset by
-    the flip-flop ``reset`` (in the cycles in which ``enable`` is high)."""
-
-    def __init__(self, m, name, next, enable, reset):
-        self.reset = reset
-        super().__init__(m, name, next, enable=enable)
-
-    def _next_state(self, copy):
-        with self.m.If(self.reset):
-            self.m.d.sync += copy.eq(0)
-        with self.m.Else():
-            self.m.d.sync += copy.eq(self.next(copy))
-
-
 class Cesu8Expander(StreamStage):
     """Rewrites the UTF-8 output of :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer` as
     ``encoding`` (``"cesu-8"`` or ``"mutf-8"``) byte by byte: a four-byte sequence F0..F4 b1 b2
@@ -110,8 +95,8 @@ class Cesu8Expander(StreamStage):
         adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, x.valid, k.valid))
         # `take` low for the cycle after X took a byte of two or three outputs, and for the
         # next one too after three (`x.n3`, a synchronous reset by a flip-flop).
-        take = _ResetEnables(m, "take", lambda own: (ready() | ~x.valid) & ~(own & d_two),
-                             enable=adv.first, reset=x.n3)
+        take = EnableCopies(m, "take", lambda own: (ready() | ~x.valid) & ~(own & d_two),
+                            enable=adv.first, clear=x.n3)
         drive_ready(m, self, take)
 
         i = self.i

@@ -15,22 +15,6 @@ __all__ = ["UTF8_BYTE_ORDER_MARK", "Utf8BomWriter"]
 UTF8_BYTE_ORDER_MARK = b"\xef\xbb\xbf"
 
 
-class _ClearedCopies(EnableCopies):
-    """:class:`~utf8_gateware.hdl.utf8_shift_encoder.EnableCopies` whose copies are cleared in
-    the enabled cycles in which ``clear`` (a flip-flop) is high: the flip-flops' synchronous
-    reset, no LUT in front (the iCE40's reset acts only under the clock enable, as here)."""
-
-    def __init__(self, m, name, next, clear, **kwargs):
-        self.clear = clear
-        super().__init__(m, name, next, **kwargs)
-
-    def _next_state(self, copy):
-        with self.m.If(self.clear):
-            self.m.d.sync += copy.eq(0)
-        with self.m.Else():
-            self.m.d.sync += copy.eq(self.next(copy))
-
-
 class Utf8BomWriter(StreamStage):
     """Writes EF BB BF (U+FEFF, the ``utf-8-sig`` mark) before the first byte of every message,
     at the level of bytes: after :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer` it makes a
@@ -99,8 +83,8 @@ class Utf8BomWriter(StreamStage):
         adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, b.valid, k.valid))
         # Low for the cycle after a refusal (`adv` falls), after B took a message's first beat
         # (its EF: `opens`), and while R2 is set (B takes R1 in the next cycle too, not A0).
-        take = _ClearedCopies(m, "take", lambda own: (ready() | ~b.valid) & ~(own & opens),
-                              clear=r2_valid, enable=adv.first)
+        take = EnableCopies(m, "take", lambda own: (ready() | ~b.valid) & ~(own & opens),
+                             clear=r2_valid, enable=adv.first)
         drive_ready(m, self, take)
         x = self.i.p
         a0 = shift_stage(take, "a0", {"valid": self.i.valid, "last": x.last, "data": x.data,

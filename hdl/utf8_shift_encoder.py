@@ -597,13 +597,16 @@ class EnableCopies:
     number). ``first_loads``: the
     first copy (:attr:`first`, which the caller also reads as logic) is the first clock enable
     too, a copy fewer (``adv``: its first copy selects the output port's multiplexers and
-    enables ``take``, and enables B's first registers)."""
+    enables ``take``, and enables B's first registers). ``set`` or ``clear`` (a flip-flop, not
+    both): the copies' synchronous set or reset in the enabled cycles."""
 
     #: The most flip-flops one copy drives as clock enables.
     FANOUT = SHIFT_CE_FANOUT
 
-    def __init__(self, m, name, next, enable=None, first_loads=False, fanout=None, set=None):
-        self.m, self.name, self.next, self.enable, self.set = m, name, next, enable, set
+    def __init__(self, m, name, next, enable=None, first_loads=False, fanout=None, set=None,
+                 clear=None):
+        self.m, self.name, self.next, self.enable = m, name, next, enable
+        self.set, self.clear = set, clear
         if fanout is not None:
             self.FANOUT = fanout
         self.copies = []
@@ -629,11 +632,14 @@ class EnableCopies:
         return copy
 
     def _next_state(self, copy):
-        if self.set is None:
+        # ``set`` / ``clear`` (flip-flops): the synchronous set or reset, no LUT in front (the
+        # iCE40's acts only under the clock enable, as ``enable`` here)
+        forced = self.set if self.set is not None else self.clear
+        if forced is None:
             self.m.d.sync += copy.eq(self.next(copy))
             return
-        with self.m.If(self.set):       # a flip-flop: the synchronous set, no LUT in front
-            self.m.d.sync += copy.eq(1)
+        with self.m.If(forced):
+            self.m.d.sync += copy.eq(self.set is not None)
         with self.m.Else():
             self.m.d.sync += copy.eq(self.next(copy))
 
