@@ -228,7 +228,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         # The first beat's error kind: SURROGATE (010) or TOO_LARGE (011) for an invalid unit,
         # else NONE, or with carry_error the carried kind (each bit one LUT of t0, err, large
         # and the carried bit).
-        kind = Cat(a3.large, err)
+        kind = Cat(too_large(a3), err)
         if self._carry_error:
             kind = keep(err, Cat(a3.large, 1, 0), a3.carried)
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=len(kind))
@@ -478,6 +478,28 @@ def _p4(a2, split):
     return {"p4": a2.p4} if split else {}
 
 
+def large_in_lead(a2, errors, encoding="utf-8"):
+    """Whether A3 (:func:`character`) holds no ``large`` and B reads TOO_LARGE from A3's
+    ``err`` and lead byte (:func:`too_large`): ``utf-8`` with ``replace`` or ``strict``, no
+    carried kind (its bit would take a fifth input). ``utf-8-sig`` keeps the register (with
+    it, 155 -> 153 LCs but ``replace`` 149.5 / 151.9 / 151.9 MHz, seeds 1-3, the last ``take``
+    copy's routes to B's payload LUTs 4.0-4.1 ns; ``split`` encodings' C4 lead byte, ED, has
+    bit 3 set; the others write surrogates: ``large`` is ``err``)."""
+    return (encoding == "utf-8" and errors in ("replace", "strict")
+            and getattr(a2, "carried", None) is None)
+
+
+def too_large(a3):
+    """TOO_LARGE for A3's unit ``a3`` (an error, ``err``): its ``large``, or (without it, see
+    :func:`large_in_lead`) ``err`` and not both of the lead byte's bits 6 and 3. An error's
+    ``x`` is clear, so its lead bits 0..3 are A2's ``hi`` (bit 3 ``bmp & u[15]``: 1 for a
+    surrogate, 0 above U+10FFFF with u[31:21] zero), and its bit 6 ``z21v`` (0 for u[31:21] not
+    zero): one LUT of three flip-flops."""
+    if hasattr(a3, "large"):
+        return a3.large
+    return a3.err & ~(a3.lead[6] & a3.lead[3])
+
+
 def character(a2, errors, encoding="utf-8"):
     """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
@@ -498,6 +520,11 @@ def character(a2, errors, encoding="utf-8"):
     else:                                   # an error is EF BF BD, three beats
         n1 = ~valid | (z21v & x & lw)
         n12 = ~valid | (z21v & x)
+    # bit 6 (1 but for C1, whose bit is u[6]): 0 for a unit with u[31:21] not zero too, so
+    # that B reads TOO_LARGE from the lead byte (:func:`large_in_lead`); else ``large`` is a
+    # register
+    in_lead = large_in_lead(a2, errors, encoding)
+    bit6 = ~x | ~lw | a2.pa[0]
     values = {
         "valid": valid, "last": a2.last,
         # bit 4: C4's 1, and 0 for an error (whose lead byte is B's) and a bubble, so that B
@@ -505,11 +532,12 @@ def character(a2, errors, encoding="utf-8"):
         # bit 7, ``~(x & lw)``, is B's ``~n1`` (see :func:`error_bytes`)
         "lead": Cat(keep(x, a2.lo[:4], a2.hi), x & a2.lo[4] if split else
                     z21v & keep(x, a2.lo[4], r4),
-                    ~x | (lw & a2.p0[5]), ~x | ~lw | a2.pa[0]),
+                    ~x | (lw & a2.p0[5]), z21v & bit6 if in_lead else bit6),
         "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
         # (``wtf-8``'s pairing stages write bit 4 and 7 of their own: ``n4`` stays a register)
         "n1": n1, "n12": n12, **({"n4": z21v & r4} if split or encoding == "wtf-8" else {}),
-        "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
+        "err": valid & (~z21v | bs),
+        **({} if in_lead else {"large": valid & (~z21v | a2.big)}),
         **_carried(getattr(a2, "carried", None)),
     }
     if encoding == "wtf-8":
