@@ -594,8 +594,11 @@ UTF8_CE_FANOUT = 26
 #: 35 160.7 / 160.7 / 163.4 and 160.7 / 164.8 / 163.4; 36 (149) 160.7 x3 and 160.7 / 162.7 /
 #: 160.7. The family encoders keep :data:`UTF8_CE_FANOUT` and their last copy as select
 #: (``cesu-8`` seed 1 fell from 160.7 to 147.8 MHz with the select, ``wtf-8`` to 160.7 from
-#: 163.4 and a LC past its bound).
-PLAIN_CE_FANOUT = {"replace": 33, "strict": 35}
+#: 163.4 and a LC past its bound). Since A3 holds no ``large`` (:func:`large_in_lead`; 95
+#: unit-stage flip-flops, 149 LCs) ``strict`` takes 33 as ``replace``: seeds 1-6 162.1 / 160.7
+#: / 162.7 / 162.1 / 160.7 / 162.1 MHz; 35: 160.7 / 160.7 / 162.1 / 160.7 / 162.1 / 160.7; 34:
+#: 162.1 / 162.1 / 176.0 (seeds 1-3); 31 (150 LCs) 147.8 / 162.1 / 162.1; 30 (150) 160.7 x3.
+PLAIN_CE_FANOUT = {"replace": 33, "strict": 33}
 
 
 #: The most flip-flops one copy of ``take`` and ``adv`` drives with ``wtf-8`` (its pairing
