@@ -228,7 +228,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         # The first beat's error kind: SURROGATE (010) or TOO_LARGE (011) for an invalid unit,
         # else NONE, or with carry_error the carried kind (each bit one LUT of t0, err, large
         # and the carried bit).
-        kind = Cat(too_large(a3), err)
+        kind = Cat(too_large(a3, self._errors), err)
         if self._carry_error:
             kind = keep(err, Cat(a3.large, 1, 0), a3.carried)
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=len(kind))
@@ -455,20 +455,23 @@ def _escape_flags(a1, bmp, split):
     }
 
 
-def _escape_character(a2, split):
+def _escape_character(a2, split, in_lead):
     """A3 with ``errors="surrogateescape"`` (see :func:`character`): ``n3`` is left to B
     (``~n12 & ~n4``), and ``err`` is not ``valid``-gated (a bubble's ``err`` is never used:
-    its beat is not valid)."""
+    its beat is not valid). ``in_lead`` (:func:`large_in_lead`): no ``large``; the lead
+    byte's bit 6 is 0 for u[31:21] not zero."""
     valid, x, lw = a2.valid, a2.zb & a2.x, a2.lw
     err = ~a2.z21 | a2.big | (a2.zb & a2.ns)
+    top = a2.lo[5:7] | (~x).replicate(2)         # bits 6, 7
     return {
         "valid": valid, "last": a2.last,
         "lead": Cat(keep(x, a2.lo[:5], a2.hi), ~x | (lw & a2.p0[5]),
-                    a2.lo[5:7] | (~x).replicate(2)),
+                    Cat(a2.z21 & top[0], top[1]) if in_lead else top),
         "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
         "n1": ~valid | (x & lw), "n12": ~valid | x, "n2": valid & x & ~lw,
         "n4": valid & a2.z21 & a2.r4,
-        "err": err, "large": valid & (~a2.z21 | a2.big), "errq": err,
+        "err": err, **({} if in_lead else {"large": valid & (~a2.z21 | a2.big)}),
+        "errq": err,
         **_carried(getattr(a2, "carried", None)),
     }
 
@@ -480,24 +483,28 @@ def _p4(a2, split):
 
 def large_in_lead(a2, errors, encoding="utf-8"):
     """Whether A3 (:func:`character`) holds no ``large`` and B reads TOO_LARGE from A3's
-    ``err`` and lead byte (:func:`too_large`): ``utf-8`` with ``replace`` or ``strict``, no
-    carried kind (its bit would take a fifth input). Two flip-flops fewer (``large``, and A2's
-    ``big``, which only it read: synthesis drops it): 151 -> 149 LCs. ``utf-8-sig`` keeps
+    ``err`` and lead byte (:func:`too_large`): ``utf-8`` with ``replace``, ``strict`` or
+    ``surrogateescape``, no carried kind (its bit would take a fifth input). Two flip-flops
+    fewer (``large``, and A2's ``big``, which only it read: synthesis drops it): 151 -> 149
+    LCs; ``surrogateescape``'s ``err`` reads ``big``: 162 -> 161. ``utf-8-sig`` keeps
     them (without, 155 -> 153 LCs but ``replace`` 149.5 / 151.9 / 151.9 MHz, seeds 1-3, the
     last ``take`` copy's routes to B's payload LUTs 4.0-4.1 ns); ``split`` encodings' C4 lead
     byte, ED, has bit 3 set; the others write surrogates (``large`` is ``err``)."""
-    return (encoding == "utf-8" and errors in ("replace", "strict")
+    return (encoding == "utf-8" and errors in ("replace", "strict", "surrogateescape")
             and getattr(a2, "carried", None) is None)
 
 
-def too_large(a3):
+def too_large(a3, errors):
     """TOO_LARGE for A3's unit ``a3`` (an error, ``err``): its ``large``, or (without it, see
-    :func:`large_in_lead`) ``err`` and not both of the lead byte's bits 6 and 3. An error's
-    ``x`` is clear, so its lead bits 0..3 are A2's ``hi`` (bit 3 ``bmp & u[15]``: 1 for a
-    surrogate, 0 above U+10FFFF with u[31:21] zero), and its bit 6 ``z21v`` (0 for u[31:21] not
-    zero): one LUT of three flip-flops."""
+    :func:`large_in_lead`) ``err`` and not both of the lead byte's bit 6 and bit 3 (bit 4
+    clear with ``surrogateescape``). An error's ``x`` is clear, so its lead bits 0..3 are A2's
+    ``hi`` (bit 3 ``bmp & u[15]``: 1 for a surrogate, 0 above U+10FFFF with u[31:21] zero;
+    ``surrogateescape``'s bit 4 ``u[20] | ~p16``: 0 for a surrogate, 1 above U+10FFFF), and
+    its bit 6 is 0 for u[31:21] not zero, else 1: one LUT of three flip-flops."""
     if hasattr(a3, "large"):
         return a3.large
+    if errors == "surrogateescape":
+        return a3.err & ~(a3.lead[6] & ~a3.lead[4])
     return a3.err & ~(a3.lead[6] & a3.lead[3])
 
 
@@ -513,7 +520,7 @@ def character(a2, errors, encoding="utf-8"):
     flip-flops fewer: ``utf-8`` 152 -> 150 LCs."""
     split = encoding in SPLIT_ENCODINGS
     if errors == "surrogateescape":
-        return _escape_character(a2, split)
+        return _escape_character(a2, split, large_in_lead(a2, errors, encoding))
     valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
     if errors in _MARKERS:                 # an error is one beat, the marker
         n1 = ~z21v | bs | (x & lw)
