@@ -259,17 +259,17 @@ class Utf8ShiftEncoder(CheckedComponent):
         ]
         if split:
             # Six bytes: ED 1010wwww 10xxxxxx, ED 1011xxxx 10xxxxxx. q3 holds the trail half's
-            # ED (its low bits; b_f1..b_f3 mark the payload slot that is a lead byte: 11 on
-            # top when it reaches s), q4 and q5 its payloads; the last of the chain takes A3's
-            # payload in every cycle (it moves on the cycle after the take).
-            f = stage_signals("b", "f1", "f2", "f3")
+            # ED (its low bits: 11 on top when it reaches s, in the shift after the one in
+            # which 4 bytes are left, `b_rem[3]`, which only a pair reaches: no character has
+            # four bytes here), q4 and q5 its payloads; the last of the chain takes A3's
+            # payload in every cycle (it moves on the cycle after the take). (Before, flags
+            # b_f1..b_f3 followed the ED through q3..q1: three flip-flops more.)
             b.q4, b.q5 = Signal(6, name="b_q4"), Signal(6, name="b_q5")
-            pairs[6] = (b.s[6], keep(t1, lead[6], f.f1))
+            pairs[6] = (b.s[6], keep(t1, lead[6], b.rem[3]))
             pairs[10:] = [
                 (b.q3, keep(t2, Const(0xED & 0x3F, 6), b.q4)),
                 (b.q4, keep(t2, Cat(a3.p4, 1, 1), b.q5)),
                 (b.q5, a3.p3),
-                (f.f1, ~t2 & f.f2), (f.f2, ~t2 & f.f3), (f.f3, t2),
             ]
         # (squeezing: b_r01's copy for the enables' next states, of its own value, so that
         # synthesis keeps the two apart)
