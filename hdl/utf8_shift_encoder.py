@@ -227,7 +227,7 @@ class Utf8ShiftEncoder(CheckedComponent):
         lead, p1, p2 = error_bytes(a3, marker=self._errors in _MARKERS)
         # The first beat's error kind: SURROGATE (010) or TOO_LARGE (011) for an invalid unit,
         # else NONE, or with carry_error the carried kind (each bit one LUT of t0, err, large
-        # and the carried bit).
+        # and the carried bit; without it, TOO_LARGE is one LUT of t0, err and two lead bits).
         kind = Cat(too_large(a3, self._errors), err)
         if self._carry_error:
             kind = keep(err, Cat(a3.large, 1, 0), a3.carried)
@@ -512,12 +512,12 @@ def character(a2, errors, encoding="utf-8"):
     """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
-    ``large`` (TOO_LARGE). ``n3`` is left to B (``~n12 & ~n4``: a flip-flop fewer, one LUT
-    still). Unless ``split`` (or ``wtf-8``), so is ``n4`` (``~n12 & lead[4]``: ``lead[4]`` is
-    clear for an
-    error and a bubble), and ``lead`` has seven bits: bit 7, ``~(x & lw)``, is ``~n1`` for a
-    valid character, an error's (EF's, or the marker's) too (:func:`error_bytes`). Two
-    flip-flops fewer: ``utf-8`` 152 -> 150 LCs."""
+    ``large`` (TOO_LARGE; none if :func:`large_in_lead`: B reads :func:`too_large`). ``n3``
+    is left to B (``~n12 & ~n4``: a flip-flop fewer, one LUT still). Unless ``split`` (or
+    ``wtf-8``), so is ``n4`` (``~n12 & lead[4]``: ``lead[4]`` is clear for an error and a
+    bubble), and ``lead`` has seven bits: bit 7, ``~(x & lw)``, is ``~n1`` for a valid
+    character, an error's (EF's, or the marker's) too (:func:`error_bytes`). Two flip-flops
+    fewer: ``utf-8`` 152 -> 150 LCs."""
     split = encoding in SPLIT_ENCODINGS
     if errors == "surrogateescape":
         return _escape_character(a2, split, large_in_lead(a2, errors, encoding))
