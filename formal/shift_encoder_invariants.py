@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 from amaranth.hdl import Array, Assert, Cat, Elaboratable, Module, Mux, Signal
 
-from utf8_gateware.hdl.utf8_shift_encoder import character, class_flags, unit_pieces
+from utf8_gateware.hdl.utf8_shift_encoder import (character, class_flags, large_in_lead,
+                                                  unit_pieces)
 from .invariants import assert_adv_copies, assert_tagged_in_queue
 from .spec_encoder import SpecEncoder
 
@@ -97,15 +98,17 @@ class ShiftEncoderInvariants(Elaboratable):
             for name, value in values.items():
                 m.d.comb += Assert(~valid | (p[f"a{n + 1}_{name}"] == value),
                                    f"encoder: a{n + 1}_{name} is not its unit's")
+        # (``large`` a register unless B reads it from ``err`` and the lead byte)
+        large = 0 if large_in_lead(None, errors) else p["a3_large"]
         if errors == "surrogateescape":     # a bubble's flags: valid-gated (err: never used)
             m.d.comb += Assert(stages[2] | (p["a3_n1"] & p["a3_n12"] & ~p["a3_n2"] &
-                                            ~p["a3_n4"] & ~p["a3_large"]),
+                                            ~p["a3_n4"] & ~large),
                                "encoder: an empty A3 is not a bubble")
         else:
             m.d.comb += [
                 Assert(stages[1] | ~p["a2_z21v"], "encoder: an empty A2 has z21v set"),
                 Assert(stages[2] | (p["a3_n1"] & p["a3_n12"] & ~p["a3_lead"][4] &
-                                    ~p["a3_err"] & ~p["a3_large"]),
+                                    ~p["a3_err"] & ~large),
                        "encoder: an empty A3 is not a bubble"),
             ]
 

@@ -227,8 +227,8 @@ class Utf8ShiftEncoder(CheckedComponent):
         lead, p1, p2 = error_bytes(a3, marker=self._errors in _MARKERS)
         # The first beat's error kind: SURROGATE (010) or TOO_LARGE (011) for an invalid unit,
         # else NONE, or with carry_error the carried kind (each bit one LUT of t0, err, large
-        # and the carried bit).
-        kind = Cat(a3.large, err)
+        # and the carried bit; without it, TOO_LARGE is one LUT of t0, err and two lead bits).
+        kind = Cat(too_large(a3, self._errors), err)
         if self._carry_error:
             kind = keep(err, Cat(a3.large, 1, 0), a3.carried)
         b = stage_signals("b", "last", s=8, q1=6, q2=6, q3=6, error=len(kind))
@@ -259,17 +259,17 @@ class Utf8ShiftEncoder(CheckedComponent):
         ]
         if split:
             # Six bytes: ED 1010wwww 10xxxxxx, ED 1011xxxx 10xxxxxx. q3 holds the trail half's
-            # ED (its low bits; b_f1..b_f3 mark the payload slot that is a lead byte: 11 on
-            # top when it reaches s), q4 and q5 its payloads; the last of the chain takes A3's
-            # payload in every cycle (it moves on the cycle after the take).
-            f = stage_signals("b", "f1", "f2", "f3")
+            # ED (its low bits: 11 on top when it reaches s, in the shift after the one in
+            # which 4 bytes are left, `b_rem[3]`, which only a pair reaches: no character has
+            # four bytes here), q4 and q5 its payloads; the last of the chain takes A3's
+            # payload in every cycle (it moves on the cycle after the take). (Before, flags
+            # b_f1..b_f3 followed the ED through q3..q1: three flip-flops more.)
             b.q4, b.q5 = Signal(6, name="b_q4"), Signal(6, name="b_q5")
-            pairs[6] = (b.s[6], keep(t1, lead[6], f.f1))
+            pairs[6] = (b.s[6], keep(t1, lead[6], b.rem[3]))
             pairs[10:] = [
                 (b.q3, keep(t2, Const(0xED & 0x3F, 6), b.q4)),
                 (b.q4, keep(t2, Cat(a3.p4, 1, 1), b.q5)),
                 (b.q5, a3.p3),
-                (f.f1, ~t2 & f.f2), (f.f2, ~t2 & f.f3), (f.f3, t2),
             ]
         # (squeezing: b_r01's copy for the enables' next states, of its own value, so that
         # synthesis keeps the two apart)
@@ -455,20 +455,23 @@ def _escape_flags(a1, bmp, split):
     }
 
 
-def _escape_character(a2, split):
+def _escape_character(a2, split, in_lead):
     """A3 with ``errors="surrogateescape"`` (see :func:`character`): ``n3`` is left to B
     (``~n12 & ~n4``), and ``err`` is not ``valid``-gated (a bubble's ``err`` is never used:
-    its beat is not valid)."""
+    its beat is not valid). ``in_lead`` (:func:`large_in_lead`): no ``large``; the lead
+    byte's bit 6 is 0 for u[31:21] not zero."""
     valid, x, lw = a2.valid, a2.zb & a2.x, a2.lw
     err = ~a2.z21 | a2.big | (a2.zb & a2.ns)
+    top = a2.lo[5:7] | (~x).replicate(2)         # bits 6, 7
     return {
         "valid": valid, "last": a2.last,
         "lead": Cat(keep(x, a2.lo[:5], a2.hi), ~x | (lw & a2.p0[5]),
-                    a2.lo[5:7] | (~x).replicate(2)),
+                    Cat(a2.z21 & top[0], top[1]) if in_lead else top),
         "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
         "n1": ~valid | (x & lw), "n12": ~valid | x, "n2": valid & x & ~lw,
         "n4": valid & a2.z21 & a2.r4,
-        "err": err, "large": valid & (~a2.z21 | a2.big), "errq": err,
+        "err": err, **({} if in_lead else {"large": valid & (~a2.z21 | a2.big)}),
+        "errq": err,
         **_carried(getattr(a2, "carried", None)),
     }
 
@@ -478,19 +481,46 @@ def _p4(a2, split):
     return {"p4": a2.p4} if split else {}
 
 
+def large_in_lead(a2, errors, encoding="utf-8"):
+    """Whether A3 (:func:`character`) holds no ``large`` and B reads TOO_LARGE from A3's
+    ``err`` and lead byte (:func:`too_large`): ``utf-8`` with ``replace``, ``strict`` or
+    ``surrogateescape``, no carried kind (its bit would take a fifth input). Two flip-flops
+    fewer (``large``, and A2's ``big``, which only it read: synthesis drops it): 151 -> 149
+    LCs; ``surrogateescape``'s ``err`` reads ``big``: 162 -> 161. ``utf-8-sig`` keeps
+    them (without, 155 -> 153 LCs but ``replace`` 149.5 / 151.9 / 151.9 MHz, seeds 1-3, the
+    last ``take`` copy's routes to B's payload LUTs 4.0-4.1 ns); ``split`` encodings' C4 lead
+    byte, ED, has bit 3 set; the others write surrogates (``large`` is ``err``)."""
+    return (encoding == "utf-8" and errors in ("replace", "strict", "surrogateescape")
+            and getattr(a2, "carried", None) is None)
+
+
+def too_large(a3, errors):
+    """TOO_LARGE for A3's unit ``a3`` (an error, ``err``): its ``large``, or (without it, see
+    :func:`large_in_lead`) ``err`` and not both of the lead byte's bit 6 and bit 3 (bit 4
+    clear with ``surrogateescape``). An error's ``x`` is clear, so its lead bits 0..3 are A2's
+    ``hi`` (bit 3 ``bmp & u[15]``: 1 for a surrogate, 0 above U+10FFFF with u[31:21] zero;
+    ``surrogateescape``'s bit 4 ``u[20] | ~p16``: 0 for a surrogate, 1 above U+10FFFF), and
+    its bit 6 is 0 for u[31:21] not zero, else 1: one LUT of three flip-flops."""
+    if hasattr(a3, "large"):
+        return a3.large
+    if errors == "surrogateescape":
+        return a3.err & ~(a3.lead[6] & ~a3.lead[4])
+    return a3.err & ~(a3.lead[6] & a3.lead[3])
+
+
 def character(a2, errors, encoding="utf-8"):
     """A3, from A2's registers ``a2``: the character. ``lead`` (before errors), ``p1``..``p3``
     (the continuation payloads in order), ``n1``..``n4`` (one-hot byte count; ``n1`` also for a
     bubble), ``n12`` (``n1`` or ``n2``), ``err`` (an error: SURROGATE or TOO_LARGE),
-    ``large`` (TOO_LARGE). ``n3`` is left to B (``~n12 & ~n4``: a flip-flop fewer, one LUT
-    still). Unless ``split`` (or ``wtf-8``), so is ``n4`` (``~n12 & lead[4]``: ``lead[4]`` is
-    clear for an
-    error and a bubble), and ``lead`` has seven bits: bit 7, ``~(x & lw)``, is ``~n1`` for a
-    valid character, an error's (EF's, or the marker's) too (:func:`error_bytes`). Two
-    flip-flops fewer: ``utf-8`` 152 -> 150 LCs."""
+    ``large`` (TOO_LARGE; none if :func:`large_in_lead`: B reads :func:`too_large`). ``n3``
+    is left to B (``~n12 & ~n4``: a flip-flop fewer, one LUT still). Unless ``split`` (or
+    ``wtf-8``), so is ``n4`` (``~n12 & lead[4]``: ``lead[4]`` is clear for an error and a
+    bubble), and ``lead`` has seven bits: bit 7, ``~(x & lw)``, is ``~n1`` for a valid
+    character, an error's (EF's, or the marker's) too (:func:`error_bytes`). Two flip-flops
+    fewer: ``utf-8`` 152 -> 150 LCs."""
     split = encoding in SPLIT_ENCODINGS
     if errors == "surrogateescape":
-        return _escape_character(a2, split)
+        return _escape_character(a2, split, large_in_lead(a2, errors, encoding))
     valid, z21v, x, lw, r4, bs = a2.valid, a2.z21v, a2.x, a2.lw, a2.r4, a2.bs
     if errors in _MARKERS:                 # an error is one beat, the marker
         n1 = ~z21v | bs | (x & lw)
@@ -498,6 +528,11 @@ def character(a2, errors, encoding="utf-8"):
     else:                                   # an error is EF BF BD, three beats
         n1 = ~valid | (z21v & x & lw)
         n12 = ~valid | (z21v & x)
+    # bit 6 (1 but for C1, whose bit is u[6]): 0 for a unit with u[31:21] not zero too, so
+    # that B reads TOO_LARGE from the lead byte (:func:`large_in_lead`); else ``large`` is a
+    # register
+    in_lead = large_in_lead(a2, errors, encoding)
+    bit6 = ~x | ~lw | a2.pa[0]
     values = {
         "valid": valid, "last": a2.last,
         # bit 4: C4's 1, and 0 for an error (whose lead byte is B's) and a bubble, so that B
@@ -505,11 +540,12 @@ def character(a2, errors, encoding="utf-8"):
         # bit 7, ``~(x & lw)``, is B's ``~n1`` (see :func:`error_bytes`)
         "lead": Cat(keep(x, a2.lo[:4], a2.hi), x & a2.lo[4] if split else
                     z21v & keep(x, a2.lo[4], r4),
-                    ~x | (lw & a2.p0[5]), ~x | ~lw | a2.pa[0]),
+                    ~x | (lw & a2.p0[5]), z21v & bit6 if in_lead else bit6),
         "p1": keep(x, a2.p0, a2.pa), "p2": a2.p2, "p3": a2.p0, **_p4(a2, split),
         # (``wtf-8``'s pairing stages write bit 4 and 7 of their own: ``n4`` stays a register)
         "n1": n1, "n12": n12, **({"n4": z21v & r4} if split or encoding == "wtf-8" else {}),
-        "err": valid & (~z21v | bs), "large": valid & (~z21v | a2.big),
+        "err": valid & (~z21v | bs),
+        **({} if in_lead else {"large": valid & (~z21v | a2.big)}),
         **_carried(getattr(a2, "carried", None)),
     }
     if encoding == "wtf-8":
@@ -565,8 +601,11 @@ UTF8_CE_FANOUT = 26
 #: 35 160.7 / 160.7 / 163.4 and 160.7 / 164.8 / 163.4; 36 (149) 160.7 x3 and 160.7 / 162.7 /
 #: 160.7. The family encoders keep :data:`UTF8_CE_FANOUT` and their last copy as select
 #: (``cesu-8`` seed 1 fell from 160.7 to 147.8 MHz with the select, ``wtf-8`` to 160.7 from
-#: 163.4 and a LC past its bound).
-PLAIN_CE_FANOUT = {"replace": 33, "strict": 35}
+#: 163.4 and a LC past its bound). Since A3 holds no ``large`` (:func:`large_in_lead`; 95
+#: unit-stage flip-flops, 149 LCs) ``strict`` takes 33 as ``replace``: seeds 1-6 162.1 / 160.7
+#: / 162.7 / 162.1 / 160.7 / 162.1 MHz; 35: 160.7 / 160.7 / 162.1 / 160.7 / 162.1 / 160.7; 34:
+#: 162.1 / 162.1 / 176.0 (seeds 1-3); 31 (150 LCs) 147.8 / 162.1 / 162.1; 30 (150) 160.7 x3.
+PLAIN_CE_FANOUT = {"replace": 33, "strict": 33}
 
 
 #: The most flip-flops one copy of ``take`` and ``adv`` drives with ``wtf-8`` (its pairing
