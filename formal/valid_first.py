@@ -115,10 +115,12 @@ CORES = {
     "encoder-rfc2279": lambda: Utf8Encoder("replace", encoding="utf-8-rfc2279"),
     "utf16-encoder": lambda: Utf16Encoder(),
     "utf16-decoder": lambda: Utf16Decoder(),
+    "utf16-decoder-units": lambda: Utf16Decoder(units=True),
     "text-decoder-utf-16-le": lambda: TextDecoder("utf-16-le", "replace"),
     "text-encoder-utf-16": lambda: TextEncoder("utf-16", "replace"),
     "utf8-bom-writer": lambda: Utf8BomWriter(),
     "transcoder-to-utf-16-le": lambda: Transcoder("utf-8", "utf-16-le"),
+    "transcoder-utf-16-units": lambda: Transcoder("utf-16-le", "utf-16"),
     "transcoder-from-utf-16-le": lambda: Transcoder("utf-16-le", "utf-8"),
     "transcoder-to-cesu-8": lambda: Transcoder("utf-8", "cesu-8"),
     "expander-cesu-8": lambda: Cesu8Expander("cesu-8"),
@@ -128,9 +130,11 @@ CORES = {
 
 #: The cores whose stages wait a step while the sink is not ready (the shift encoder's, in
 #: the encoders and in the transcoders that end in one; the sanitiser's ``replace`` front; the
-#: output stage of ``utf-16``'s ``Utf16BomBytes``, which is the shift encoder's).
+#: output stage of ``utf-16``'s ``Utf16BomBytes``, which is the shift encoder's, also after the
+#: UTF-16 decoder's units).
 WAITS = frozenset({*(name for name in CORES if name.startswith("encoder-")), "sanitizer-replace",
-                   "transcoder-from-utf-16-le", "transcoder-to-cesu-8", "text-encoder-utf-16"})
+                   "transcoder-from-utf-16-le", "transcoder-to-cesu-8", "text-encoder-utf-16",
+                   "transcoder-utf-16-units"})
 
 
 def _harness(name):
@@ -160,7 +164,7 @@ PROOFS = _proofs([
     ("encoders", [name for name in CORES if name.startswith("encoder-")]),
     ("decoders", [name for name in CORES if name.startswith("decoder-")]),
     ("utf16", [name for name in CORES if name.startswith(("utf16-", "text-"))] +
-              ["transcoder-to-utf-16-le", "utf8-bom-writer"]),
+              ["transcoder-to-utf-16-le", "transcoder-utf-16-units", "utf8-bom-writer"]),
     ("validators", ["validator", "validator-lanes4"]),
     ("sanitizers", ["sanitizer-replace", "sanitizer-escape"]),
     ("transcoders", ["transcoder-from-utf-16-le"]),
