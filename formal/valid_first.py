@@ -120,7 +120,8 @@ CORES = {
     "text-encoder-utf-16": lambda: TextEncoder("utf-16", "replace"),
     "utf8-bom-writer": lambda: Utf8BomWriter(),
     "transcoder-to-utf-16-le": lambda: Transcoder("utf-8", "utf-16-le"),
-    "transcoder-utf-16-units": lambda: Transcoder("utf-16-le", "utf-16"),
+    "transcoder-utf-16-units": lambda: Transcoder("utf-16-le", "utf-16-be"),
+    "transcoder-utf-16-marked": lambda: Transcoder("utf-16-le", "utf-16"),
     "transcoder-from-utf-16-le": lambda: Transcoder("utf-16-le", "utf-8"),
     "transcoder-to-cesu-8": lambda: Transcoder("utf-8", "cesu-8"),
     "expander-cesu-8": lambda: Cesu8Expander("cesu-8"),
@@ -134,7 +135,7 @@ CORES = {
 #: UTF-16 decoder's units).
 WAITS = frozenset({*(name for name in CORES if name.startswith("encoder-")), "sanitizer-replace",
                    "transcoder-from-utf-16-le", "transcoder-to-cesu-8", "text-encoder-utf-16",
-                   "transcoder-utf-16-units"})
+                   "transcoder-utf-16-marked"})
 
 
 def _harness(name):
@@ -164,7 +165,8 @@ PROOFS = _proofs([
     ("encoders", [name for name in CORES if name.startswith("encoder-")]),
     ("decoders", [name for name in CORES if name.startswith("decoder-")]),
     ("utf16", [name for name in CORES if name.startswith(("utf16-", "text-"))] +
-              ["transcoder-to-utf-16-le", "transcoder-utf-16-units", "utf8-bom-writer"]),
+              ["transcoder-to-utf-16-le", "transcoder-utf-16-units", "transcoder-utf-16-marked",
+               "utf8-bom-writer"]),
     ("validators", ["validator", "validator-lanes4"]),
     ("sanitizers", ["sanitizer-replace", "sanitizer-escape"]),
     ("transcoders", ["transcoder-from-utf-16-le"]),

@@ -35,14 +35,12 @@ def unit_bytes(encoding, markers=True):
     marker beats)."""
     if encoding == "utf-16":
         return Utf16BomBytes(markers=markers)
-    return Utf16Bytes(SCHEMES[encoding])
+    return Utf16Bytes(SCHEMES[encoding], markers=markers)
 
 
 def unit_bytes_latency(encoding, markers=True):
     """:attr:`LATENCY` of :func:`unit_bytes`, without building one."""
-    if encoding == "utf-16":
-        return Utf16BomBytes.latency(markers)
-    return Utf16Bytes.LATENCY
+    return (Utf16BomBytes if encoding == "utf-16" else Utf16Bytes).latency(markers)
 
 
 class TextEncoder(EncodingStage):
