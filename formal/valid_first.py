@@ -34,6 +34,7 @@ from utf8_gateware.hdl.sanitizer import Utf8Sanitizer
 from utf8_gateware.hdl.text_decoder import TextDecoder
 from utf8_gateware.hdl.text_encoder import TextEncoder
 from utf8_gateware.hdl.transcoder import Transcoder
+from utf8_gateware.hdl.utf16_bytes import Utf16BomBytes, Utf16Bytes
 from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import Utf16Encoder
 from utf8_gateware.hdl.utf8_bom_writer import Utf8BomWriter
@@ -94,7 +95,8 @@ class OutputWithoutReady(Elaboratable):
 #: and four lanes, the sanitiser's two fronts, the shift encoder in every encoding and policy
 #: that changes its output stage, the RFC 2279 encoder, the UTF-16 cores, the ``utf-8-sig``
 #: mark writer at the level of bytes, the transcoders that join a decoder to an encoder through
-#: the buffer, the CESU-8 expander alone and after the sanitiser).
+#: the buffer, the stages of the UTF-16 to UTF-16 transcoders (the decoder's units, the byte
+#: stages without marker beats), the CESU-8 expander alone and after the sanitiser).
 CORES = {
     "decoder-replace": lambda: Utf8Decoder("replace"),
     "decoder-escape": lambda: Utf8Decoder("surrogateescape"),
@@ -115,6 +117,9 @@ CORES = {
     "encoder-rfc2279": lambda: Utf8Encoder("replace", encoding="utf-8-rfc2279"),
     "utf16-encoder": lambda: Utf16Encoder(),
     "utf16-decoder": lambda: Utf16Decoder(),
+    "utf16-decoder-units": lambda: Utf16Decoder(units=True),
+    "utf16-bytes-units": lambda: Utf16Bytes("big", markers=False),
+    "utf16-bom-bytes-units": lambda: Utf16BomBytes(markers=False),
     "text-decoder-utf-16-le": lambda: TextDecoder("utf-16-le", "replace"),
     "text-encoder-utf-16": lambda: TextEncoder("utf-16", "replace"),
     "utf8-bom-writer": lambda: Utf8BomWriter(),
@@ -128,9 +133,11 @@ CORES = {
 
 #: The cores whose stages wait a step while the sink is not ready (the shift encoder's, in
 #: the encoders and in the transcoders that end in one; the sanitiser's ``replace`` front; the
-#: output stage of ``utf-16``'s ``Utf16BomBytes``, which is the shift encoder's).
+#: output stage of ``utf-16``'s ``Utf16BomBytes``, which is the shift encoder's, with marker
+#: beats or without).
 WAITS = frozenset({*(name for name in CORES if name.startswith("encoder-")), "sanitizer-replace",
-                   "transcoder-from-utf-16-le", "transcoder-to-cesu-8", "text-encoder-utf-16"})
+                   "transcoder-from-utf-16-le", "transcoder-to-cesu-8", "text-encoder-utf-16",
+                   "utf16-bom-bytes-units"})
 
 
 def _harness(name):

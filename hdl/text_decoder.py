@@ -10,7 +10,7 @@ from .utf16_decoder import UTF16_DECODE_ERRORS, Utf16Decoder
 from .utf16_units import SCHEMES, UTF16_SCHEMES, Utf16Units
 
 
-__all__ = ["DECODINGS", "TextDecoder"]
+__all__ = ["DECODINGS", "byte_stage", "TextDecoder"]
 
 
 #: The encodings the gateware decodes, and the error policies of each: the UTF-8 family's
@@ -22,7 +22,7 @@ DECODINGS = {
 }
 
 
-def _byte_stage(encoding):
+def byte_stage(encoding):
     """The class of the byte stage of a UTF-16 scheme, and its parameters: the scheme's byte
     order, or none (read from the mark)."""
     if encoding == "utf-16":
@@ -87,7 +87,7 @@ class TextDecoder(EncodingStage):
     def latency(encoding="utf-8", errors="replace"):
         """:attr:`LATENCY` of a decoder with these parameters, without building one."""
         if encoding in UTF16_SCHEMES:
-            return _byte_stage(encoding)[0].LATENCY + Utf16Decoder.LATENCY
+            return byte_stage(encoding)[0].LATENCY + Utf16Decoder.LATENCY
         return Utf8Decoder.latency(errors, encoding=encoding)
 
     @property
@@ -98,7 +98,7 @@ class TextDecoder(EncodingStage):
 
     def elaborate(self, platform):
         if self._encoding in UTF16_SCHEMES:
-            stage, params = _byte_stage(self._encoding)
+            stage, params = byte_stage(self._encoding)
             stages = [stage(*params), Utf16Decoder(self._errors)]
         else:
             stages = [Utf8Decoder(self._errors, encoding=self._encoding)]

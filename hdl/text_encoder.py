@@ -10,7 +10,7 @@ from .utf16_encoder import UTF16_ENCODE_ERRORS, Utf16Encoder
 from .utf16_units import SCHEMES, UTF16_SCHEMES
 
 
-__all__ = ["ENCODINGS", "CARRYING", "TextEncoder"]
+__all__ = ["ENCODINGS", "CARRYING", "unit_bytes", "unit_bytes_latency", "TextEncoder"]
 
 
 #: The encodings the gateware writes, and the error policies of each: the UTF-8 family's
@@ -28,6 +28,19 @@ ENCODINGS = {
 #: cannot hold).
 CARRYING = (*(encoding for encoding in ENCODER_ENCODINGS if encoding not in OWN_CORES),
             *UTF16_SCHEMES)
+
+
+def unit_bytes(encoding, markers=True):
+    """The byte stage of a UTF-16 scheme's encoder (a new one; ``markers``: its input may hold
+    marker beats)."""
+    if encoding == "utf-16":
+        return Utf16BomBytes(markers=markers)
+    return Utf16Bytes(SCHEMES[encoding], markers=markers)
+
+
+def unit_bytes_latency(encoding, markers=True):
+    """:attr:`LATENCY` of :func:`unit_bytes`, without building one."""
+    return (Utf16BomBytes if encoding == "utf-16" else Utf16Bytes).latency(markers)
 
 
 class TextEncoder(EncodingStage):
@@ -95,8 +108,7 @@ class TextEncoder(EncodingStage):
     def latency(encoding="utf-8", errors=None, *, carry_error=False):
         """:attr:`LATENCY` of an encoder of ``encoding``, without building one."""
         if encoding in UTF16_SCHEMES:
-            return Utf16Encoder.latency(carry_error) + \
-                (Utf16BomBytes if encoding == "utf-16" else Utf16Bytes).LATENCY
+            return Utf16Encoder.latency(carry_error) + unit_bytes_latency(encoding)
         return Utf8Encoder.latency(encoding, errors, carry_error=carry_error)
 
     @property
@@ -108,8 +120,7 @@ class TextEncoder(EncodingStage):
     def elaborate(self, platform):
         if self._encoding in UTF16_SCHEMES:
             stages = [Utf16Encoder(self._errors, carry_error=self._carry_error),
-                      Utf16BomBytes() if self._encoding == "utf-16" else
-                      Utf16Bytes(SCHEMES[self._encoding])]
+                      unit_bytes(self._encoding)]
         else:
             stages = [Utf8Encoder(self._errors, encoding=self._encoding,
                                   carry_error=self._carry_error)]

@@ -4,15 +4,17 @@ from amaranth.hdl import Module
 from amaranth.lib import wiring
 
 from .cesu8_expander import EXPANSIONS, Cesu8Expander
-from .component import StreamStage, share_ready
+from .component import StreamStage, in_a_row, share_ready
 from .pipeline import SKID_LATENCY, skid_buffer
 from .error_kind import check_encoding
 from .layouts import ByteLayout, CodepointLayout, EncodedByteLayout
 from .decoder_family import output_layout
 from .sanitizer import Utf8Sanitizer
-from .text_decoder import DECODINGS, TextDecoder
-from .text_encoder import CARRYING, ENCODINGS, TextEncoder
+from .text_decoder import DECODINGS, TextDecoder, byte_stage
+from .text_encoder import (CARRYING, ENCODINGS, TextEncoder, unit_bytes,
+                           unit_bytes_latency)
 from .utf8_bom_writer import Utf8BomWriter
+from .utf16_decoder import Utf16Decoder
 from .utf16_units import UTF16_SCHEMES
 
 
@@ -96,6 +98,12 @@ class Transcoder(StreamStage):
     sanitiser loses a cycle after the expander's refusals (at most one per supplementary
     character); the sanitiser reads copies of the expander's ``i.ready``.
 
+    From UTF-16 to UTF-16 (any two schemes, each policy) it is the source's byte stage,
+    :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` with ``units`` (code units out: a
+    pair as it came, a lone surrogate or an odd trailing byte as the decoder and the UTF-16
+    encoder would write it) and the target's byte stage (``utf-16``: without marker beats), no
+    code points: the same output, with the UTF-16 encoder left out.
+
     Ports
     -----
     ``i``: :data:`~utf8_gateware.hdl.layouts.ByteLayout` stream (``data: 8``, ``last``).
@@ -108,7 +116,8 @@ class Transcoder(StreamStage):
     The first byte written for a decoded item is valid on ``o`` :attr:`LATENCY` cycles after the
     input byte that completes it, at most (the decoder's latency, the buffer's two registers
     (:func:`carry_register`), the encoder's; into UTF-16 the UTF-16 encoder's first stage is the
-    register between: :func:`carry_through`; the sanitiser's, with the expander's after it).
+    register between: :func:`carry_through`; the sanitiser's, with the expander's after it;
+    from UTF-16 to UTF-16 the three stages').
     One byte a cycle on each side where the characters' lengths in both encodings match; where
     they differ, the slower side sets the pace (UTF-8 to UTF-16LE: two output bytes per
     character, 1 to 4 input bytes).
@@ -155,6 +164,9 @@ class Transcoder(StreamStage):
             return Utf8Sanitizer.latency(self._errors) + Utf8BomWriter.LATENCY
         if self._expands:
             return Utf8Sanitizer.latency(self._errors) + Cesu8Expander.LATENCY
+        if self._units_only:
+            return (byte_stage(self._source)[0].LATENCY + Utf16Decoder.LATENCY +
+                    unit_bytes_latency(self._target, markers=False))
         if self._target in UTF16_SCHEMES:     # the register is the encoder's first stage
             return (TextDecoder.latency(self._source, self._errors) +
                     TextEncoder.latency(self._target, carry_error=True))
@@ -178,6 +190,12 @@ class Transcoder(StreamStage):
         and its escaped bytes are flagged, so the expander leaves them)."""
         return self._source == "utf-8" and self._target in EXPANSIONS
 
+    @property
+    def _units_only(self):
+        """UTF-16 to UTF-16: the byte stage, the decoder writing code units, the byte stage (no
+        code points: the UTF-16 encoder would only split the pairs the decoder joined)."""
+        return self._source in UTF16_SCHEMES and self._target in UTF16_SCHEMES
+
     def _byte_stages(self):
         """The byte-level chain (named stages) from UTF-8 where there is one, else ``None``."""
         if self._bytes_only:
@@ -190,6 +208,10 @@ class Transcoder(StreamStage):
         return None
 
     def elaborate(self, platform):
+        if self._units_only:
+            source, params = byte_stage(self._source)
+            return in_a_row([source(*params), Utf16Decoder(self._errors, units=True),
+                             unit_bytes(self._target, markers=False)], self)
         m = Module()
         stages = self._byte_stages()
         if stages:

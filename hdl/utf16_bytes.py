@@ -19,6 +19,10 @@ class Utf16Bytes(ByteOrderStage):
     ``byteorder`` (The Unicode Standard 3.10, D96/D97), the inverse of
     :class:`~utf8_gateware.hdl.utf16_units.Utf16Units`.
 
+    ``markers=False``: the input holds no marker beat (every valid beat is two bytes, as
+    :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` with ``units`` writes them), so
+    A1 and A2, which tell a marker beat, are left out: A3 loads from A0, :attr:`LATENCY` 3.
+
     Ports
     -----
     ``i``: :data:`~utf8_gateware.hdl.layouts.CodeUnitLayout` stream, as
@@ -54,7 +58,8 @@ class Utf16Bytes(ByteOrderStage):
     nothing depends on ``o.ready`` in the same cycle but ``adv`` and ``take``).
     """
 
-    #: Cycles from the transfer of a unit to its first byte being valid on ``o``.
+    #: Cycles from the transfer of a unit to its first byte being valid on ``o`` (3 without
+    #: ``markers``).
     LATENCY = 5
 
     #: Payload layouts of ``i`` and ``o``.
@@ -63,6 +68,28 @@ class Utf16Bytes(ByteOrderStage):
     #: Copies of ``i.ready`` driven, of ``o.ready`` read
     #: (:func:`~utf8_gateware.hdl.component.share_ready`).
     DRIVES_READIES = USES_READIES = True
+
+    @classmethod
+    def check_parameters(cls, byteorder="little", *, markers=True):
+        super().check_parameters(byteorder)
+        if not isinstance(markers, bool):
+            raise TypeError(f"markers must be a bool, not {markers!r}")
+
+    def __init__(self, byteorder="little", *, markers=True):
+        self._markers = markers
+        if not markers:
+            self.LATENCY = self.latency(markers)
+        super().__init__(byteorder)
+
+    @property
+    def markers(self):
+        """Whether the input may hold marker beats (else A1 and A2 are left out)."""
+        return self._markers
+
+    @classmethod
+    def latency(cls, markers=True):
+        """:attr:`LATENCY` of a stage with these parameters, without building one."""
+        return cls.LATENCY if markers else cls.LATENCY - 2
 
     def elaborate(self, platform):
         m = Module()
@@ -73,12 +100,17 @@ class Utf16Bytes(ByteOrderStage):
         adv, take = slot_controls(m, ready_source(self), b.valid, k.valid, a3_n2)
         drive_ready(m, self, take)
         a0 = unit_register(take, "a0", self.i)
-        a1 = shift_stage(take, "a1", self._pieces(a0))
-        a2 = shift_stage(take, "a2", self._flags(a1))
+        if self._markers:
+            a1 = shift_stage(take, "a1", self._pieces(a0))
+            a2 = shift_stage(take, "a2", self._flags(a1))
+            a3 = {"valid": a2.valid, "last": a2.last, "error": a2.error, "n2": a2.y1 | a2.y2,
+                  "last1": a2.lz & ~a2.y1, "unit": a2.unit}
+        else:       # every valid beat is two bytes, the first never the last: A3 from A0
+            a3 = {"valid": a0.valid, "last": a0.last, "error": a0.error, "n2": a0.valid,
+                  "last1": Const(0), "unit": a0.unit}
+        unit = a3.pop("unit")
         a3 = shift_stage(take, "a3", {
-            "valid": a2.valid, "last": a2.last, "error": a2.error, "n2": a2.y1 | a2.y2,
-            "last1": a2.lz & ~a2.y1,
-            **dict(zip(("first", "second"), (a2.unit[:8], a2.unit[8:])[::self._step()])),
+            **a3, **dict(zip(("first", "second"), (unit[:8], unit[8:])[::self._step()])),
         }, n2=a3_n2)
         t = [take.new() for _ in range(2)]
         adv.load([
@@ -137,6 +169,10 @@ class Utf16BomBytes(StreamStage):
     gets no mark here; the reference model writes FE FF for it, and so do the engines, without
     simulating.)
 
+    ``markers=False``: the input holds no marker beat (every valid beat is two bytes, as
+    :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` with ``units`` writes them), so
+    A1 and A2, which tell a marker beat, are left out: A3 loads from A0, :attr:`LATENCY` 3.
+
     Ports
     -----
     ``i``: :data:`~utf8_gateware.hdl.layouts.CodeUnitLayout` stream (``unit: 16``, ``error``,
@@ -176,7 +212,8 @@ class Utf16BomBytes(StreamStage):
     """
 
     #: Cycles from the transfer of a message's first unit to its mark's first byte being valid
-    #: on ``o`` (and from the transfer of any other unit to its first byte).
+    #: on ``o`` (and from the transfer of any other unit to its first byte); 3 without
+    #: ``markers``.
     LATENCY = 5
 
     #: Payload layouts of ``i`` and ``o``.
@@ -184,6 +221,27 @@ class Utf16BomBytes(StreamStage):
 
     #: Copies of ``i.ready`` driven (:func:`~utf8_gateware.hdl.component.share_ready`).
     DRIVES_READIES = True
+
+    @classmethod
+    def check_parameters(cls, *, markers=True):
+        if not isinstance(markers, bool):
+            raise TypeError(f"markers must be a bool, not {markers!r}")
+
+    def __init__(self, *, markers=True):
+        self._markers = markers
+        if not markers:
+            self.LATENCY = self.latency(markers)
+        super().__init__()
+
+    @property
+    def markers(self):
+        """Whether the input may hold marker beats (else A1 and A2 are left out)."""
+        return self._markers
+
+    @classmethod
+    def latency(cls, markers=True):
+        """:attr:`LATENCY` of a stage with these parameters, without building one."""
+        return cls.LATENCY if markers else cls.LATENCY - 2
 
     def elaborate(self, platform):
         m = Module()
@@ -196,14 +254,22 @@ class Utf16BomBytes(StreamStage):
         a0 = unit_register(take, "a0", self.i)
         opens = Signal(name="a0_opens", init=1)
         take.load([(opens, keep(a0.valid, a0.last, opens))])
-        a1 = shift_stage(take, "a1", {**Utf16Bytes._pieces(a0), "mk": opens & a0.valid})
-        flags = {name: value for name, value in Utf16Bytes._flags(a1).items() if name != "lz"}
-        a2 = shift_stage(take, "a2", {**flags, "mk": a1.mk})
-        n2 = a2.y1 | a2.y2
-        a3 = shift_stage(take, "a3", {
-            "valid": a2.valid, "last": a2.last, "error": a2.error, "mk": a2.mk, "n2": n2,
-            "n1": ~n2 & ~a2.mk, "first": a2.unit[8:], "second": a2.unit[:8],
-        }, n1=a3_n1)
+        if self._markers:
+            a1 = shift_stage(take, "a1", {**Utf16Bytes._pieces(a0), "mk": opens & a0.valid})
+            flags = {name: value for name, value in Utf16Bytes._flags(a1).items()
+                     if name != "lz"}
+            a2 = shift_stage(take, "a2", {**flags, "mk": a1.mk})
+            n2 = a2.y1 | a2.y2
+            a3 = shift_stage(take, "a3", {
+                "valid": a2.valid, "last": a2.last, "error": a2.error, "mk": a2.mk, "n2": n2,
+                "n1": ~n2 & ~a2.mk, "first": a2.unit[8:], "second": a2.unit[:8],
+            }, n1=a3_n1)
+        else:       # every valid beat is two bytes: A3 from A0
+            a3 = shift_stage(take, "a3", {
+                "valid": a0.valid, "last": a0.last, "error": a0.error,
+                "mk": opens & a0.valid, "n2": a0.valid, "n1": ~a0.valid,
+                "first": a0.unit[8:], "second": a0.unit[:8],
+            }, n1=a3_n1)
         b = stage_signals("b", "last", s=8, q1=8, q2=8, q3=8, e0=3, e1=3, e2=3)
         b.rem = Signal(4, init=1, name="b_rem")
         t0, t1, t2 = (take.new() for _ in range(3))

@@ -35,6 +35,13 @@ class Utf16Decoder(PolicyStage):
     errors : ``"replace"`` or ``"surrogatepass"``
         A lone surrogate becomes U+FFFD (``"replace"``) or is passed through as its own value
         (``"surrogatepass"``), flagged ``SURROGATE`` either way.
+    units : bool
+        Code units out instead of code points: a pair as its two units (its kind, ``NONE``, on
+        the lead), anything else as above in one unit. The output equals the code points above
+        written by :class:`~utf8_gateware.hdl.utf16_encoder.Utf16Encoder` with ``carry_error``,
+        without joining and splitting: a transcoder from UTF-16 to UTF-16 is this and the byte
+        stages (:class:`~utf8_gateware.hdl.transcoder.Transcoder`). No output is a *marker
+        beat* (``unit`` 0 with an error).
 
     Ports
     -----
@@ -44,7 +51,8 @@ class Utf16Decoder(PolicyStage):
     surrogate directly before it is part of the same maximal subpart (one U+FFFD, ``TRUNCATED``,
     as CPython). (The reference raises on it with ``"surrogatepass"``; the core reports it.)
     ``o``: :data:`~utf8_gateware.hdl.layouts.CodepointLayout` stream (``codepoint: 21``,
-    ``error``, ``last``); ``last`` on the final output of each message.
+    ``error``, ``last``); ``last`` on the final output of each message. With ``units``:
+    :data:`~utf8_gateware.hdl.layouts.CodeUnitLayout` (``unit: 16``, ``error``, ``last``).
 
     Latency and throughput
     ----------------------
@@ -62,10 +70,13 @@ class Utf16Decoder(PolicyStage):
     most one code point comes out per cycle, with no idle cycle but where a pair gives one
     output for two units. A unit that cannot begin a pair (not a lead surrogate, or the last of
     its message) goes out at once: the output for a unit is valid on ``o`` at most
-    :attr:`LATENCY` = 5 cycles after its transfer, a pair's 4 cycles after its trail's. LUT
-    depth: one (every register bit is one LUT of at most four flip-flops; ``o`` is a 2:1
-    multiplexer of slot and skid register; nothing depends on ``o.ready`` in the same cycle but
-    ``adv``).
+    :attr:`LATENCY` = 5 cycles after its transfer, a pair's 4 cycles after its trail's. With
+    ``units`` H holds every unit (``lone``: a surrogate that is neither a lead that waits nor
+    the trail of one) and S writes H's: one unit out per unit in, every cycle, pairs included
+    (a lead goes out once Y has the next unit, 5 cycles after its own transfer at full rate;
+    with ``replace`` a lead before a ``TRUNCATED`` beat has no output). LUT depth: one (every
+    register bit is one LUT of at most four flip-flops; ``o`` is a 2:1 multiplexer of slot and
+    skid register; nothing depends on ``o.ready`` in the same cycle but ``adv``).
     """
 
     #: Cycles from the transfer of the unit that completes an output to the output being valid.
@@ -78,7 +89,26 @@ class Utf16Decoder(PolicyStage):
     #: (:func:`~utf8_gateware.hdl.component.share_ready`).
     DRIVES_READIES = USES_READIES = True
 
+    @classmethod
+    def check_parameters(cls, errors="replace", *, units=False):
+        super().check_parameters(errors)
+        if not isinstance(units, bool):
+            raise TypeError(f"units must be a bool, not {units!r}")
+
+    def __init__(self, errors="replace", *, units=False):
+        self._units = units
+        if units:
+            self.LAYOUTS = (CodeUnitLayout, CodeUnitLayout)
+        super().__init__(errors)
+
+    @property
+    def units(self):
+        """Whether the output is code units (a pair as its two units) instead of code points."""
+        return self._units
+
     def elaborate(self, platform):
+        if self._units:
+            return self._elaborate_units()
         m = Module()
         o = self.o
         s = stage_signals("s", "valid", "last", cp=21, error=3)
@@ -133,6 +163,57 @@ class Utf16Decoder(PolicyStage):
             "ok": w.error == ErrorKind.NONE,
             "vtrunc": w.valid & (w.error == ErrorKind.TRUNCATED),
         }
+
+    def _elaborate_units(self):
+        """``units``: W, X and Y as for code points; H holds every unit (a lead that may join
+        waits there for the next one) and S writes it: a surrogate that is part of a pair as it
+        is, a lone one as U+FFFD (``replace``) or as it is (``surrogatepass``), flagged
+        ``SURROGATE``. With ``replace`` a lead directly before a ``TRUNCATED`` beat is left out
+        (that beat's U+FFFD is the one maximal subpart)."""
+        m = Module()
+        o = self.o
+        s, k = (stage_signals(stage, "valid", "last", unit=16, error=3) for stage in "sk")
+        ready = ready_source(self)
+        adv = EnableCopies(m, "adv", lambda own: ready() | ~Mux(own, s.valid, k.valid))
+        drive_ready(m, self, adv)
+        w = unit_register(adv, "w", self.i)
+        x = shift_stage(adv, "x", {**self._pieces(w),
+                                   "blast": w.valid & w.unit[11] & ~w.unit[10] & w.last})
+        replace = self._errors == "replace"
+        y = shift_stage(adv, "y", {
+            "valid": x.valid, "last": x.last, "kind": x.error,
+            "vtrail": x.hi4 & x.bt & x.ok, "vwaits": x.hi4 & x.bl & x.ok,
+            "llead": x.hi4 & x.blast & x.ok,        # a lead that is its message's last unit
+            **({"vtrunc": x.vtrunc} if replace else {}),
+            # (`keep`, not `Mux`: a constant under a condition would be a set/reset)
+            "alone": keep(~x.ok, Const(_REPLACEMENT, 16), x.unit),
+        })
+        # H: every unit; it holds while a lead waits and Y is a bubble. `lone`: a surrogate that
+        # is not a waiting lead nor the trail of one (while H holds, Y is a bubble: 0, as held).
+        h = stage_signals("h", "valid", "wait", "last", "lone", alone=16, kind=3)
+        shift = ~h.wait | y.valid
+        adv.load([
+            (h.valid, keep(shift, y.valid, h.valid)),
+            (h.wait, y.vwaits | (h.wait & ~y.valid)),
+            (h.lone, y.llead | (y.vtrail & ~h.wait)),
+            *((getattr(h, name), keep(shift, getattr(y, name), getattr(h, name)))
+              for name in ("last", "alone", "kind")),
+        ])
+        wait = Signal(name="h_wait_s")          # a copy of `h.wait` for S
+        adv.load([(wait, y.vwaits | (wait & ~y.valid))])
+        # H's unit goes out once Y has the next (a waiting lead) or at once; a waiting lead is
+        # lone unless Y is a trail; with replace one before a TRUNCATED beat is left out.
+        sub = Mux(wait, ~y.vtrail, h.lone)
+        goes = y.valid & ~y.vtrunc if replace else y.valid
+        adv.load([
+            (s.valid, h.valid & (~wait | goes)),
+            (s.unit, keep(sub, Const(_REPLACEMENT, 16), h.alone) if replace else h.alone),
+            (s.error, keep(sub, Const(ErrorKind.SURROGATE, 3), h.kind)),
+            (s.last, h.last),
+        ])
+        adv.drive([(o.valid, s.valid, k.valid), (o.p.unit, s.unit, k.unit),
+                   (o.p.error, s.error, k.error), (o.p.last, s.last, k.last)])
+        return m
 
     def _flags(self, x):
         """Y, from X: ``vtrail`` (a valid trail surrogate), ``vends`` (it ends a held lead's

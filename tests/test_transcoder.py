@@ -22,10 +22,11 @@ from test_sanitizer import random_message as random_utf8
 #: Every pair of encodings and policy the gateware transcodes that is tested: into utf-8 and
 #: utf-16-le/be from every source; into the encodings with a mark in front or states of the shift
 #: encoder of the UTF-8 family's own (tests/test_encoder_family.py) from one source of each decoder
-#: kind (UTF-8's and UTF-16's), for time.
+#: kind (UTF-8's and UTF-16's), for time; and utf-16 to utf-16 (a mark read, a mark written).
 PAIRS = [(source, target, errors) for source in DECODINGS for target in ENCODINGS
          for errors in transcode_policies(source, target)
-         if target in ("utf-8", *SCHEMES) or source in ("utf-8", "utf-16-le")]
+         if target in ("utf-8", *SCHEMES) or source in ("utf-8", "utf-16-le")
+         or source == target == "utf-16"]
 
 
 def random_utf16(rng, size, byteorder, odd=True):

@@ -153,31 +153,56 @@ def byte_beats(run):
     return [(int(p.data), ErrorKind(p.error), int(p.last)) for p in run.outputs]
 
 
+def no_markers(messages):
+    """``messages`` without marker beats (``Utf16BomBytes(markers=False)``'s input: a unit 0 with
+    an error becomes U+FFFD)."""
+    return [[(0xFFFD if unit == 0 and error is not ErrorKind.NONE else unit, error)
+             for unit, error in message] for message in messages]
+
+
+@pytest.mark.parametrize("markers", [True, False])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_bom_bytes_random(seed):
+def test_bom_bytes_random(seed, markers):
     """FE FF before every message, then its units as ``Utf16Bytes("big")`` writes them (a
     message of only a marker beat too), with source gaps and sink stalls."""
     rng = random.Random(f"utf16-bom-bytes-{seed}")
     messages = random_unit_messages(rng, 40) + [[(0, ErrorKind.TOO_LARGE)]]
-    run = run_stream(Utf16BomBytes(), unit_items(messages), gap=0.3, stall=0.3, seed=seed)
+    if not markers:
+        messages = no_markers(messages)
+    run = run_stream(Utf16BomBytes(markers=markers), unit_items(messages), gap=0.3, stall=0.3,
+                     seed=seed)
     assert byte_beats(run) == marked_bytes(messages)
 
 
-def test_bom_bytes_pace():
+@pytest.mark.parametrize("markers", [True, False])
+def test_bom_bytes_pace(markers):
     """A byte out every cycle: B takes a unit every second cycle, a marker beat in one, and a
     message's first beat in two cycles more (its mark), and the stages move with it; the mark's
     first byte is out :attr:`LATENCY` cycles after the message's first unit."""
     messages = random_unit_messages(random.Random(4), 20)
-    run = run_stream(Utf16BomBytes(), unit_items(messages))
+    if not markers:
+        messages = no_markers(messages)
+    dut = Utf16BomBytes(markers=markers)
+    run = run_stream(dut, unit_items(messages))
     assert byte_beats(run) == marked_bytes(messages)
     first = run.out_cycles[0]
     assert run.out_cycles == list(range(first, first + len(run.out_cycles)))
-    assert first == run.in_cycles[0] + Utf16BomBytes.LATENCY
+    assert first == run.in_cycles[0] + dut.LATENCY == \
+        run.in_cycles[0] + Utf16BomBytes.latency(markers)
     sizes = [(1 if unit == 0 and error is not ErrorKind.NONE else 2) + 2 * (index == 0)
              for message in messages for index, (unit, error) in enumerate(message)]
     steps = [after - before for before, after in zip(run.in_cycles, run.in_cycles[1:])]
-    # a unit a cycle while A0..A3 fill, then each waits for B to write the unit four ahead
-    assert steps[:4] == [1] * 4 and steps[4:] == sizes[:len(steps) - 4]
+    # a unit a cycle while A0..A3 fill (A0 and A3 without markers), then each waits for B to
+    # write the unit four (two) ahead
+    fill = 4 if markers else 2
+    assert steps[:fill] == [1] * fill and steps[fill:] == sizes[:len(steps) - fill]
+
+
+def test_bom_bytes_parameters():
+    assert Utf16BomBytes().markers and Utf16BomBytes.LATENCY == 5
+    assert Utf16BomBytes(markers=False).LATENCY == 3
+    with pytest.raises(TypeError, match="markers must be a bool, not 0"):
+        Utf16BomBytes(markers=0)
 
 
 # --- the decoder and encoder of utf-16 ----------------------------------------------------------

@@ -84,7 +84,34 @@ def test_pace():
                                         first + Utf16Bytes.LATENCY + len(run.outputs)))
 
 
+@pytest.mark.parametrize("byteorder", BYTE_ORDERS)
+def test_without_markers(byteorder):
+    """``markers=False`` (no marker beat in: every unit two bytes, as the UTF-16 decoder's
+    units are): random units and errors in random messages, with source gaps and sink stalls;
+    then at full rate, a byte every cycle, the first :attr:`LATENCY` = 3 cycles after its
+    unit."""
+    rng = random.Random(f"utf16-bytes-units-{byteorder}")
+    units = [{"unit": rng.randrange(1, 0x10000), "last": int(rng.random() < 0.2),
+              "error": rng.choice([ErrorKind.NONE, ErrorKind.SURROGATE, ErrorKind.TRUNCATED])}
+             for _ in range(150)]
+    units[-1]["last"] = 1
+    expected = []
+    for unit in units:
+        data = unit["unit"].to_bytes(2, byteorder)
+        expected += [(data[0], unit["error"], 0), (data[1], ErrorKind.NONE, unit["last"])]
+    for kwargs in ({"gap": 0.3, "stall": 0.3, "seed": 4}, {}):
+        dut = Utf16Bytes(byteorder, markers=False)
+        run = run_stream(dut, units, **kwargs)
+        assert [(int(p.data), ErrorKind(p.error), int(p.last)) for p in run.outputs] == expected
+    assert dut.LATENCY == Utf16Bytes.latency(markers=False) == 3
+    first = run.in_cycles[0]
+    assert run.out_cycles == list(range(first + 3, first + 3 + len(expected)))
+
+
 def test_parameters():
     assert Utf16Bytes().byteorder == "little"
+    assert Utf16Bytes().markers and Utf16Bytes.LATENCY == 5
     with pytest.raises(ValueError, match="byteorder must be one of"):
         Utf16Bytes("middle")
+    with pytest.raises(TypeError, match="markers must be a bool, not None"):
+        Utf16Bytes(markers=None)

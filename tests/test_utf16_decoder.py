@@ -56,36 +56,57 @@ def expected_outputs(messages, errors):
     return out
 
 
-def decode(messages, errors="replace", **kwargs):
+def as_units(outputs):
+    """The outputs of :func:`expected_outputs` as ``Utf16Decoder(units=True)`` writes them: a
+    supplementary code point as its two units, its kind on the first, ``last`` on the second."""
+    out = []
+    for cp, kind, last in outputs:
+        if cp < 0x10000:
+            out.append((cp, kind, last))
+        else:
+            cp -= 0x10000
+            out += [(0xD800 | cp >> 10, kind, 0), (0xDC00 | cp & 0x3FF, ErrorKind.NONE, last)]
+    return out
+
+
+def decode(messages, errors="replace", units=False, **kwargs):
     items = []
-    for units in messages:
-        for index, unit in enumerate(units):
-            last = int(index == len(units) - 1)
+    for message in messages:
+        for index, unit in enumerate(message):
+            last = int(index == len(message) - 1)
             items.append({"unit": 0, "error": ErrorKind.TRUNCATED, "last": last}
                          if unit == TRUNCATED else
                          {"unit": unit, "error": ErrorKind.NONE, "last": last})
-    run = run_stream(Utf16Decoder(errors), items, **kwargs)
-    return [(int(p.codepoint), ErrorKind(p.error), int(p.last)) for p in run.outputs], run
+    run = run_stream(Utf16Decoder(errors, units=units), items, **kwargs)
+    return [(int(p.unit if units else p.codepoint), ErrorKind(p.error), int(p.last))
+            for p in run.outputs], run
 
 
+def expected(messages, errors, units):
+    outputs = expected_outputs(messages, errors)
+    return as_units(outputs) if units else outputs
+
+
+@pytest.mark.parametrize("units", [False, True])
 @pytest.mark.parametrize("errors", UTF16_DECODE_ERRORS)
 @pytest.mark.parametrize("seed", [1, 2])
-def test_random_messages(errors, seed):
+def test_random_messages(errors, seed, units):
     rng = random.Random(f"utf16-decoder-{errors}-{seed}")
     messages = random_messages(rng, 60)
-    got, _ = decode(messages, errors, gap=0.3, stall=0.3, seed=seed)
-    assert got == expected_outputs(messages, errors)
+    got, _ = decode(messages, errors, units, gap=0.3, stall=0.3, seed=seed)
+    assert got == expected(messages, errors, units)
 
 
+@pytest.mark.parametrize("units", [False, True])
 @pytest.mark.parametrize("errors", UTF16_DECODE_ERRORS)
-def test_every_pair_of_classes(errors):
+def test_every_pair_of_classes(errors, units):
     """Every sequence of two and three units drawn from the class boundaries, each its own
     message."""
     edges = [0x0, 0xD7FF, 0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xE000, 0xFFFF, TRUNCATED]
-    messages = [list(units) for length in (1, 2, 3)
-                for units in itertools.product(edges, repeat=length)]
-    got, _ = decode(messages, errors)
-    assert got == expected_outputs(messages, errors)
+    messages = [list(message) for length in (1, 2, 3)
+                for message in itertools.product(edges, repeat=length)]
+    got, _ = decode(messages, errors, units)
+    assert got == expected(messages, errors, units)
 
 
 def test_cpython():
@@ -121,7 +142,24 @@ def test_pace():
                                         first + Utf16Decoder.LATENCY + len(units)))
 
 
+def test_pace_units():
+    """``units``: one unit in and one out every cycle, pairs and lone surrogates included."""
+    rng = random.Random("utf16-decoder-pace-units")
+    units = [unit for _ in range(60) for unit in rng.choice(
+        [[rng.randrange(0xD800)], [rng.randrange(0xD800, 0xDC00), rng.randrange(0xDC00, 0xE000)],
+         [rng.randrange(0xDC00, 0xE000)], [rng.randrange(0xE000, 0x10000)]])]
+    got, run = decode([units], "surrogatepass", units=True)
+    assert [unit for unit, _, _ in got] == units
+    first = run.in_cycles[0]
+    assert run.in_cycles == list(range(first, first + len(units)))
+    assert run.out_cycles == list(range(first + Utf16Decoder.LATENCY,
+                                        first + Utf16Decoder.LATENCY + len(units)))
+
+
 def test_parameters():
     assert Utf16Decoder().errors == "replace"
+    assert not Utf16Decoder().units
     with pytest.raises(ValueError, match="errors must be one of"):
         Utf16Decoder("strict")
+    with pytest.raises(TypeError, match="units must be a bool, not 1"):
+        Utf16Decoder(units=1)

@@ -94,6 +94,9 @@ CASES = [
     pytest.param(lambda: Cesu8Expander("mutf-8"), id="cesu8_expander"),
     pytest.param(lambda: Utf16Encoder(), id="utf16_encoder"),
     pytest.param(lambda: Utf16Decoder(), id="utf16_decoder"),
+    pytest.param(lambda: Utf16Decoder(units=True), id="utf16_decoder-units"),
+    pytest.param(lambda: Transcoder("utf-16-le", "utf-16-be"), id="transcoder-utf-16-units"),
+    pytest.param(lambda: Transcoder("utf-16-le", "utf-16"), id="transcoder-utf-16-marked"),
 ]
 
 
