@@ -18,21 +18,15 @@ CLEAR_COPIES = 4
 HOLD_STEPS = 4
 
 
-def _load(pipe, reg, value, clear=None, enable=None, in_data=None):
-    """``reg`` takes ``value`` when ``pipe`` advances, or 0 if ``clear`` (a synchronous reset;
-    ``in_data``: see :meth:`~utf8_gateware.hdl.pipeline.Pipeline.load_cleared`)."""
-    enable = pipe.enable(len(reg)) if enable is None else enable
-    if clear is not None and (getattr(pipe, "clear_in_data", False) if in_data is None else
-                              in_data):
-        value, clear = Value.cast(value) & ~Value.cast(clear).replicate(len(reg)), None
+def _load(pipe, reg, value, clear=None, in_data=None):
+    """``reg`` takes ``value`` when ``pipe`` advances, or 0 if ``clear``: a synchronous reset or
+    an AND in the data (:meth:`~utf8_gateware.hdl.pipeline.Pipeline.load_cleared`)."""
+    enable = pipe.enable(len(reg))
+    if clear is not None:
+        return pipe.load_cleared(reg, value, clear, enable, in_data)
     with pipe.m.If(enable):
-        if clear is None:
-            pipe.m.d.sync += reg.eq(value)
-        else:
-            with pipe.m.If(clear):
-                pipe.m.d.sync += reg.eq(0)
-            with pipe.m.Else():
-                pipe.m.d.sync += reg.eq(value)
+        pipe.m.d.sync += reg.eq(value)
+    return reg
 
 
 class HighPart:

@@ -12,6 +12,7 @@ from amaranth.sim import Simulator
 from utf8_gateware.hdl.chunked_sum import LevelSum, SplitSum
 from utf8_gateware.hdl import synth
 from utf8_gateware.hdl.error_kind import ErrorKind
+from utf8_gateware.hdl.pipeline import Pipeline
 from utf8_gateware.hdl.validator import Utf8Validator
 from utf8_gateware.sim import reference
 from utf8_gateware.sim.testbench import run_simulation, run_stream
@@ -228,6 +229,9 @@ class _Advancing:
     def __init__(self, m):
         self.m = m
         self.flush = [Const(0)] * 8      # (never flushing)
+
+    clear_in_data = False
+    load_cleared = Pipeline.load_cleared      # (the same method: a reset under the enable)
 
     def enable(self, width=1):
         return 1
