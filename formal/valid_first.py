@@ -37,6 +37,7 @@ from utf8_gateware.hdl.transcoder import Transcoder
 from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import Utf16Encoder
 from utf8_gateware.hdl.utf8_bom_writer import Utf8BomWriter
+from utf8_gateware.hdl.utf16_to_utf8 import Utf16ToUtf8
 from utf8_gateware.hdl.validator import Utf8Validator
 from .checks import Proof, Together, assert_stream_rules, assume_beat_count, drive_source
 
@@ -115,6 +116,7 @@ CORES = {
     "encoder-rfc2279": lambda: Utf8Encoder("replace", encoding="utf-8-rfc2279"),
     "utf16-encoder": lambda: Utf16Encoder(),
     "utf16-decoder": lambda: Utf16Decoder(),
+    "utf16-to-utf8": lambda: Utf16ToUtf8(),
     "text-decoder-utf-16-le": lambda: TextDecoder("utf-16-le", "replace"),
     "text-encoder-utf-16": lambda: TextEncoder("utf-16", "replace"),
     "utf8-bom-writer": lambda: Utf8BomWriter(),
@@ -128,9 +130,11 @@ CORES = {
 
 #: The cores whose stages wait a step while the sink is not ready (the shift encoder's, in
 #: the encoders and in the transcoders that end in one; the sanitiser's ``replace`` front; the
-#: output stage of ``utf-16``'s ``Utf16BomBytes``, which is the shift encoder's).
+#: output stage of ``utf-16``'s ``Utf16BomBytes``, which is the shift encoder's;
+#: ``Utf16ToUtf8``'s ``idle``, alone and in the transcoder from UTF-16).
 WAITS = frozenset({*(name for name in CORES if name.startswith("encoder-")), "sanitizer-replace",
-                   "transcoder-from-utf-16-le", "transcoder-to-cesu-8", "text-encoder-utf-16"})
+                   "transcoder-to-cesu-8", "text-encoder-utf-16", "utf16-to-utf8",
+                   "transcoder-from-utf-16-le"})
 
 
 def _harness(name):

@@ -21,6 +21,7 @@ from utf8_gateware.hdl.transcoder import Transcoder
 from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import Utf16Encoder
 from utf8_gateware.hdl.utf8_bom_writer import Utf8BomWriter
+from utf8_gateware.hdl.utf16_to_utf8 import Utf16ToUtf8
 from utf8_gateware.hdl.validator import Utf8Validator
 
 
@@ -94,6 +95,7 @@ CASES = [
     pytest.param(lambda: Cesu8Expander("mutf-8"), id="cesu8_expander"),
     pytest.param(lambda: Utf16Encoder(), id="utf16_encoder"),
     pytest.param(lambda: Utf16Decoder(), id="utf16_decoder"),
+    pytest.param(lambda: Utf16ToUtf8(), id="utf16_to_utf8"),
 ]
 
 
