@@ -102,15 +102,16 @@ class Utf16ToUtf8(StreamStage):
     Stages, loaded when ``move`` (flip-flop copies, and ``i.ready``) is set::
 
         A0  the input unit as it is (each input bit goes to one flip-flop and nothing else)
-        A1  the unit, pieces of it (nibbles zero, D in the top nibble), ``ok``, ``trunc``
+        A1  the unit, pieces of it (nibbles zero, D in the top nibble), ``ok`` (valid, no
+            error), ``trunc``
         A2  length classes (``le1``, ``le2``, ``bad``: a surrogate or error beat), lead and
             trail flags, two candidate bytes, a lead's plane + 1 (bit by bit, no carry)
         A3  the unit's bytes alone (EF BF BD if ``bad``), its byte count, a lead's two pair
-            bytes, ``vlead``, ``vtrail``, ``ptrail`` (a trail whose predecessor, register L,
-            is a lead that may join: valid, no error, not last) and that lead's two low bits
-        A4  a joining trail's two bytes (the lead's two low bits and its own ten), no error;
-            ``ok2`` (A4 holds a unit and, if a lead that may join, A3 one behind it)
-        H   the held unit: shifted in every step but while a lead waits for a valid A4
+            bytes, ``vlead`` (a lead that may join: valid, no error, not last), ``vtrail``
+        A4  a trail whose predecessor (register L: the last unit that entered A4) is a lead
+            that may join gets its two bytes (the lead's two low bits and its own ten), no
+            error; ``go`` (A4 holds a unit, or A3 a trail) and ``nt`` (that unit is a trail)
+        H   the held unit: shifted in every step but while a lead waits for ``go``
         G   H's bytes: a unit's one to three, a lead followed by a trail its first two
         B   the output slot, R1 and R2 the group's further bytes; K the skid register
 
@@ -121,9 +122,10 @@ class Utf16ToUtf8(StreamStage):
     group's bytes go out) and for the cycle after a refusal. One byte per cycle while the
     source has a unit every cycle and the sink is ready; an idle cycle more per refusal. Behind
     :class:`~utf8_gateware.hdl.utf16_units.Utf16Units` (a unit every second cycle at best) a
-    bubble follows each unit; a lead that reaches H with a bubble behind it waits there a step,
-    so with the sink always ready supplementary text gives 0.889 bytes per cycle (150 random
-    characters), mixed 1-4 byte text 0.899, BMP text of two or three bytes a character 1.000.
+    bubble follows each unit (a lead goes on from H when its trail is in A4 or, behind a bubble,
+    in A3); with the sink always ready, bytes per cycle on 150 random characters: one, two and
+    three bytes a character and supplementary text 1.000 of what the source allows (ASCII:
+    0.502, half the input bytes), mixed 1-4 byte text 0.947, with lone surrogates 0.924.
     The first byte for a unit (a pair: its lead) is valid on ``o`` 9 cycles after its transfer
     at full rate (H holds a unit until the next step; a unit behind longer groups waits for
     them): :attr:`LATENCY` = 9.
@@ -163,30 +165,34 @@ class Utf16ToUtf8(StreamStage):
         a0 = _input_buffer(m, self.i, move)
         a1 = shift_stage(move, "a1", self._pieces(a0))
         a2 = shift_stage(move, "a2", self._classes(a1))
-        # L: the last unit that entered A3 (a lead that may join: valid, no error, not last;
-        # its two low bits), so that A3 knows whether a trail joins the lead before it
+        a3 = shift_stage(move, "a3", self._bytes(a2))
+        # L: the last unit that entered A4 (a lead that may join: valid, no error, not last;
+        # its two low bits), so that A4 knows whether a trail joins the lead before it
         l_pl, l_hi01 = Signal(name="l_pl"), Signal(2, name="l_hi01")
-        move.load([(l_pl, keep(a2.valid, a2.lead & ~a2.last, l_pl)),
-                   (l_hi01, keep(a2.valid, a2.lo[0:2], l_hi01))])
-        a3 = shift_stage(move, "a3", {
-            **self._bytes(a2),
-            "ptrail": a2.valid & a2.trail & l_pl, "hh": l_hi01})
+        move.load([(l_pl, keep(a3.valid, a3.vlead, l_pl)),
+                   (l_hi01, keep(a3.valid, a3.lo[0:2], l_hi01))])
         a4 = shift_stage(move, "a4", {
-            **self._joined(a3),
-            # valid, and no lead (not last) with A3 empty behind it
-            "ok2": a3.valid & ~(a3.vlead & ~a2.valid)})
+            **self._joined(a3, a3.vtrail & l_pl, l_hi01),
+            # valid: after it reaches H, A4's unit fills G next (a lead that waits: g_hold is
+            # high for nothing, which only costs a squeeze; low only where nothing would fill)
+            "ok2": a3.valid,
+            # a lead in H may go: A4 holds a unit, or A4 none and A3 a trail; ``nt``: that
+            # unit (the one after the lead) is a trail
+            "go": a3.valid | a2.trail,
+            "nt": a3.vtrail | (~a3.valid & a2.trail)})
         h = stage_signals("h", "valid", "lead", "last", "m2", "m3", b0=8, b1=8, b2=8, p0=8,
                           p1=8, kind=3)
-        shift = ~h.lead | a4.valid
+        shift = ~h.lead | a4.go
         move.load([
-            (h.valid, keep(shift, a4.valid & ~(h.lead & a4.vtrunc), h.valid)),
+            # (a lead waits: ~go; one with a TRUNCATED beat behind it ends the message)
+            (h.valid, keep(h.lead, ~a4.go | a4.vnx, a4.valid)),
             (h.lead, keep(shift, a4.vlead, h.lead)),
             # (a lead's m2 is set: H's m2 is clear while H is empty)
-            (h.m2, keep(h.lead, (a4.m2 & ~a4.vtrunc) | ~a4.valid, a4.m2)),
+            (h.m2, keep(h.lead, (a4.m2 & ~a4.vtrunc) | ~a4.go, a4.m2)),
             *((getattr(h, name), keep(shift, getattr(a4, name), getattr(h, name)))
               for name in ("last", "m3", "b0", "b1", "b2", "p0", "p1", "kind")),
         ])
-        pair = h.lead & a4.vtrail
+        pair = h.lead & a4.nt
         ends = h.lead & a4.vtrunc
         g = shift_stage(move, "g", {
             "valid": h.valid & shift,
@@ -229,7 +235,7 @@ class Utf16ToUtf8(StreamStage):
         return {
             "valid": a0.valid, "last": a0.last, "unit": u, "error": a0.error,
             "za": u[12:16] == 0, "zb": u[8:12] == 0, "hi4": u[12:16] == 0b1101,
-            "ok": a0.error == ErrorKind.NONE,
+            "ok": a0.valid & (a0.error == ErrorKind.NONE),
             "vtrunc": a0.valid & (a0.error == ErrorKind.TRUNCATED),
         }
 
@@ -271,21 +277,20 @@ class Utf16ToUtf8(StreamStage):
             "m3": a2.valid & (bad | ~a2.le2),
             "p0": Cat(a2.w[2:5], _const(0b11110, 5)),
             "p1": Cat(lo[2:6], a2.w[0:2], _const(0b10, 2)),
-            "vlead": a2.valid & a2.lead & ~a2.last,
-            "vtrail": a2.valid & a2.trail,
+            "vlead": a2.lead & ~a2.last,
+            "vtrail": a2.trail,
         }
 
     @staticmethod
-    def _joined(a3):
-        """A4, from A3: a trail that joins the lead before it (``ptrail``) gets its two bytes
+    def _joined(a3, pt, hh):
+        """A4, from A3: a trail that joins the lead before it (``pt``) gets its two bytes
         (the lead's two low bits ``hh`` and its own ten), no error; the rest as A3; ``vnt``
-        (valid, not a trail)."""
-        pt = a3.ptrail
+        (valid, not a trail), ``vnx`` (valid, not a TRUNCATED beat)."""
         return {
             "valid": a3.valid, "last": a3.last, "vlead": a3.vlead, "vtrail": a3.vtrail,
-            "vtrunc": a3.vtrunc, "vnt": a3.valid & ~a3.vtrail,
+            "vtrunc": a3.vtrunc, "vnt": a3.valid & ~a3.vtrail, "vnx": a3.valid & ~a3.vtrunc,
             "m2": a3.m2, "m3": a3.m3 & ~pt,
-            "b0": keep(pt, Cat(a3.lo[6:10], a3.hh, _const(0b10, 2)), a3.b0),
+            "b0": keep(pt, Cat(a3.lo[6:10], hh, _const(0b10, 2)), a3.b0),
             "b1": keep(pt, Cat(a3.lo[0:6], _const(0b10, 2)), a3.b1),
             "b2": a3.b2, "p0": a3.p0, "p1": a3.p1,
             "kind": keep(pt, _const(ErrorKind.NONE, 3), a3.kind),

@@ -177,12 +177,13 @@ def test_transcoder(source):
     assert start == len(got)
 
 
-@pytest.mark.parametrize("text,least", [("cjk", 1.0), ("astral", 0.88), ("mixed", 0.85)])
+@pytest.mark.parametrize("text,least", [("cjk", 1.0), ("astral", 1.0), ("mixed", 0.88)])
 def test_transcoder_rate(text, least):
     """``utf-16-le`` to ``utf-8`` with the sink always ready: output bytes per cycle from the
     first output byte to the last (the source gives an input byte a cycle, so a unit every
-    second cycle). A pair is two groups of two bytes, so supplementary text stays near a byte a
-    cycle (0.889 on 150 random characters; 0.728 while a pair was one group of four)."""
+    second cycle). A pair is two groups of two bytes and a lead goes on from H when its trail
+    is in A3 behind a bubble, so supplementary text keeps a byte a cycle (0.889 while the lead
+    waited for its trail in A4; 0.728 while a pair was one group of four)."""
     rng = random.Random(f"u16-u8-rate-{text}")
     ranges = {"cjk": [(0x4E00, 0xA000)], "astral": [(0x10000, 0x110000)],
               "mixed": [(0x20, 0x7F), (0x80, 0x800), (0x4E00, 0xA000), (0x10000, 0x110000)]}
