@@ -38,6 +38,7 @@ from utf8_gateware.hdl.utf16_bytes import Utf16BomBytes, Utf16Bytes
 from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import Utf16Encoder
 from utf8_gateware.hdl.utf8_bom_writer import Utf8BomWriter
+from utf8_gateware.hdl.utf16_to_utf8 import Utf16ToUtf8
 from utf8_gateware.hdl.validator import Utf8Validator
 from .checks import Proof, Together, assert_stream_rules, assume_beat_count, drive_source
 
@@ -120,6 +121,7 @@ CORES = {
     "utf16-decoder-units": lambda: Utf16Decoder(units=True),
     "utf16-bytes-units": lambda: Utf16Bytes("big", markers=False),
     "utf16-bom-bytes-units": lambda: Utf16BomBytes(markers=False),
+    "utf16-to-utf8": lambda: Utf16ToUtf8(),
     "text-decoder-utf-16-le": lambda: TextDecoder("utf-16-le", "replace"),
     "text-encoder-utf-16": lambda: TextEncoder("utf-16", "replace"),
     "utf8-bom-writer": lambda: Utf8BomWriter(),
@@ -134,10 +136,10 @@ CORES = {
 #: The cores whose stages wait a step while the sink is not ready (the shift encoder's, in
 #: the encoders and in the transcoders that end in one; the sanitiser's ``replace`` front; the
 #: output stage of ``utf-16``'s ``Utf16BomBytes``, which is the shift encoder's, with marker
-#: beats or without).
+#: beats or without; ``Utf16ToUtf8``'s ``idle``, alone and in the transcoder from UTF-16).
 WAITS = frozenset({*(name for name in CORES if name.startswith("encoder-")), "sanitizer-replace",
                    "transcoder-from-utf-16-le", "transcoder-to-cesu-8", "text-encoder-utf-16",
-                   "utf16-bom-bytes-units"})
+                   "utf16-bom-bytes-units", "utf16-to-utf8"})
 
 
 def _harness(name):

@@ -15,6 +15,7 @@ from .text_encoder import (CARRYING, ENCODINGS, TextEncoder, unit_bytes,
                            unit_bytes_latency)
 from .utf8_bom_writer import Utf8BomWriter
 from .utf16_decoder import Utf16Decoder
+from .utf16_to_utf8 import Utf16ToUtf8
 from .utf16_units import UTF16_SCHEMES
 
 
@@ -97,6 +98,11 @@ class Transcoder(StreamStage):
     same output as the decoder, buffer and encoder, at one output byte per cycle but where the
     sanitiser loses a cycle after the expander's refusals (at most one per supplementary
     character); the sanitiser reads copies of the expander's ``i.ready``.
+    From UTF-16 (``utf-16-le``, ``utf-16-be``, ``utf-16``) to UTF-8 it is the byte stage
+    (:class:`~utf8_gateware.hdl.utf16_units.Utf16Units`,
+    :class:`~utf8_gateware.hdl.utf16_bom_units.Utf16BomUnits`) and
+    :class:`~utf8_gateware.hdl.utf16_to_utf8.Utf16ToUtf8`, which writes each code unit's (each
+    pair's) UTF-8 bytes without forming a code point: the same output byte for byte.
 
     From UTF-16 to UTF-16 (any two schemes, each policy) it is the source's byte stage,
     :class:`~utf8_gateware.hdl.utf16_decoder.Utf16Decoder` with ``units`` (code units out: a
@@ -167,6 +173,8 @@ class Transcoder(StreamStage):
         if self._units_only:
             return (byte_stage(self._source)[0].LATENCY + Utf16Decoder.LATENCY +
                     unit_bytes_latency(self._target, markers=False))
+        if self._unit_level:
+            return byte_stage(self._source)[0].LATENCY + Utf16ToUtf8.LATENCY
         if self._target in UTF16_SCHEMES:     # the register is the encoder's first stage
             return (TextDecoder.latency(self._source, self._errors) +
                     TextEncoder.latency(self._target, carry_error=True))
@@ -196,8 +204,14 @@ class Transcoder(StreamStage):
         code points: the UTF-16 encoder would only split the pairs the decoder joined)."""
         return self._source in UTF16_SCHEMES and self._target in UTF16_SCHEMES
 
+    @property
+    def _unit_level(self):
+        """UTF-16 to UTF-8: the byte stage, then the unit-level writer (no code points)."""
+        return self._source in UTF16_SCHEMES and self._target == "utf-8"
+
     def _byte_stages(self):
-        """The byte-level chain (named stages) from UTF-8 where there is one, else ``None``."""
+        """The byte-level chain (named stages) from UTF-8, or UTF-16's to UTF-8, where there is
+        one, else ``None``."""
         if self._bytes_only:
             return [("sanitizer", Utf8Sanitizer(self._errors))]
         if self._marked_bytes:
@@ -205,6 +219,9 @@ class Transcoder(StreamStage):
         if self._expands:
             return [("sanitizer", Utf8Sanitizer(self._errors)),
                     ("expander", Cesu8Expander(self._target))]
+        if self._unit_level:
+            source, params = byte_stage(self._source)
+            return [("units", source(*params)), ("to_utf8", Utf16ToUtf8())]
         return None
 
     def elaborate(self, platform):
@@ -217,7 +234,7 @@ class Transcoder(StreamStage):
         if stages:
             for name, stage in stages:
                 m.submodules[name] = stage
-            if isinstance(stages[-1][1], Cesu8Expander):    # copies of its i.ready
+            if isinstance(stages[-1][1], (Cesu8Expander, Utf16ToUtf8)):   # copies of ready
                 share_ready(stages[0][1], stages[-1][1])
             wiring.connect(m, wiring.flipped(self.i), stages[0][1].i)
             for (_, source), (_, sink) in zip(stages, stages[1:]):

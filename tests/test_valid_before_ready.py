@@ -21,6 +21,7 @@ from utf8_gateware.hdl.transcoder import Transcoder
 from utf8_gateware.hdl.utf16_decoder import Utf16Decoder
 from utf8_gateware.hdl.utf16_encoder import Utf16Encoder
 from utf8_gateware.hdl.utf8_bom_writer import Utf8BomWriter
+from utf8_gateware.hdl.utf16_to_utf8 import Utf16ToUtf8
 from utf8_gateware.hdl.validator import Utf8Validator
 
 
@@ -97,6 +98,7 @@ CASES = [
     pytest.param(lambda: Utf16Decoder(units=True), id="utf16_decoder-units"),
     pytest.param(lambda: Transcoder("utf-16-le", "utf-16-be"), id="transcoder-utf-16-units"),
     pytest.param(lambda: Transcoder("utf-16-le", "utf-16"), id="transcoder-utf-16-marked"),
+    pytest.param(lambda: Utf16ToUtf8(), id="utf16_to_utf8"),
 ]
 
 
