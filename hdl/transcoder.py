@@ -89,7 +89,7 @@ class Transcoder(StreamStage):
     values, and WTF-8 writes a scalar as UTF-8 does), the transcoder is
     :class:`~utf8_gateware.hdl.sanitizer.Utf8Sanitizer`, which gives the same output byte for
     byte without forming code points (faster and smaller than a decoder joined to an encoder:
-    README, "Sanitizer."). To UTF-8-SIG it is the sanitiser and
+    docs/cores.md, "Sanitizer"). To UTF-8-SIG it is the sanitiser and
     :class:`~utf8_gateware.hdl.utf8_bom_writer.Utf8BomWriter` (EF BB BF before every message).
     From UTF-8 to CESU-8 and MUTF-8 (each policy: ``"replace"``, and
     ``"surrogateescape"`` into CESU-8) it is the sanitiser followed by
