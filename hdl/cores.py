@@ -102,6 +102,8 @@ CORES = {name: (spec.cls, spec.errors) for name, spec in BUILDABLE.items() if sp
 #: Parameters of the cores that are for composing cores in Amaranth, not for a build alone.
 INTERNAL_PARAMETERS = frozenset({
     "carry_error",    # Utf8Encoder: an error kind on the input (the transcoder uses it)
+    "units",          # Utf16Decoder: code units out (the UTF-16 -> UTF-16 transcoders)
+    "markers",        # Utf16Bytes, Utf16BomBytes: without marker beats (the same)
 })
 
 
