@@ -36,10 +36,10 @@ class MessageControl(CheckedComponent):
     again from there) and is rolled back; the message goes on.
 
     Frames sent (to :class:`~.frame_tx.FrameTransmitter`), in this order of priority: ``ERROR``,
-    ``HELLO_ACK``, ``CREDIT`` (after ``START`` and a ``WINDOW``; until ``END``, also when it has
-    grown by ``credit_step`` and when the line from the host is idle), ``DATA`` (when due, or when
-    the input is finished), ``STATUS`` (when the input is finished and all output sent; once, unless
-    asked again).
+    ``HELLO_ACK``, ``CREDIT`` (after ``START``, a ``WINDOW`` and a DATA frame taken in order with
+    the ``ASK`` bit in its epoch; until ``END``, also when it has grown by ``credit_step`` and when
+    the line from the host is idle), ``DATA`` (when due, or when the input is finished),
+    ``STATUS`` (when the input is finished and all output sent; once, unless asked again).
 
     Ports
     -----
@@ -230,7 +230,8 @@ class MessageControl(CheckedComponent):
             with m.If(~self.active):
                 fail(ErrorCode.NO_MESSAGE)
             with m.Elif(state.in_order & at_total & ~self.end_seen):
-                m.d.comb += decided.commit.eq(1)
+                # (The epoch's ASK bit: the host's request for the count rides on the frame.)
+                m.d.comb += [decided.commit.eq(1), decided.credit.eq(self._epoch[7])]
             with m.Elif(state.hold & ~behind & ~self.end_seen):
                 # Kept past the gap (its data are in the buffer at their offset); the ERROR
                 # says the count and the range: the host sends the gap again, no more.
