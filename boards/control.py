@@ -36,10 +36,10 @@ class MessageControl(CheckedComponent):
     again from there) and is rolled back; the message goes on.
 
     Frames sent (to :class:`~.frame_tx.FrameTransmitter`), in this order of priority: ``ERROR``,
-    ``HELLO_ACK``, ``CREDIT`` (after ``START`` and a ``WINDOW``; until ``END``, also when it has
-    grown by ``credit_step`` and when the line from the host is idle), ``DATA`` (when due, or when
-    the input is finished), ``STATUS`` (when the input is finished and all output sent; once, unless
-    asked again).
+    ``HELLO_ACK``, ``CREDIT`` (after ``START``, a ``WINDOW`` and a DATA frame taken in order with
+    the ``ASK`` bit in its epoch; until ``END``, also when it has grown by ``credit_step`` and when
+    the line from the host is idle), ``DATA`` (when due, or when the input is finished),
+    ``STATUS`` (when the input is finished and all output sent; once, unless asked again).
 
     Ports
     -----
@@ -120,8 +120,11 @@ class MessageControl(CheckedComponent):
             err_pending=Signal(),
             credit_force=Signal(),  # announce the credit (a message began)
             dp_finished=Signal(),   # the datapath's final output is counted
-            rewind_pending=Signal(),  # send the output again from the acknowledgement
+            # (send the output again from the acknowledgement; reset-less: only a frame sets it,
+            # and the reset path into `rewind`'s fan-out was the critical path at stop 30)
+            rewind_pending=Signal(reset_less=True),
             dropped=Signal(),       # a DATA frame the board has already: roll it back quietly
+            asked=Signal(),         # a DATA frame with the ASK bit was taken in order
         )
         m.d.sync += self.clear.eq(state.clear_req)
         m.d.comb += self.flow.enable.eq(self.active)
@@ -185,12 +188,15 @@ class MessageControl(CheckedComponent):
         new_acked, new_flags, new_epoch = fields[8:40], fields[40:48], fields[48:]  # WINDOW
         offset = fields[-32:-8]     # DATA: the offset of its data; END: the total (mod 2**24)
         self._epoch = fields[-8:]   # ... and their epoch
-        is_kind = {frame: Signal(name=f"is_{frame.name.lower()}") for frame in HostFrame}
-        start_busy = Signal()
-        mode_ok = Signal()
-        window_ahead = Signal()
-        at_total = Signal()         # DATA, END: the offset (total) is the count received
-        behind = Signal()           # DATA: the offset is below the count (a repeat)
+        # (The flags and the verdict below matter only on ``done``, which comes from a reset
+        # register: they are reset-less, so the reset is not in the verdict's deep logic.)
+        is_kind = {frame: Signal(name=f"is_{frame.name.lower()}", reset_less=True)
+                   for frame in HostFrame}
+        start_busy = Signal(reset_less=True)
+        mode_ok = Signal(reset_less=True)
+        window_ahead = Signal(reset_less=True)
+        at_total = Signal(reset_less=True)  # DATA, END: the offset (total) is the count received
+        behind = Signal(reset_less=True)    # DATA: the offset is below the count (a repeat)
         frame_limit = Signal(16)    # START: the largest DATA frame, clamped
         status_busy = Signal()      # the STATUS frame is going out (its fields must hold)
         m.d.sync += status_busy.eq(~self.tx.idle & (self.tx.kind == BoardFrame.STATUS))
@@ -206,8 +212,8 @@ class MessageControl(CheckedComponent):
 
         # The verdict on the frame, registered a cycle before ``done`` (the flags above are
         # registered on ``check``, two cycles before it): ``done`` only gates registers.
-        verdict = Signal(FrameError)
-        act = SimpleNamespace(**{name: Signal(name=f"act_{name}") for name in (
+        verdict = Signal(FrameError, reset_less=True)
+        act = SimpleNamespace(**{name: Signal(name=f"act_{name}", reset_less=True) for name in (
             "hello", "start", "drop", "commit", "hold", "end", "credit", "ack", "rewind")})
         decided = SimpleNamespace(verdict=Signal(FrameError), **{
             name: Signal(name=f"decide_{name}") for name in vars(act)})
@@ -217,16 +223,17 @@ class MessageControl(CheckedComponent):
         def fail(code):
             m.d.comb += [decided.verdict.valid.eq(1), decided.verdict.code.eq(code)]
 
+        # (The kind flags are one-hot: no priority among them, fewer terms in each decision.)
         with m.If(is_kind[HostFrame.HELLO]):
             m.d.comb += decided.hello.eq(1)
-        with m.Elif(is_kind[HostFrame.START]):
+        with m.If(is_kind[HostFrame.START]):
             with m.If(start_busy):
                 fail(ErrorCode.BUSY)
             with m.Elif(~mode_ok):
                 fail(ErrorCode.BAD_MODE)
             with m.Else():
                 m.d.comb += decided.start.eq(1)
-        with m.Elif(is_kind[HostFrame.DATA]):
+        with m.If(is_kind[HostFrame.DATA]):
             with m.If(~self.active):
                 fail(ErrorCode.NO_MESSAGE)
             with m.Elif(state.in_order & at_total & ~self.end_seen):
@@ -242,19 +249,20 @@ class MessageControl(CheckedComponent):
                 m.d.comb += decided.drop.eq(1)
             with m.Else():
                 fail(ErrorCode.SEQUENCE)
-        with m.Elif(is_kind[HostFrame.END]):
+        with m.If(is_kind[HostFrame.END]):
             with m.If(~self.active):
                 fail(ErrorCode.NO_MESSAGE)
             with m.Elif(~at_total):
                 fail(ErrorCode.SEQUENCE)
             with m.Else():
                 m.d.comb += decided.end.eq(1)
-        with m.Elif(is_kind[HostFrame.WINDOW]):
+        with m.If(is_kind[HostFrame.WINDOW]):
             # (A WINDOW also asks for a CREDIT: the host's probe after a timeout.)
             m.d.comb += [decided.credit.eq(self.active),
                          decided.ack.eq(self.active & window_ahead),
                          decided.rewind.eq(self.active & window_ahead & (new_flags & REWIND).any())]
 
+        m.d.sync += state.asked.eq(0)
         with m.If(self.frames.done):
             with m.If(verdict.valid):
                 m.d.comb += state.raised.eq(verdict)
@@ -277,6 +285,9 @@ class MessageControl(CheckedComponent):
                 m.d.sync += state.credit_force.eq(1)
             with m.If(act.commit):
                 m.d.comb += self.flow.commit.eq(1)
+                # The epoch's ASK bit: the host's request for the count rides on the frame (a
+                # CREDIT owed, a cycle later: not in the verdict's logic, which is deep).
+                m.d.sync += state.asked.eq(self._epoch[7])
                 with m.If(state.merges):
                     m.d.sync += [state.ranged.eq(0), state.have_from.eq(state.have_to)]
             with m.If(act.hold):
@@ -366,6 +377,9 @@ class MessageControl(CheckedComponent):
         with m.If(took[BoardFrame.CREDIT]):
             m.d.comb += self.flow.announce.eq(1)
             m.d.sync += [self.replies.credit.eq(self.flow.credit), state.credit_force.eq(0)]
+        # (After the clear above: a request that comes as a CREDIT goes out is answered again.)
+        with m.If(state.asked):
+            m.d.sync += state.credit_force.eq(1)
         with m.If(took[BoardFrame.STATUS]):
             # The message is complete (its STATUS fields stay as they are until the next
             # START); the host may still ask for its output or STATUS again.

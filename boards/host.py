@@ -17,9 +17,9 @@ import time
 from utf8_gateware.hdl.error_kind import ErrorKind
 from utf8_gateware.sim import encodings, reference
 from .protocol import (HEADER, OVERHEAD, OFFSET_SIZE, MAX_WINDOW, STATUS_SIZE, HELLO_SIZE,
-                       BOARD_LENGTHS, HostFrame, BoardFrame, Mode, ErrorCode, FrameParser, Hello,
-                       Status, decode_word, encode_frame, board_position, data_frame, end_frame,
-                       start_frame, window_frame)
+                       EPOCH_MASK, BOARD_LENGTHS, HostFrame, BoardFrame, Mode, ErrorCode,
+                       FrameParser, Hello, Status, decode_word, encode_frame, board_position,
+                       data_frame, end_frame, start_frame, window_frame)
 
 
 __all__ = ["BoardError", "Link", "MessageResult", "LINK_COUNTS", "USB_ROUND_TRIP_S",
@@ -246,6 +246,9 @@ class _Transfer:
         self.poll_at = self.poll_every
         self.poll_time = None       # when the outstanding request for the count was sent
         self.poll_mark = 0          # ... and the input bytes sent before it
+        # (Protocol version 2: a request with nothing to acknowledge rides on a DATA frame, the
+        # ASK bit of its epoch, not a WINDOW: 12 bytes fewer on the line to the board.)
+        self.can_ask = hello.version >= 2
         self.srtt = self.rttvar = None
         self.backoff = 1            # doubles with each timeout, until a round trip is measured
         self.silent = 0             # timeouts since the last progress
@@ -299,8 +302,12 @@ class _Transfer:
             if allowed <= 0 or (allowed < self.min_frame and
                                 allowed < (self.hole_end or total) - self.sent):
                 break
+            # The request for the count on this frame (it reaches the next poll) if there is
+            # no output to acknowledge; else a WINDOW after it (_poll).
+            ask = (self.can_ask and self.sent + allowed >= self.poll_at and
+                   len(self.output) == self.acked_out)
             frame = bytearray(data_frame(data[self.sent:self.sent + allowed], self.sent,
-                                         self.in_epoch))
+                                         self.in_epoch, ask))
             if self.frames_sent == self.hooks["corrupt_frame"]:
                 frame[len(frame) // 2] ^= 0x10
             stop_after = self.hooks["stop_after"]
@@ -319,7 +326,7 @@ class _Transfer:
             self.max_sent = max(self.max_sent, self.sent)
             self._past_gap()
             if self.sent >= self.poll_at:
-                self._poll()
+                self._poll(asked=ask)
         if self.sent == total and not self.end_sent:
             self.write(end_frame(total, self.in_epoch))
             self.end_sent = True
@@ -329,12 +336,14 @@ class _Transfer:
             self._ack()
         return True
 
-    def _poll(self):
+    def _poll(self, asked=False):
         """Ask for the board's count: a WINDOW, which the board answers with a CREDIT (the count
-        received) once the frames before it have arrived. Sent between the frames every
+        received) once the frames before it have arrived, or (``asked``) the DATA frame just
+        sent had the ASK bit, which the board answers alike. Sent between the frames every
         ``poll_every`` bytes, not after all that may be in flight: the answer then comes while
         half of it is still on the line. The answer times the round trip."""
-        self._ack()
+        if not asked:
+            self._ack()
         self.poll_at = self.sent + self.poll_every
         if self.poll_time is None:
             self.poll_time, self.poll_mark = time.monotonic(), self.sent
@@ -366,7 +375,7 @@ class _Transfer:
                 self.hole_end = None
             self.poll_at = min(self.poll_at, self.sent + self.poll_every)
             self.end_sent = False
-            self.in_epoch = (self.in_epoch + 1) & 0xFF
+            self.in_epoch = (self.in_epoch + 1) & EPOCH_MASK
             self.back_mark = (received, now)
             self.poll_time = None   # its answer would time the retransmission too (Karn)
             self.counts["go_backs"] += 1
@@ -506,7 +515,7 @@ class _Transfer:
         if held is not None and held[1] > held[0] > received:
             self.held = tuple(held)
         if code in (ErrorCode.SEQUENCE, ErrorCode.OVERRUN):
-            if epoch == self.in_epoch:
+            if epoch & EPOCH_MASK == self.in_epoch:
                 self._go_back(received, now, in_order=True, held=held)
         else:
             self._go_back(received, now, held=held, bad=True)

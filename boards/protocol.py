@@ -30,8 +30,11 @@ Host -> board
     Message input: ``data`` are the input bytes from ``offset`` (modulo 2**24) on. The board
     takes them if ``offset`` is the count it has received (the frame is the next one in
     order), and keeps them past a gap if they start its held range or extend it (selective
-    repeat, below); else it rejects the frame (``SEQUENCE``). ``epoch``: the host's count of its
-    retransmission rounds, echoed in the board's ``ERROR``. The host never sends past the last
+    repeat, below); else it rejects the frame (``SEQUENCE``). ``epoch``: bits 0..6 the host's
+    count of its retransmission rounds (modulo 128), echoed in the board's ``ERROR``; bit 7
+    (:data:`ASK`, version 2 on): a frame the board takes in order owes a ``CREDIT``, as if a
+    ``WINDOW`` followed it (the host's request for the count, 12 bytes fewer on its line; the
+    host asks so when it has no output to acknowledge). The host never sends past the last
     ``CREDIT`` it received. The offset comes *first*: the board's receiver knows where the data
     go in its input buffer before they arrive.
 ``END`` (0x04, ``total`` u24, ``epoch`` u8)
@@ -155,8 +158,8 @@ from utf8_gateware.hdl.error_kind import ErrorKind, Labelled
 
 
 __all__ = [
-    "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "VERSION", "MAX_WINDOW", "MAX_PAYLOAD",
-    "CREDIT_STEP", "FRAME_TIMEOUT_S",
+    "SYNC", "OVERHEAD", "OFFSET_SIZE", "REWIND", "ASK", "EPOCH_MASK", "VERSION", "MAX_WINDOW",
+    "MAX_PAYLOAD", "CREDIT_STEP", "FRAME_TIMEOUT_S",
     "HostFrame", "BoardFrame", "Mode", "UTF16_MODES", "ErrorCode", "EXPANSION", "CREDIT_SHIFT",
     "STATUS_FIELDS", "STATUS_LAYOUT", "ERROR_FIELDS", "DECODE_WORD", "decode_word",
     "host_lengths", "HOST_LENGTHS", "BOARD_LENGTHS",
@@ -173,9 +176,14 @@ OVERHEAD = 6
 OFFSET_SIZE = 4
 #: ``WINDOW`` flag: send the output again from ``acked``.
 REWIND = 0x01
+#: DATA ``epoch`` bit (protocol version 2 on): a frame taken in order owes a ``CREDIT``.
+ASK = 0x80
+#: The epochs of the input (DATA, END) count modulo 128 (below :data:`ASK`).
+EPOCH_MASK = 0x7F
 #: Offsets in DATA frames (and an END's total) are modulo 2**24; the top byte is an epoch.
 OFFSET_MASK = 0xFF_FFFF
-VERSION = 1
+#: 2: a DATA frame's epoch bit 7 (:data:`ASK`) asks for a CREDIT (version 1 ignores it).
+VERSION = 2
 #: The largest receive window a host may grant in ``START`` (1 GiB: far beyond any buffer).
 #: The board computes its room, ``acked + window - sent``, modulo 2**32 and takes it as
 #: negative from 2**31 on; ``acked`` may pass ``sent`` by up to the output buffer (the host had
@@ -455,8 +463,10 @@ def stream_position(offset, epoch=0):
     return offset & OFFSET_MASK | (epoch & 0xFF) << 24
 
 
-def data_frame(data, offset, epoch=0):
-    """``DATA``: the input bytes ``data`` from stream ``offset`` on."""
+def data_frame(data, offset, epoch=0, ask=False):
+    """``DATA``: the input bytes ``data`` from stream ``offset`` on; ``ask``: with
+    :data:`ASK` (the board answers with a ``CREDIT`` once it took the frame in order)."""
+    epoch = epoch & EPOCH_MASK | (ASK if ask else 0)
     return encode_frame(HostFrame.DATA,
                         struct.pack("<I", stream_position(offset, epoch)) + bytes(data))
 

@@ -20,10 +20,10 @@ from utf8_gateware.boards.board import BoardCore
 from utf8_gateware.boards import host
 from utf8_gateware.boards.host import USB_ROUND_TRIP_S, Link, inflight_for
 from utf8_gateware.boards.protocol import (
-    SYNC, OVERHEAD, REWIND, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status,
+    SYNC, OVERHEAD, REWIND, ASK, BoardFrame, ErrorCode, FrameParser, Hello, HostFrame, Mode, Status,
     crc16,
     data_frame, encode_frame, end_frame, start_frame, stream_position, window_frame,
-    HELLO_FORMAT, HOST_LENGTHS, MAX_WINDOW, OFFSET_MASK, STATUS_FIELDS, STATUS_FORMAT)
+    HELLO_FORMAT, HOST_LENGTHS, MAX_WINDOW, OFFSET_MASK, STATUS_FIELDS, STATUS_FORMAT, VERSION)
 
 from standins import AsciiDecoder
 
@@ -90,9 +90,10 @@ def test_host_window_is_bounded(window):
 
 class ScriptedBoard:
     """A serial port whose far end answers the host's frames with ``reply(kind, payload)``
-    (bytes; HELLO and START are answered here). ``seen``: the host's frames, in order."""
-    def __init__(self, reply):
-        self.reply, self.seen = reply, []
+    (bytes; HELLO and START are answered here). ``seen``: the host's frames, in order.
+    ``version``: the protocol version its HELLO_ACK says."""
+    def __init__(self, reply, version=1):
+        self.reply, self.seen, self.version = reply, [], version
         self.parser = FrameParser(HOST_LENGTHS)
         self.pending = bytearray()
 
@@ -108,7 +109,7 @@ class ScriptedBoard:
     def answer(self, kind, payload):
         if kind == HostFrame.HELLO:
             return encode_frame(BoardFrame.HELLO_ACK, struct.pack(
-                HELLO_FORMAT, 1, 0, 256, 48_000_000, 3_000_000, 1 << 15, 1 << 16))
+                HELLO_FORMAT, self.version, 0, 256, 48_000_000, 3_000_000, 1 << 15, 1 << 16))
         if kind == HostFrame.START:
             return encode_frame(BoardFrame.CREDIT, struct.pack("<II", 1 << 15, 0))
         return self.reply(kind, payload)
@@ -546,7 +547,7 @@ def test_hello():
     assert [kind for kind, _ in frames] == [BoardFrame.HELLO_ACK]
     hello = Hello(frames[0][1])
     assert (hello.version, hello.max_payload, hello.clock_hz, hello.baud, hello.in_capacity,
-            hello.out_capacity) == (1, 64, 4_000_000, 1_000_000, 1024, 1024)
+            hello.out_capacity) == (VERSION, 64, 4_000_000, 1_000_000, 1024, 1024)
 
 
 def test_message_transcode_and_decode():
@@ -584,6 +585,24 @@ def test_empty_message_and_encode():
     assert output_of(frames) == b"A" + b"\xef\xbf\xbd" * 2 + "\U0001F600".encode() + b"\xef\xbf\xbd"
     s = statuses[1]
     assert (s.codepoints, s.surrogate, s.too_large, s.truncated) == (5, 1, 1, 1)
+
+
+@pytest.mark.parametrize("ask", [False, True])
+def test_data_frame_asks_for_the_count(ask):
+    """A DATA frame taken in order with the ASK bit in its epoch owes a CREDIT with the count,
+    as a WINDOW after it would (the host's request for the count, 12 bytes fewer on its line);
+    without it, back-to-back frames get none (the board announces a grown credit every
+    ``credit_step``, here more than the message). A frame kept past a gap gets its ERROR, not
+    a CREDIT."""
+    data = bytes(range(0x20, 0x60))                               # 64 ASCII bytes
+    host = (start(Mode.VALIDATE) + data_frame(data[:16], 0, ask=ask) +
+            data_frame(data[48:], 48, ask=ask) + data_frame(data[16:32], 16, ask=ask) +
+            data_frame(data[32:48], 32))
+    frames = run_board(host, core=make_core(credit_step=512), extra_cycles=600)
+    counts = [struct.unpack("<II", payload)[1] for kind, payload in frames
+              if kind == BoardFrame.CREDIT]
+    assert errors_in(frames) == [(ErrorCode.SEQUENCE, 16)]
+    assert counts == ([0, 16, 32] if ask else [0])                # the first: START's
 
 
 def test_corrupted_frame_is_rejected_and_sent_again():
@@ -737,3 +756,31 @@ def test_polls_for_the_count_go_between_the_frames_in_flight():
     runs = "".join("D" if kind == HostFrame.DATA else "W" if kind == HostFrame.WINDOW else " "
                    for kind, _ in port.seen).split("W")
     assert max(len(run.strip()) for run in runs) == 2, runs
+
+
+def test_polls_for_the_count_ride_on_the_data_frames():
+    """With a board of protocol version 2 and no output to acknowledge, the host's request for
+    the count is the ASK bit of a DATA frame's epoch, not a WINDOW (12 bytes on the line to the
+    board, 18 of them in a 16 KiB ``validate`` message in 256-byte frames): every second frame
+    asks (half the input in flight), and no WINDOW goes out before END."""
+    data = bytes(range(0x20, 0x60)) * 40                                # 2560 bytes
+    received = [0]
+
+    def reply(kind, payload):
+        if kind == HostFrame.DATA:
+            received[0] += len(payload) - 4
+            if payload[3] & ASK:
+                return encode_frame(BoardFrame.CREDIT, struct.pack("<II", 1 << 15, received[0]))
+        elif kind == HostFrame.WINDOW:
+            return encode_frame(BoardFrame.CREDIT, struct.pack("<II", 1 << 15, received[0]))
+        elif kind == HostFrame.END:
+            return b"".join(board_data(data[:offset + 256], offset)
+                            for offset in range(0, len(data), 256)) + board_status(data, data)
+        return b""
+    port = ScriptedBoard(reply, version=2)
+    result = Link(port, timeout=3.0, frame=256, inflight=1024).run(Mode.TRANSCODE, data)
+    assert result.output == data
+    kinds = [kind for kind, _ in port.seen]
+    assert HostFrame.WINDOW not in kinds[:kinds.index(HostFrame.END)]
+    asks = [bool(payload[3] & ASK) for kind, payload in port.seen if kind == HostFrame.DATA]
+    assert asks == [False, True] * 5, asks
