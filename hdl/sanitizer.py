@@ -81,7 +81,7 @@ class Utf8Sanitizer(PolicyStage):
     costs no idle output cycle, unless ``X`` took BF or BD then or was empty).
 
     Why bytes: a decoder's code points joined to a squeezing encoder capped the sanitiser near
-    127 MHz (README, "Sanitizer.": stops 25 and 26 tried every join) and cost 449 LCs
+    127 MHz (docs/cores.md, "Sanitizer": stops 25 and 26 tried every join) and cost 449 LCs
     (replace); here every register is one LUT of flip-flops, and nothing forms a code point.
 
     Latency and throughput

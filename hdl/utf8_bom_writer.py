@@ -24,7 +24,8 @@ class Utf8BomWriter(StreamStage):
     A message is the beats up to one with ``last``; every message gets its mark, whatever its
     bytes (a U+FEFF of its own at its start stays: the reference model's and CPython's
     ``utf-8-sig`` encoder writes a mark before any text). An empty message has no beat on a
-    stream, so it cannot be given a mark here (README, "Empty messages").
+    stream, so it cannot be given a mark here (docs/cores.md, "Any encoding by name, and the
+    transcoder": "Empty messages, and messages of only a mark").
 
     Ports
     -----

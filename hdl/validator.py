@@ -204,7 +204,7 @@ class Utf8Validator(CheckedComponent):
         flip-flops per bit of ``counter_width`` (on the UP5K a flip-flop is a LC; before
         stop 25 a skid register of the verdict's width came on top: 8.5 a bit); the whole
         core 7.25 LCs a bit at one lane (300 LCs at 16 bits, 416 at 32) and 5.5 at four
-        (750, 838), measured at stop 27 (README, "Validator."); from 32 bits at one lane the
+        (750, 838), measured at stop 27 (docs/cores.md, "Validator"); from 32 bits at one lane the
         big place keeps no high bits of the sums (their high parts hold them): 386 LCs at 32.
 
     Ports
