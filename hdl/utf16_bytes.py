@@ -14,7 +14,32 @@ from .utf8_shift_encoder import (SHIFT_CE_FANOUT, drive_output, output_enables,
 __all__ = ["Utf16Bytes", "Utf16BomBytes"]
 
 
-class Utf16Bytes(ByteOrderStage):
+def _check_markers(markers):
+    if not isinstance(markers, bool):
+        raise TypeError(f"markers must be a bool, not {markers!r}")
+
+
+class _MarkerOption:
+    """``markers``, shared by the two byte stages: ``False`` when the input holds no marker beat
+    (unit 0 with an error), so that stages A1 and A2, which handle them, are left out."""
+
+    def _set_markers(self, markers):
+        self._markers = markers
+        if not markers:
+            self.LATENCY = self.latency(markers)
+
+    @property
+    def markers(self):
+        """Whether the input may hold marker beats (else A1 and A2 are left out)."""
+        return self._markers
+
+    @classmethod
+    def latency(cls, markers=True):
+        """:attr:`LATENCY` of a stage with these parameters, without building one."""
+        return cls.LATENCY if markers else cls.LATENCY - 2
+
+
+class Utf16Bytes(_MarkerOption, ByteOrderStage):
     """The byte stage of UTF-16LE / UTF-16BE encoding: every code unit becomes two bytes in
     ``byteorder`` (The Unicode Standard 3.10, D96/D97), the inverse of
     :class:`~utf8_gateware.hdl.utf16_units.Utf16Units`.
@@ -72,24 +97,11 @@ class Utf16Bytes(ByteOrderStage):
     @classmethod
     def check_parameters(cls, byteorder="little", *, markers=True):
         super().check_parameters(byteorder)
-        if not isinstance(markers, bool):
-            raise TypeError(f"markers must be a bool, not {markers!r}")
+        _check_markers(markers)
 
     def __init__(self, byteorder="little", *, markers=True):
-        self._markers = markers
-        if not markers:
-            self.LATENCY = self.latency(markers)
+        self._set_markers(markers)
         super().__init__(byteorder)
-
-    @property
-    def markers(self):
-        """Whether the input may hold marker beats (else A1 and A2 are left out)."""
-        return self._markers
-
-    @classmethod
-    def latency(cls, markers=True):
-        """:attr:`LATENCY` of a stage with these parameters, without building one."""
-        return cls.LATENCY if markers else cls.LATENCY - 2
 
     def elaborate(self, platform):
         m = Module()
@@ -153,7 +165,7 @@ class Utf16Bytes(ByteOrderStage):
         }
 
 
-class Utf16BomBytes(StreamStage):
+class Utf16BomBytes(_MarkerOption, StreamStage):
     """The byte stage of ``utf-16`` encoding (The Unicode Standard 3.10, D98): FE FF, the byte
     order mark U+FEFF, before the first unit of every message, and every code unit as two
     bytes, big-endian (as the reference model writes ``utf-16``); otherwise
@@ -224,24 +236,11 @@ class Utf16BomBytes(StreamStage):
 
     @classmethod
     def check_parameters(cls, *, markers=True):
-        if not isinstance(markers, bool):
-            raise TypeError(f"markers must be a bool, not {markers!r}")
+        _check_markers(markers)
 
     def __init__(self, *, markers=True):
-        self._markers = markers
-        if not markers:
-            self.LATENCY = self.latency(markers)
+        self._set_markers(markers)
         super().__init__()
-
-    @property
-    def markers(self):
-        """Whether the input may hold marker beats (else A1 and A2 are left out)."""
-        return self._markers
-
-    @classmethod
-    def latency(cls, markers=True):
-        """:attr:`LATENCY` of a stage with these parameters, without building one."""
-        return cls.LATENCY if markers else cls.LATENCY - 2
 
     def elaborate(self, platform):
         m = Module()
